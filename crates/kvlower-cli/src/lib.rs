@@ -1,0 +1,94 @@
+//! The `kvlower` command line, as a library so tests can run it in-process.
+//!
+//! Exit codes (documented in the README, stable):
+//! - `0` everything evaluated and valid (a failing row or gate is a verdict, not an error);
+//! - `1` a finding: invalid input, a stale generated result, a malformed trace;
+//! - `2` usage error, or nothing to check (no descriptors, no traces).
+
+use std::ffi::OsString;
+use std::io::Write;
+
+use clap::{Parser, Subcommand};
+
+pub mod cmd;
+
+/// The documented exit status of a kvlower run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// Everything evaluated; all inputs valid and all results fresh.
+    Success,
+    /// At least one finding (invalid input, stale result, malformed trace).
+    Findings,
+    /// The command line was wrong, or there was nothing to check.
+    Usage,
+}
+
+impl Exit {
+    pub fn as_u8(self) -> u8 {
+        match self {
+            Exit::Success => 0,
+            Exit::Findings => 1,
+            Exit::Usage => 2,
+        }
+    }
+}
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "kvlower",
+    version,
+    about = "Decides, fail-closed, whether an LLM serving runtime supplies the obligations of a ResidentClaim mode"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Validate descriptors and check that every generated result is fresh (never writes)
+    Check(cmd::check::CheckArgs),
+    /// Regenerate the lowering matrix and the other results under results/
+    Matrix(cmd::matrix::MatrixArgs),
+    /// Evaluate runtime event traces (JSON Lines) against the claim-scoped gates
+    Gate(cmd::gate::GateArgs),
+    /// Join a claim registry to a runtime's KV event stream (telemetry_join evidence)
+    Join(cmd::join::JoinArgs),
+}
+
+/// Runs kvlower with `args` (including the program name), writing to `out` and `err`.
+pub fn run<I, T>(args: I, out: &mut dyn Write, err: &mut dyn Write) -> Exit
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let is_info = matches!(
+                e.kind(),
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
+            );
+            let rendered = e.render().to_string();
+            if is_info {
+                let _ = write!(out, "{rendered}");
+                return Exit::Success;
+            }
+            let _ = write!(err, "{rendered}");
+            return Exit::Usage;
+        }
+    };
+    let result = match &cli.command {
+        Command::Check(a) => cmd::check::run(a, out, err),
+        Command::Matrix(a) => cmd::matrix::run(a, out, err),
+        Command::Gate(a) => cmd::gate::run(a, out, err),
+        Command::Join(a) => cmd::join::run(a, out, err),
+    };
+    match result {
+        Ok(exit) => exit,
+        Err(e) => {
+            let _ = writeln!(err, "error: {e:#}");
+            Exit::Findings
+        }
+    }
+}

@@ -1,0 +1,15 @@
+//! The `kvlower` binary: a thin shell over [`kvlower_cli::run`].
+
+use std::io::Write;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
+    let mut out = stdout.lock();
+    let mut err = stderr.lock();
+    let code = kvlower_cli::run(std::env::args_os(), &mut out, &mut err);
+    // A closed pipe (`kvlower matrix | head`) is not an error worth reporting.
+    let _ = out.flush();
+    ExitCode::from(code.as_u8())
+}

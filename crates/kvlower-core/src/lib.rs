@@ -1,0 +1,1 @@
+//! The ResidentClaim lowering model and its fail-closed judgment.

@@ -1,0 +1,1 @@
+//! Telemetry-join adapter: reconstructs claim materialization from runtime KV event streams.

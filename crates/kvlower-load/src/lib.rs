@@ -1,0 +1,3 @@
+//! Loading kvlower's inputs from disk.
+
+pub mod yaml;

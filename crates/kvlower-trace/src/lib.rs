@@ -1,0 +1,1 @@
+//! Streams runtime event traces (JSON Lines) and decides claim-scoped gate verdicts.

@@ -1,0 +1,32 @@
+//! Helpers shared by the end-to-end tests in `tests/tests/`.
+
+use std::path::PathBuf;
+
+/// The repository root (this crate lives in `<root>/tests`).
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(PathBuf::from)
+        .unwrap_or_default()
+}
+
+/// What one in-process `kvlower` run printed and how it exited.
+#[derive(Debug)]
+pub struct Run {
+    pub code: u8,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `kvlower ARGS` in-process (no subprocess, no environment).
+pub fn kvlower(args: &[&str]) -> Run {
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let argv = std::iter::once("kvlower").chain(args.iter().copied());
+    let code = kvlower_cli::run(argv, &mut out, &mut err).as_u8();
+    Run {
+        code,
+        stdout: String::from_utf8_lossy(&out).into_owned(),
+        stderr: String::from_utf8_lossy(&err).into_owned(),
+    }
+}
