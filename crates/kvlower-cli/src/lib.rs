@@ -11,6 +11,7 @@ use std::io::Write;
 use clap::{Parser, Subcommand};
 
 pub mod cmd;
+pub mod results;
 
 /// The documented exit status of a kvlower run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

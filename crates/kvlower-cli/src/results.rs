@@ -1,0 +1,312 @@
+//! The generated results under `results/`: computed in memory from the
+//! descriptors, written by `kvlower matrix`, compared by `kvlower check`.
+//!
+//! Every file is a pure function of the inputs: sorted, no timestamps, no
+//! absolute paths, LF line endings, a trailing newline.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use kvlower_core::judgment::{LabelReason, Offered};
+use kvlower_core::matrix::{MatrixRow, judge_all};
+use kvlower_core::{Label, Mode};
+use kvlower_load::{FsEnvironment, Repository};
+use serde::Serialize;
+
+/// Version of the JSON contracts below; bump on any breaking change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One file the repository commits and `kvlower matrix` regenerates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GeneratedFile {
+    /// Relative to the repository root.
+    pub path: &'static str,
+    pub contents: String,
+}
+
+/// Computes every generated result.
+pub fn generate(repo: &Repository) -> Vec<GeneratedFile> {
+    let env = FsEnvironment {
+        root: repo.root.clone(),
+    };
+    let rows = judge_all(
+        &repo.catalog,
+        repo.descriptors
+            .iter()
+            .map(|d| (d.path.as_str(), &d.descriptor)),
+        &env,
+    );
+    vec![
+        GeneratedFile {
+            path: "results/lowering-matrix.json",
+            contents: matrix_json(&rows),
+        },
+        GeneratedFile {
+            path: "results/lowering-matrix.md",
+            contents: matrix_markdown(&rows),
+        },
+        GeneratedFile {
+            path: "results/central-result-table.md",
+            contents: central_table(&rows),
+        },
+    ]
+}
+
+/// A row of `results/lowering-matrix.json` (a contract other tools read).
+#[derive(Debug, Serialize)]
+pub struct JsonRow<'a> {
+    pub descriptor: &'a str,
+    pub runtime: String,
+    pub mode: Mode,
+    pub depth: kvlower_core::Depth,
+    pub label: Label,
+    pub subtype: Option<kvlower_core::Subtype>,
+    pub satisfied: Vec<&'static str>,
+    pub missing: Vec<&'static str>,
+    pub missing_atoms: Vec<&'static str>,
+    pub approximation_signals: Vec<&'static str>,
+    /// Why the label: one sentence.
+    pub reason: String,
+    /// For each satisfied obligation, the evidence that supplied it.
+    pub evidence: BTreeMap<&'static str, JsonEvidence>,
+    pub non_claim: &'a str,
+}
+
+#[derive(Debug, Serialize)]
+pub struct JsonEvidence {
+    pub depth: String,
+    pub path: String,
+    pub anchor: String,
+}
+
+fn json_row<'a>(row: &MatrixRow<'a>) -> JsonRow<'a> {
+    let j = &row.judgment;
+    JsonRow {
+        descriptor: row.descriptor_path,
+        runtime: runtime_name(row),
+        mode: j.mode,
+        depth: j.depth,
+        label: j.label,
+        subtype: j.subtype,
+        satisfied: j.satisfied().map(|o| o.name()).collect(),
+        missing: j.missing().map(|o| o.name()).collect(),
+        missing_atoms: j.missing_atoms().map(|a| a.name()).collect(),
+        approximation_signals: j.signals.iter().map(|s| s.name()).collect(),
+        reason: reason_sentence(&j.reason),
+        evidence: j
+            .obligations
+            .iter()
+            .filter_map(|f| {
+                f.satisfied_by.as_ref().map(|e| {
+                    (
+                        f.obligation.name(),
+                        JsonEvidence {
+                            depth: e.depth.to_string(),
+                            path: e.path.clone(),
+                            anchor: e.anchor.clone(),
+                        },
+                    )
+                })
+            })
+            .collect(),
+        non_claim: row.descriptor.non_claims.for_mode(j.mode),
+    }
+}
+
+pub fn runtime_name(row: &MatrixRow<'_>) -> String {
+    let r = &row.descriptor.runtime;
+    format!("{} {}", r.name, r.version)
+}
+
+/// The label's reason as one sentence.
+pub fn reason_sentence(reason: &LabelReason) -> String {
+    let names = |v: &[&str]| v.join(", ");
+    match reason {
+        LabelReason::LowerHoldsNatively => {
+            "every obligation is supplied by anchored native evidence".into()
+        }
+        LabelReason::LowerHoldsWithAdapter => {
+            "every obligation is supplied by anchored evidence at an allowed adapter depth".into()
+        }
+        LabelReason::ForbiddenLowering { offered } => match offered {
+            Offered::Primitive { primitive } => {
+                format!("`{primitive}` is offered as this mode, a forbidden lowering")
+            }
+            Offered::AdapterEnforcement {
+                adapter_depth,
+                obligation,
+            } => {
+                format!("the {adapter_depth} adapter offers `{obligation}`, a forbidden lowering")
+            }
+        },
+        LabelReason::ProposalLacksEnforcement { missing } => format!(
+            "a mapping is offered as this mode but lacks enforcement-critical {}",
+            names(&missing.iter().map(|o| o.name()).collect::<Vec<_>>())
+        ),
+        LabelReason::SignalsWithoutObligations { signals } => format!(
+            "signals {} make it plausible, but obligations are missing",
+            names(&signals.iter().map(|s| s.name()).collect::<Vec<_>>())
+        ),
+        LabelReason::Inconclusive => {
+            "no obligation bundle is supplied and no related signal was exercised".into()
+        }
+    }
+}
+
+/// `results/lowering-matrix.json`.
+pub fn matrix_json(rows: &[MatrixRow<'_>]) -> String {
+    #[derive(Serialize)]
+    struct Doc<'a> {
+        schema_version: u32,
+        rows: Vec<JsonRow<'a>>,
+    }
+    let doc = Doc {
+        schema_version: SCHEMA_VERSION,
+        rows: rows.iter().map(json_row).collect(),
+    };
+    to_json(&doc)
+}
+
+/// Pretty JSON with a trailing newline; serialization of these plain structs cannot fail.
+pub fn to_json<T: Serialize>(value: &T) -> String {
+    let mut s =
+        serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    s.push('\n');
+    s
+}
+
+/// `results/lowering-matrix.md`: a table per descriptor, then why each
+/// non-positive row missed.
+pub fn matrix_markdown(rows: &[MatrixRow<'_>]) -> String {
+    let mut md = String::new();
+    md.push_str("# Lowering matrix\n\n");
+    md.push_str("Generated by `kvlower matrix` from `modes/modes.yaml` and `capabilities/*.yaml`; do not edit.\n");
+    md.push_str("Labels: `native_sound`, `sound_with_adapter` (with subtype), `rejected`, `approximate`, `unknown`.\n");
+    md.push_str("A positive label means every obligation is supported by curated, anchored evidence at the stated depth;\n");
+    md.push_str("it does not certify unaudited runtime paths.\n");
+    let counts = label_counts(rows);
+    let _ = writeln!(
+        md,
+        "\n{} rows: {}.",
+        rows.len(),
+        counts
+            .iter()
+            .map(|(l, n)| format!("{n} {l}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let mut current = "";
+    for row in rows {
+        if row.descriptor_path != current {
+            current = row.descriptor_path;
+            let _ = writeln!(md, "\n## {} (`{}`)\n", runtime_name(row), current);
+            md.push_str(
+                "| mode | depth | label | subtype | satisfied | missing | signals | why |\n",
+            );
+            md.push_str("|---|---|---|---|---|---|---|---|\n");
+        }
+        let j = &row.judgment;
+        let mut missing: Vec<String> = j.missing().map(|o| o.code().to_string()).collect();
+        missing.extend(j.missing_atoms().map(|a| a.name().to_string()));
+        let _ = writeln!(
+            md,
+            "| {} | {} | **{}** | {} | {} | {} | {} | {} |",
+            j.mode,
+            j.depth,
+            j.label,
+            j.subtype.map_or("—".to_string(), |s| s.to_string()),
+            codes_or_dash(j.satisfied().map(|o| o.code().to_string()).collect()),
+            codes_or_dash(missing),
+            codes_or_dash(j.signals.iter().map(|s| s.to_string()).collect()),
+            reason_sentence(&j.reason),
+        );
+    }
+    md.push_str("\nObligation codes: I claim_identity, A explicit_acceptance, P materialization_predicate, F footprint_accounting,\n");
+    md.push_str("L ordered_lifecycle_events, M claim_materialized_event, D claim_demoted_before_loss, E claim_expired_boundary,\n");
+    md.push_str("R offload_restorability, RF restoration_failure_outcome, V victim_exclusion_before_violation,\n");
+    md.push_str("X explicit_conflict_action, B blocking_claim_ids, H claim_harm_attribution, T claim_scoped_telemetry,\n");
+    md.push_str("Pr priority_influence, RC route_cost_attribution, PL placement_attribution, RR reuse_routing_attribution.\n");
+    md
+}
+
+fn codes_or_dash(v: Vec<String>) -> String {
+    if v.is_empty() {
+        "—".to_string()
+    } else {
+        v.join(", ")
+    }
+}
+
+fn label_counts(rows: &[MatrixRow<'_>]) -> Vec<(Label, usize)> {
+    Label::ALL
+        .iter()
+        .map(|l| (*l, rows.iter().filter(|r| r.judgment.label == *l).count()))
+        .collect()
+}
+
+/// `results/central-result-table.md`: one line per substrate, like paper Table 6.
+pub fn central_table(rows: &[MatrixRow<'_>]) -> String {
+    let mut md = String::new();
+    md.push_str("# Central result table\n\n");
+    md.push_str("Generated by `kvlower matrix`; one line per substrate (descriptor): its best current evidence\n");
+    md.push_str("(positive rows, else its strongest non-positive rows) and the fail-closed boundary it must not cross.\n\n");
+    md.push_str("| substrate | descriptor | best current evidence | fail-closed boundary |\n|---|---|---|---|\n");
+    let mut by_descriptor: BTreeMap<&str, Vec<&MatrixRow<'_>>> = BTreeMap::new();
+    for row in rows {
+        by_descriptor
+            .entry(row.descriptor_path)
+            .or_default()
+            .push(row);
+    }
+    for (path, rows) in by_descriptor {
+        let Some(first) = rows.first() else { continue };
+        let positives: Vec<String> = rows
+            .iter()
+            .filter(|r| r.judgment.label.is_positive())
+            .map(|r| {
+                format!(
+                    "`{}` at `{}`: {}",
+                    r.judgment.mode,
+                    r.judgment.depth,
+                    r.judgment
+                        .subtype
+                        .map_or(r.judgment.label.to_string(), |s| s.to_string())
+                )
+            })
+            .collect();
+        let evidence = if positives.is_empty() {
+            let approx: Vec<String> = dedup_modes(&rows, Label::Approximate);
+            if approx.is_empty() {
+                "no positive row; no approximation".to_string()
+            } else {
+                format!("no positive row; approximate: {}", approx.join(", "))
+            }
+        } else {
+            positives.join("; ")
+        };
+        let rejected = dedup_modes(&rows, Label::Rejected);
+        let mut boundary = first.descriptor.non_claims.default.clone();
+        if !rejected.is_empty() {
+            let _ = write!(boundary, " Rejected: {}.", rejected.join(", "));
+        }
+        let _ = writeln!(
+            md,
+            "| {} | `{}` | {} | {} |",
+            runtime_name(first),
+            path,
+            evidence,
+            boundary
+        );
+    }
+    md
+}
+
+fn dedup_modes(rows: &[&MatrixRow<'_>], label: Label) -> Vec<String> {
+    let mut modes: Vec<String> = rows
+        .iter()
+        .filter(|r| r.judgment.label == label)
+        .map(|r| format!("`{}`", r.judgment.mode))
+        .collect();
+    modes.dedup();
+    modes
+}

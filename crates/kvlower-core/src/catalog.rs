@@ -1,0 +1,242 @@
+//! The mode catalog (`modes/modes.yaml`): obligation bundles, what each
+//! adapter depth may supply and under which preconditions, which signals
+//! suggest which modes, and the forbidden lowerings.
+//!
+//! [`CatalogDoc`] is the file as written; [`Catalog::new`] validates it into a
+//! form the judgment can rely on (every mode and depth described, no
+//! enforcement obligation reachable through telemetry, …).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::vocab::{Atom, Depth, Mode, Obligation, Precondition, Signal};
+
+/// `modes/modes.yaml` as written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CatalogDoc {
+    pub modes: BTreeMap<Mode, ModeSpec>,
+    pub depths: BTreeMap<Depth, DepthSpec>,
+    pub signals: BTreeMap<Signal, SignalSpec>,
+    #[serde(default)]
+    pub forbidden_lowerings: Vec<ForbiddenLowering>,
+}
+
+/// One mode's bundle O[m] and what decides its negative labels.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModeSpec {
+    /// O[m]: every one must be supplied for the mode to lower.
+    pub obligations: Vec<Obligation>,
+    /// Obligations whose absence makes a *proposed* mapping a misrepresentation
+    /// (rejected) rather than merely approximate.
+    #[serde(default)]
+    pub enforcement_critical: Vec<Obligation>,
+    /// Observed atoms the mode needs beyond its obligations.
+    #[serde(default)]
+    pub required_atoms: Vec<Atom>,
+    /// The evidence shape the mode accepts (documentation, shown in reports).
+    pub accepted_evidence: String,
+    /// The false positive the bundle exists to reject (documentation).
+    pub rejected_false_positive: String,
+}
+
+/// What one adapter depth may supply and what must hold before it counts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DepthSpec {
+    /// The trust boundary in one sentence (documentation).
+    pub meaning: String,
+    /// Obligations this depth may supply; `any: true` for backend_patch.
+    #[serde(default)]
+    pub supplies: Vec<Obligation>,
+    /// Whether this depth may supply any obligation (backend_patch only).
+    #[serde(default)]
+    pub supplies_any: bool,
+    /// Obligations that this depth supplies only when these atoms are anchored
+    /// (e.g. telemetry_join supplies priority_influence only with pressure atoms).
+    #[serde(default)]
+    pub conditional: BTreeMap<Obligation, Vec<Atom>>,
+    /// Every one must be anchored on the adapter, else it supplies nothing.
+    #[serde(default)]
+    pub preconditions: Vec<Precondition>,
+}
+
+/// What an approximation signal makes plausible.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SignalSpec {
+    pub description: String,
+    /// Modes this signal makes a row `approximate` for (never positive).
+    pub suggests: Vec<Mode>,
+}
+
+/// A primitive that must never be accepted as a mode.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForbiddenLowering {
+    pub primitive: Signal,
+    pub mode: Mode,
+    pub why: String,
+}
+
+/// A catalog problem, with the YAML path it concerns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatalogError {
+    pub path: String,
+    pub message: String,
+}
+
+/// A validated catalog: total over modes, depths and signals.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Catalog {
+    doc: CatalogDoc,
+}
+
+impl Catalog {
+    /// Validates a catalog document; returns every problem, not just the first.
+    pub fn new(doc: CatalogDoc) -> Result<Catalog, Vec<CatalogError>> {
+        let mut errors = Vec::new();
+        let mut err = |path: String, message: String| errors.push(CatalogError { path, message });
+
+        for mode in Mode::ALL {
+            let Some(spec) = doc.modes.get(mode) else {
+                err("modes".into(), format!("mode `{mode}` has no bundle"));
+                continue;
+            };
+            let path = format!("modes.{mode}");
+            if spec.obligations.is_empty() {
+                err(
+                    format!("{path}.obligations"),
+                    "a bundle needs at least one obligation".into(),
+                );
+            }
+            report_duplicates(&spec.obligations, &format!("{path}.obligations"), &mut err);
+            for o in &spec.enforcement_critical {
+                if !spec.obligations.contains(o) {
+                    err(
+                        format!("{path}.enforcement_critical"),
+                        format!("`{o}` is enforcement-critical but not in the bundle"),
+                    );
+                }
+            }
+        }
+        for depth in Depth::ALL.iter().filter(|d| **d != Depth::None) {
+            let Some(spec) = doc.depths.get(depth) else {
+                err("depths".into(), format!("depth `{depth}` is not described"));
+                continue;
+            };
+            let path = format!("depths.{depth}");
+            if spec.supplies_any != (*depth == Depth::BackendPatch) {
+                err(
+                    format!("{path}.supplies_any"),
+                    "only backend_patch may supply any obligation".into(),
+                );
+            }
+            report_duplicates(&spec.supplies, &format!("{path}.supplies"), &mut err);
+            for o in spec.conditional.keys() {
+                if !spec.supplies_any && !spec.supplies.contains(o) {
+                    err(
+                        format!("{path}.conditional.{o}"),
+                        format!("`{o}` is conditional but the depth does not supply it"),
+                    );
+                }
+            }
+            if *depth == Depth::TelemetryJoin {
+                // Fail-closed rule 6, checked on the data as well as in the judgment.
+                for o in spec.supplies.iter().filter(|o| o.is_enforcement()) {
+                    err(
+                        format!("{path}.supplies"),
+                        format!(
+                            "telemetry cannot create enforcement, so telemetry_join may not supply `{o}`"
+                        ),
+                    );
+                }
+                if spec.preconditions.len() != 9 {
+                    err(
+                        format!("{path}.preconditions"),
+                        format!(
+                            "telemetry_join needs all nine preconditions of paper Table 5, found {}",
+                            spec.preconditions.len()
+                        ),
+                    );
+                }
+            }
+            if spec.preconditions.is_empty() {
+                err(
+                    format!("{path}.preconditions"),
+                    "every adapter depth has a trust boundary: list its preconditions".into(),
+                );
+            }
+        }
+        if doc.depths.contains_key(&Depth::None) {
+            err(
+                "depths.none".into(),
+                "`none` is native evidence only and takes no description".into(),
+            );
+        }
+        for signal in Signal::ALL {
+            if !doc.signals.contains_key(signal) {
+                err(
+                    "signals".into(),
+                    format!("signal `{signal}` is not described"),
+                );
+            }
+        }
+        if errors.is_empty() {
+            Ok(Catalog { doc })
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// The document this catalog was validated from.
+    pub fn doc(&self) -> &CatalogDoc {
+        &self.doc
+    }
+
+    /// O[m].
+    pub fn bundle(&self, mode: Mode) -> &[Obligation] {
+        self.doc.modes.get(&mode).map_or(&[], |s| &s.obligations)
+    }
+
+    pub fn mode(&self, mode: Mode) -> Option<&ModeSpec> {
+        self.doc.modes.get(&mode)
+    }
+
+    pub fn depth(&self, depth: Depth) -> Option<&DepthSpec> {
+        self.doc.depths.get(&depth)
+    }
+
+    /// Whether `depth` may ever supply `obligation` (before preconditions).
+    pub fn depth_may_supply(&self, depth: Depth, obligation: Obligation) -> bool {
+        self.depth(depth)
+            .is_some_and(|s| s.supplies_any || s.supplies.contains(&obligation))
+    }
+
+    /// Modes a signal makes plausible.
+    pub fn signal_suggests(&self, signal: Signal, mode: Mode) -> bool {
+        self.doc
+            .signals
+            .get(&signal)
+            .is_some_and(|s| s.suggests.contains(&mode))
+    }
+
+    /// The forbidden lowering that matches, if any.
+    pub fn forbidden(&self, primitive: Signal, mode: Mode) -> Option<&ForbiddenLowering> {
+        self.doc
+            .forbidden_lowerings
+            .iter()
+            .find(|f| f.primitive == primitive && f.mode == mode)
+    }
+}
+
+fn report_duplicates(list: &[Obligation], path: &str, err: &mut impl FnMut(String, String)) {
+    let mut seen = BTreeSet::new();
+    for o in list {
+        if !seen.insert(o) {
+            err(path.to_string(), format!("`{o}` is listed twice"));
+        }
+    }
+}

@@ -1,0 +1,598 @@
+//! The lowering judgment (paper §4, SPEC §3):
+//!
+//! ```text
+//! Lower(d, a, E, m) iff for every o in O[m] there is e in d.native ∪ d.adapters[≤a] ∪ E
+//!     with supports(e, o) ∧ anchored(e) ∧ depth_allowed(a, o)
+//! ```
+//!
+//! [`judge`] returns a [`Judgment`] that carries its reasons: for every
+//! obligation the evidence that satisfied it or, for each candidate, every
+//! reason it did not count; the atoms, signals and proposals that decided the
+//! label. Nothing here can raise a label from missing or doubtful input: every
+//! defect only removes a candidate.
+
+use serde::Serialize;
+
+use crate::catalog::Catalog;
+use crate::descriptor::{
+    Adapter, AnchorDefect, Descriptor, Environment, EvidenceItem, anchor_defects,
+};
+use crate::vocab::{
+    Ambiguity, Atom, Depth, Label, Mode, Obligation, Precondition, Signal, Status, Subtype,
+};
+
+/// Where an evidence item sits in its descriptor.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct EvidenceRef {
+    /// `native` or the adapter's depth.
+    pub depth: EvidenceDepth,
+    /// YAML path of the item in the descriptor (`adapters[0].evidence[3]`).
+    pub path: String,
+    /// What the anchor names.
+    pub anchor: String,
+}
+
+/// The depth an evidence item is supplied at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EvidenceDepth {
+    Native,
+    #[serde(untagged)]
+    Adapter(Depth),
+}
+
+impl std::fmt::Display for EvidenceDepth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EvidenceDepth::Native => f.write_str("native"),
+            EvidenceDepth::Adapter(d) => write!(f, "{d}"),
+        }
+    }
+}
+
+/// Why one candidate did not supply an obligation.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case", tag = "reason")]
+pub enum Defeat {
+    /// Rule 2: only `supported` evidence counts.
+    StatusNotSupported { status: crate::vocab::Status },
+    /// Rule 2: the anchor is incomplete or names nothing.
+    Unanchored { defects: Vec<AnchorDefect> },
+    /// The adapter is deeper than the row's selected depth.
+    AdapterNotSelected {
+        adapter_depth: Depth,
+        row_depth: Depth,
+    },
+    /// Rule 6: telemetry cannot create enforcement.
+    TelemetryCannotEnforce,
+    /// Rule 5: this depth may not supply this obligation.
+    DepthCannotSupply { adapter_depth: Depth },
+    /// Rule 5: the depth supplies this obligation only with these atoms anchored.
+    ConditionalAtomsMissing { atoms: Vec<Atom> },
+    /// Rule 7 / trust boundary: the adapter's preconditions are not all anchored.
+    PreconditionsUnmet { missing: Vec<Precondition> },
+    /// Rule 7: the adapter declares an ambiguity.
+    AmbiguityDeclared { ambiguities: Vec<Ambiguity> },
+    /// Rule 4: docs-only or source-inspection evidence cannot make an adapter positive.
+    ScopeTooWeak { scope: crate::vocab::Scope },
+}
+
+impl std::fmt::Display for Defeat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let list = |v: &[String]| v.join(", ");
+        match self {
+            Defeat::StatusNotSupported { status } => {
+                write!(f, "status is `{status}`, not `supported`")
+            }
+            Defeat::Unanchored { defects } => write!(
+                f,
+                "unanchored: {}",
+                list(&defects.iter().map(ToString::to_string).collect::<Vec<_>>())
+            ),
+            Defeat::AdapterNotSelected {
+                adapter_depth,
+                row_depth,
+            } => {
+                write!(
+                    f,
+                    "{adapter_depth} adapter is deeper than the row depth {row_depth}"
+                )
+            }
+            Defeat::TelemetryCannotEnforce => f.write_str("telemetry cannot create enforcement"),
+            Defeat::DepthCannotSupply { adapter_depth } => {
+                write!(f, "depth {adapter_depth} may not supply this obligation")
+            }
+            Defeat::ConditionalAtomsMissing { atoms } => write!(
+                f,
+                "needs anchored atoms: {}",
+                list(&atoms.iter().map(ToString::to_string).collect::<Vec<_>>())
+            ),
+            Defeat::PreconditionsUnmet { missing } => write!(
+                f,
+                "adapter preconditions not anchored: {}",
+                list(&missing.iter().map(ToString::to_string).collect::<Vec<_>>())
+            ),
+            Defeat::AmbiguityDeclared { ambiguities } => write!(
+                f,
+                "adapter declares ambiguity: {}",
+                list(
+                    &ambiguities
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                )
+            ),
+            Defeat::ScopeTooWeak { scope } => {
+                write!(f, "{scope} evidence cannot make an adapter-scoped positive")
+            }
+        }
+    }
+}
+
+/// How one obligation of O[m] fared.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ObligationFinding {
+    pub obligation: Obligation,
+    /// The shallowest evidence that supplied it, if any.
+    pub satisfied_by: Option<EvidenceRef>,
+    /// Every other candidate and why it did not count.
+    pub rejected: Vec<(EvidenceRef, Vec<Defeat>)>,
+}
+
+/// How one required atom fared.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AtomFinding {
+    pub atom: Atom,
+    pub anchored_by: Option<EvidenceRef>,
+    pub rejected: Vec<(EvidenceRef, Vec<AnchorDefect>)>,
+}
+
+/// A proposal that applies to this row, and what became of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProposalFinding {
+    pub offered: Offered,
+    /// Where the proposal comes from (`proposals[0]`, `adapters[1].evidence[2]`).
+    pub path: String,
+    /// Set when the catalog forbids this lowering.
+    pub forbidden_because: Option<String>,
+}
+
+/// What was offered as the mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "offered")]
+pub enum Offered {
+    /// A primitive proposed as the mode (`proposals:` in the descriptor).
+    Primitive { primitive: Signal },
+    /// An adapter that claims one of the mode's enforcement-critical obligations.
+    AdapterEnforcement {
+        adapter_depth: Depth,
+        obligation: Obligation,
+    },
+}
+
+/// Why the row got its label, as one of the judgment's truth-table arms.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "because")]
+pub enum LabelReason {
+    /// Lower holds from native evidence alone.
+    LowerHoldsNatively,
+    /// Lower holds only with adapter or patch evidence.
+    LowerHoldsWithAdapter,
+    /// Lower fails and a proposal for this mode is a forbidden lowering.
+    ForbiddenLowering { offered: Offered },
+    /// Lower fails and a proposal lacks enforcement-critical obligations.
+    ProposalLacksEnforcement { missing: Vec<Obligation> },
+    /// Lower fails; these signals make the row plausible.
+    SignalsWithoutObligations { signals: Vec<Signal> },
+    /// Lower fails and nothing related was exercised.
+    Inconclusive,
+}
+
+/// The judgment of one (descriptor, mode, depth) row, with its reasons.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Judgment {
+    pub mode: Mode,
+    pub depth: Depth,
+    pub label: Label,
+    pub subtype: Option<Subtype>,
+    pub reason: LabelReason,
+    pub obligations: Vec<ObligationFinding>,
+    pub atoms: Vec<AtomFinding>,
+    /// Anchored signals that suggest this mode (they satisfy nothing).
+    pub signals: Vec<Signal>,
+    pub proposals: Vec<ProposalFinding>,
+}
+
+impl Judgment {
+    pub fn satisfied(&self) -> impl Iterator<Item = Obligation> + '_ {
+        self.obligations
+            .iter()
+            .filter(|f| f.satisfied_by.is_some())
+            .map(|f| f.obligation)
+    }
+
+    pub fn missing(&self) -> impl Iterator<Item = Obligation> + '_ {
+        self.obligations
+            .iter()
+            .filter(|f| f.satisfied_by.is_none())
+            .map(|f| f.obligation)
+    }
+
+    pub fn missing_atoms(&self) -> impl Iterator<Item = Atom> + '_ {
+        self.atoms
+            .iter()
+            .filter(|f| f.anchored_by.is_none())
+            .map(|f| f.atom)
+    }
+}
+
+/// The row depths a descriptor is judged at: `none` plus each represented adapter depth.
+pub fn row_depths(descriptor: &Descriptor) -> Vec<Depth> {
+    let mut depths: Vec<Depth> = std::iter::once(Depth::None)
+        .chain(descriptor.adapters.iter().map(|a| a.depth))
+        .collect();
+    depths.sort();
+    depths.dedup();
+    depths
+}
+
+/// Judges one row. Pure and total: every input gives a judgment.
+pub fn judge(
+    catalog: &Catalog,
+    descriptor: &Descriptor,
+    mode: Mode,
+    depth: Depth,
+    env: &dyn Environment,
+) -> Judgment {
+    let anchored_atoms = anchored_atoms(descriptor, env);
+    let obligations: Vec<ObligationFinding> = catalog
+        .bundle(mode)
+        .iter()
+        .map(|&o| judge_obligation(catalog, descriptor, o, depth, &anchored_atoms, env))
+        .collect();
+    let required_atoms = catalog.mode(mode).map_or(&[][..], |s| &s.required_atoms);
+    let atoms: Vec<AtomFinding> = required_atoms
+        .iter()
+        .map(|&atom| judge_atom(descriptor, atom, env))
+        .collect();
+    let mut signals: Vec<Signal> = descriptor
+        .signals
+        .iter()
+        .filter(|s| catalog.signal_suggests(s.signal, mode))
+        .filter(|s| anchor_defects(&s.anchor, None, env).is_empty())
+        .map(|s| s.signal)
+        .collect();
+    signals.sort();
+    signals.dedup();
+    let proposals = proposals_for(catalog, descriptor, mode, depth);
+
+    let all_satisfied = obligations.iter().all(|f| f.satisfied_by.is_some());
+    let atoms_ok = atoms.iter().all(|f| f.anchored_by.is_some());
+    let lower = all_satisfied && atoms_ok;
+    let lower_native = lower
+        && obligations.iter().all(|f| {
+            f.satisfied_by
+                .as_ref()
+                .is_some_and(|e| e.depth == EvidenceDepth::Native)
+        });
+    let critical = catalog
+        .mode(mode)
+        .map_or(&[][..], |s| &s.enforcement_critical);
+    let missing_critical: Vec<Obligation> = obligations
+        .iter()
+        .filter(|f| f.satisfied_by.is_none() && critical.contains(&f.obligation))
+        .map(|f| f.obligation)
+        .collect();
+    let forbidden = proposals.iter().find(|p| p.forbidden_because.is_some());
+
+    // The truth table. Arms are tried in order; the first that matches decides.
+    let (label, reason) = match (lower_native, lower, forbidden, proposals.is_empty()) {
+        // Native evidence alone supplies every obligation and atom.
+        (true, _, _, _) => (Label::NativeSound, LabelReason::LowerHoldsNatively),
+        // Adapter or patch evidence, each at an allowed depth, completes Lower.
+        (false, true, _, _) => (Label::SoundWithAdapter, LabelReason::LowerHoldsWithAdapter),
+        // Lower fails and something was offered as this mode that must never be.
+        (false, false, Some(p), _) => (
+            Label::Rejected,
+            LabelReason::ForbiddenLowering { offered: p.offered },
+        ),
+        // Lower fails and an offered mapping lacks the mode's enforcement.
+        (false, false, None, false) if !missing_critical.is_empty() => (
+            Label::Rejected,
+            LabelReason::ProposalLacksEnforcement {
+                missing: missing_critical,
+            },
+        ),
+        // Lower fails; related primitives make the row plausible, nothing more.
+        _ if !signals.is_empty() => (
+            Label::Approximate,
+            LabelReason::SignalsWithoutObligations {
+                signals: signals.clone(),
+            },
+        ),
+        // Lower fails and nothing related was exercised: no classification claim.
+        _ => (Label::Unknown, LabelReason::Inconclusive),
+    };
+    let subtype =
+        (label == Label::SoundWithAdapter).then(|| subtype_of(catalog, mode, &obligations));
+
+    Judgment {
+        mode,
+        depth,
+        label,
+        subtype,
+        reason,
+        obligations,
+        atoms,
+        signals,
+        proposals,
+    }
+}
+
+/// What a positive adapter row establishes, from the evidence that made it.
+fn subtype_of(catalog: &Catalog, mode: Mode, obligations: &[ObligationFinding]) -> Subtype {
+    let depths: Vec<EvidenceDepth> = obligations
+        .iter()
+        .filter_map(|f| f.satisfied_by.as_ref().map(|e| e.depth))
+        .collect();
+    let needs_pressure_atoms = catalog
+        .mode(mode)
+        .is_some_and(|s| !s.required_atoms.is_empty());
+    if depths.contains(&EvidenceDepth::Adapter(Depth::BackendPatch)) {
+        Subtype::BackendPatchWitness
+    } else if needs_pressure_atoms {
+        Subtype::AdapterPolicyControlledPressure
+    } else if depths.iter().all(|d| {
+        matches!(
+            d,
+            EvidenceDepth::Native | EvidenceDepth::Adapter(Depth::TelemetryJoin)
+        )
+    }) {
+        Subtype::AdapterObservational
+    } else {
+        Subtype::AdapterHookMechanism
+    }
+}
+
+fn anchored_atoms(descriptor: &Descriptor, env: &dyn Environment) -> Vec<Atom> {
+    descriptor
+        .atoms
+        .iter()
+        .filter(|a| atom_defects(a, env).is_empty())
+        .map(|a| a.atom)
+        .collect()
+}
+
+/// Rule 3: an atom counts only when anchored to a runtime trace.
+fn atom_defects(
+    atom: &crate::descriptor::AtomEvidence,
+    env: &dyn Environment,
+) -> Vec<AnchorDefect> {
+    let mut defects = anchor_defects(&atom.anchor, Some(atom.scope), env);
+    if !atom.scope.is_runtime_observed() {
+        // A docs or source fact is not an observation; say so as an order/scope defect.
+        defects.push(AnchorDefect::TraceOrderNotPreserved);
+    }
+    defects
+}
+
+fn judge_atom(descriptor: &Descriptor, atom: Atom, env: &dyn Environment) -> AtomFinding {
+    let mut anchored_by = None;
+    let mut rejected = Vec::new();
+    for (i, a) in descriptor
+        .atoms
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| a.atom == atom)
+    {
+        let r = EvidenceRef {
+            depth: EvidenceDepth::Native,
+            path: format!("atoms[{i}]"),
+            anchor: a.anchor.target(),
+        };
+        let defects = atom_defects(a, env);
+        if defects.is_empty() && anchored_by.is_none() {
+            anchored_by = Some(r);
+        } else if !defects.is_empty() {
+            rejected.push((r, defects));
+        }
+    }
+    AtomFinding {
+        atom,
+        anchored_by,
+        rejected,
+    }
+}
+
+fn judge_obligation(
+    catalog: &Catalog,
+    descriptor: &Descriptor,
+    obligation: Obligation,
+    row_depth: Depth,
+    anchored_atoms: &[Atom],
+    env: &dyn Environment,
+) -> ObligationFinding {
+    let mut candidates: Vec<(EvidenceRef, Vec<Defeat>)> = Vec::new();
+    for (i, item) in descriptor.native.iter().enumerate() {
+        if item.obligation != obligation {
+            continue;
+        }
+        let r = evidence_ref(EvidenceDepth::Native, format!("native[{i}]"), item);
+        candidates.push((r, item_defeats(item, env)));
+    }
+    for (ai, adapter) in descriptor.adapters.iter().enumerate() {
+        for (i, item) in adapter.evidence.iter().enumerate() {
+            if item.obligation != obligation {
+                continue;
+            }
+            let r = evidence_ref(
+                EvidenceDepth::Adapter(adapter.depth),
+                format!("adapters[{ai}].evidence[{i}]"),
+                item,
+            );
+            let mut defeats = item_defeats(item, env);
+            defeats.extend(adapter_defeats(
+                catalog,
+                adapter,
+                item,
+                row_depth,
+                anchored_atoms,
+                env,
+            ));
+            candidates.push((r, defeats));
+        }
+    }
+    // Shallowest winning candidate first: native, then up the ladder.
+    candidates.sort();
+    let mut satisfied_by = None;
+    let mut rejected = Vec::new();
+    for (r, mut defeats) in candidates {
+        if defeats.is_empty() && satisfied_by.is_none() {
+            satisfied_by = Some(r);
+        } else if !defeats.is_empty() {
+            defeats.sort();
+            defeats.dedup();
+            rejected.push((r, defeats));
+        }
+    }
+    ObligationFinding {
+        obligation,
+        satisfied_by,
+        rejected,
+    }
+}
+
+fn evidence_ref(depth: EvidenceDepth, path: String, item: &EvidenceItem) -> EvidenceRef {
+    EvidenceRef {
+        depth,
+        path,
+        anchor: item.anchor.target(),
+    }
+}
+
+/// Rule 2: supported and anchored.
+fn item_defeats(item: &EvidenceItem, env: &dyn Environment) -> Vec<Defeat> {
+    let mut defeats = Vec::new();
+    if item.status != Status::Supported {
+        defeats.push(Defeat::StatusNotSupported {
+            status: item.status,
+        });
+    }
+    let defects = anchor_defects(&item.anchor, Some(item.scope), env);
+    if !defects.is_empty() {
+        defeats.push(Defeat::Unanchored { defects });
+    }
+    defeats
+}
+
+/// Rules 4–7: what the adapter's depth, preconditions, ambiguities and the
+/// item's scope allow.
+fn adapter_defeats(
+    catalog: &Catalog,
+    adapter: &Adapter,
+    item: &EvidenceItem,
+    row_depth: Depth,
+    anchored_atoms: &[Atom],
+    env: &dyn Environment,
+) -> Vec<Defeat> {
+    let mut defeats = Vec::new();
+    let depth = adapter.depth;
+    if depth > row_depth {
+        defeats.push(Defeat::AdapterNotSelected {
+            adapter_depth: depth,
+            row_depth,
+        });
+    }
+    // Rule 6 in code, independent of the catalog: a join observes, it never enforces.
+    if depth == Depth::TelemetryJoin && item.obligation.is_enforcement() {
+        defeats.push(Defeat::TelemetryCannotEnforce);
+    } else if depth == Depth::None || !catalog.depth_may_supply(depth, item.obligation) {
+        defeats.push(Defeat::DepthCannotSupply {
+            adapter_depth: depth,
+        });
+    }
+    if let Some(spec) = catalog.depth(depth) {
+        if let Some(atoms) = spec.conditional.get(&item.obligation) {
+            let missing: Vec<Atom> = atoms
+                .iter()
+                .filter(|a| !anchored_atoms.contains(a))
+                .copied()
+                .collect();
+            if !missing.is_empty() {
+                defeats.push(Defeat::ConditionalAtomsMissing { atoms: missing });
+            }
+        }
+        let missing: Vec<Precondition> = spec
+            .preconditions
+            .iter()
+            .filter(|p| {
+                adapter
+                    .preconditions
+                    .get(p)
+                    .is_none_or(|anchor| !anchor_defects(anchor, None, env).is_empty())
+            })
+            .copied()
+            .collect();
+        if !missing.is_empty() {
+            defeats.push(Defeat::PreconditionsUnmet { missing });
+        }
+    }
+    if !adapter.ambiguities.is_empty() {
+        let mut ambiguities = adapter.ambiguities.clone();
+        ambiguities.sort();
+        ambiguities.dedup();
+        defeats.push(Defeat::AmbiguityDeclared { ambiguities });
+    }
+    if !item.scope.is_runtime_observed() {
+        defeats.push(Defeat::ScopeTooWeak { scope: item.scope });
+    }
+    defeats
+}
+
+/// Proposals that apply to this row: explicit ones at or below the row depth,
+/// and any selected adapter that claims one of the mode's enforcement-critical
+/// obligations (an adapter offering enforcement *is* a proposal of the mode).
+fn proposals_for(
+    catalog: &Catalog,
+    descriptor: &Descriptor,
+    mode: Mode,
+    depth: Depth,
+) -> Vec<ProposalFinding> {
+    let mut found: Vec<ProposalFinding> = descriptor
+        .proposals
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.mode == mode && p.depth <= depth)
+        .map(|(i, p)| ProposalFinding {
+            offered: Offered::Primitive {
+                primitive: p.primitive,
+            },
+            path: format!("proposals[{i}]"),
+            forbidden_because: catalog.forbidden(p.primitive, mode).map(|f| f.why.clone()),
+        })
+        .collect();
+    let critical = catalog
+        .mode(mode)
+        .map_or(&[][..], |s| &s.enforcement_critical);
+    for (ai, adapter) in descriptor.adapters.iter().enumerate() {
+        if adapter.depth > depth {
+            continue;
+        }
+        if let Some((i, e)) = adapter
+            .evidence
+            .iter()
+            .enumerate()
+            .find(|(_, e)| e.status == Status::Supported && critical.contains(&e.obligation))
+        {
+            found.push(ProposalFinding {
+                offered: Offered::AdapterEnforcement {
+                    adapter_depth: adapter.depth,
+                    obligation: e.obligation,
+                },
+                path: format!("adapters[{ai}].evidence[{i}]"),
+                forbidden_because: None,
+            });
+        }
+    }
+    found
+}

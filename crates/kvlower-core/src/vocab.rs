@@ -1,0 +1,348 @@
+//! The closed vocabulary of the model: obligations, modes, adapter depths,
+//! evidence statuses and scopes, approximation signals, evidence atoms and
+//! adapter preconditions.
+//!
+//! Names are closed enums in code so that an unknown name is a parse error
+//! with a location, never a string that silently matches nothing. Which name
+//! relates to which (bundles, what a depth may supply, which signal suggests
+//! which mode) is data: see `modes/modes.yaml` and [`crate::catalog`].
+
+use serde::{Deserialize, Serialize};
+
+/// Declares a closed, snake_case-named vocabulary enum with its list of
+/// variants and their names, in declaration order (which is the sort order).
+macro_rules! vocabulary {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident { $( $(#[$vmeta:meta])* $variant:ident = $text:literal ),+ $(,)? }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum $name { $( $(#[$vmeta])* #[serde(rename = $text)] $variant ),+ }
+
+        impl $name {
+            /// Every variant, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// The name used in YAML, JSON and reports.
+            pub fn name(self) -> &'static str {
+                match self { $($name::$variant => $text),+ }
+            }
+
+            /// Parses the exact name used in YAML.
+            pub fn from_name(s: &str) -> Option<Self> {
+                match s { $($text => Some($name::$variant),)+ _ => None }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+    };
+}
+
+vocabulary! {
+    /// One of the nineteen obligations a ResidentClaim mode can require.
+    ///
+    /// `active_refusal_or_defer` is accepted on input as an alias of
+    /// `explicit_conflict_action` (see [`Obligation::from_input_name`]) and is
+    /// never printed.
+    pub enum Obligation {
+        ClaimIdentity = "claim_identity",
+        ExplicitAcceptance = "explicit_acceptance",
+        MaterializationPredicate = "materialization_predicate",
+        FootprintAccounting = "footprint_accounting",
+        OrderedLifecycleEvents = "ordered_lifecycle_events",
+        ClaimMaterializedEvent = "claim_materialized_event",
+        ClaimDemotedBeforeLoss = "claim_demoted_before_loss",
+        ClaimExpiredBoundary = "claim_expired_boundary",
+        OffloadRestorability = "offload_restorability",
+        RestorationFailureOutcome = "restoration_failure_outcome",
+        VictimExclusionBeforeViolation = "victim_exclusion_before_violation",
+        #[serde(alias = "active_refusal_or_defer")]
+        ExplicitConflictAction = "explicit_conflict_action",
+        BlockingClaimIds = "blocking_claim_ids",
+        ClaimHarmAttribution = "claim_harm_attribution",
+        ClaimScopedTelemetry = "claim_scoped_telemetry",
+        PriorityInfluence = "priority_influence",
+        RouteCostAttribution = "route_cost_attribution",
+        PlacementAttribution = "placement_attribution",
+        ReuseRoutingAttribution = "reuse_routing_attribution",
+    }
+}
+
+impl Obligation {
+    /// The short code used in the provenance index (paper §8.1; RC, PL, RR are ours).
+    pub fn code(self) -> &'static str {
+        use Obligation::*;
+        match self {
+            ClaimIdentity => "I",
+            ExplicitAcceptance => "A",
+            MaterializationPredicate => "P",
+            FootprintAccounting => "F",
+            OrderedLifecycleEvents => "L",
+            ClaimMaterializedEvent => "M",
+            ClaimDemotedBeforeLoss => "D",
+            ClaimExpiredBoundary => "E",
+            OffloadRestorability => "R",
+            RestorationFailureOutcome => "RF",
+            VictimExclusionBeforeViolation => "V",
+            ExplicitConflictAction => "X",
+            BlockingClaimIds => "B",
+            ClaimHarmAttribution => "H",
+            ClaimScopedTelemetry => "T",
+            PriorityInfluence => "Pr",
+            RouteCostAttribution => "RC",
+            PlacementAttribution => "PL",
+            ReuseRoutingAttribution => "RR",
+        }
+    }
+
+    /// Parses a name as written in input files, accepting the legacy alias.
+    pub fn from_input_name(s: &str) -> Option<Self> {
+        match s {
+            "active_refusal_or_defer" => Some(Obligation::ExplicitConflictAction),
+            other => Obligation::from_name(other),
+        }
+    }
+
+    /// Obligations that only enforcement can supply: refusal/conflict action,
+    /// victim exclusion, blocking ids, restoration-failure outcomes, demotion,
+    /// expiry and harm. Telemetry can never create these (fail-closed rule 6).
+    ///
+    /// This is deliberately code, not data: it is a safety property that a
+    /// mis-edited `modes.yaml` must not be able to switch off.
+    pub fn is_enforcement(self) -> bool {
+        use Obligation::*;
+        matches!(
+            self,
+            ExplicitConflictAction
+                | VictimExclusionBeforeViolation
+                | BlockingClaimIds
+                | RestorationFailureOutcome
+                | ClaimDemotedBeforeLoss
+                | ClaimExpiredBoundary
+                | ClaimHarmAttribution
+        )
+    }
+}
+
+vocabulary! {
+    /// A ResidentClaim mode; its obligation bundle lives in `modes.yaml`.
+    pub enum Mode {
+        BestEffort = "best_effort",
+        SoftPriority = "soft_priority",
+        HardProtected = "hard_protected",
+        Demotable = "demotable",
+        Expiring = "expiring",
+        Offloadable = "offloadable",
+        RoutedReuse = "routed_reuse",
+    }
+}
+
+vocabulary! {
+    /// A rung of the adapter-depth ladder. The order of declaration is the
+    /// ladder: selecting a depth admits every represented adapter at or below it.
+    pub enum Depth {
+        None = "none",
+        TelemetryJoin = "telemetry_join",
+        ClaimRegistry = "claim_registry",
+        StorageRestorability = "storage_restorability",
+        RoutingHook = "routing_hook",
+        SchedulerHook = "scheduler_hook",
+        AllocatorHook = "allocator_hook",
+        BackendPatch = "backend_patch",
+    }
+}
+
+vocabulary! {
+    /// How far an evidence item establishes its obligation. Only `supported`
+    /// counts (fail-closed rule 2).
+    pub enum Status {
+        Supported = "supported",
+        Partial = "partial",
+        Unknown = "unknown",
+        Missing = "missing",
+    }
+}
+
+vocabulary! {
+    /// Where an evidence item's fact was observed, weakest first.
+    pub enum Scope {
+        DocsOnly = "docs_only",
+        SourceInspection = "source_inspection",
+        LitmusTrace = "litmus_trace",
+        RuntimeTrace = "runtime_trace",
+        ConformanceTrace = "conformance_trace",
+        ControlledPressure = "controlled_pressure",
+        FailureInjection = "failure_injection",
+        ArtifactGenerated = "artifact_generated",
+    }
+}
+
+impl Scope {
+    /// True for scopes that observed a running system (a trace of some kind).
+    /// Docs and source inspection describe what code could do, not what it did.
+    pub fn is_runtime_observed(self) -> bool {
+        !matches!(self, Scope::DocsOnly | Scope::SourceInspection)
+    }
+}
+
+vocabulary! {
+    /// A primitive that makes a row plausible without satisfying any obligation
+    /// (fail-closed rule 1). Which modes each suggests is data in `modes.yaml`.
+    pub enum Signal {
+        PriorityField = "priority_field",
+        DurationField = "duration_field",
+        BlockEvents = "block_events",
+        StorageTier = "storage_tier",
+        HostOffload = "host_offload",
+        BlockTierMovement = "block_tier_movement",
+        KvAwareRouting = "kv_aware_routing",
+        ActiveNoEvict = "active_no_evict",
+        ClaimJoinedOffload = "claim_joined_offload",
+        GenericTransferCounters = "generic_transfer_counters",
+        CachedTokenTelemetry = "cached_token_telemetry",
+        RequestScopedPin = "request_scoped_pin",
+        LeaseTtl = "lease_ttl",
+    }
+}
+
+vocabulary! {
+    /// An observed fact a row needs beyond its obligations. Atoms count only
+    /// when anchored to a trace (fail-closed rule 3).
+    pub enum Atom {
+        PressureControlsObserved = "pressure_controls_observed",
+        BothClaimsJoinableBeforePressure = "both_claims_joinable_before_pressure",
+        NoPrePressureClaimLoss = "no_pre_pressure_claim_loss",
+        OrderedLifecycleTrace = "ordered_lifecycle_trace",
+    }
+}
+
+vocabulary! {
+    /// A trust-boundary precondition an adapter depth must meet before any of
+    /// its evidence counts (paper Table 5 and "Deeper adapter trust boundaries").
+    pub enum Precondition {
+        // telemetry_join (all nine)
+        ExternalAcceptedClaimRegistry = "external_accepted_claim_registry",
+        StableClaimId = "stable_claim_id",
+        ReusableObjectId = "reusable_object_id",
+        FixedMaterializationPredicate = "fixed_materialization_predicate",
+        DeterministicRequestTokenMap = "deterministic_request_token_map",
+        FixedCacheIdentity = "fixed_cache_identity",
+        NamedObservationPoint = "named_observation_point",
+        JoinableBackendEvents = "joinable_backend_events",
+        AmbiguityFailsClosed = "ambiguity_fails_closed",
+        // claim_registry
+        ClaimsRegisteredBeforeLifecycle = "claims_registered_before_lifecycle",
+        // storage_restorability
+        ClaimAcceptedBeforeOffload = "claim_accepted_before_offload",
+        HooksNameSameClaimAndCacheIdentity = "hooks_name_same_claim_and_cache_identity",
+        RestorationOrderedBeforeReuse = "restoration_ordered_before_reuse",
+        FailureOutcomeBeforeFallback = "failure_outcome_before_fallback",
+        // routing_hook
+        RouteDecisionSeesAcceptedClaim = "route_decision_sees_accepted_claim",
+        FixedWorkerCacheNamespace = "fixed_worker_cache_namespace",
+        RouteCostPlacementReuseSameClaim = "route_cost_placement_reuse_same_claim",
+        // scheduler_hook
+        ConflictAtNamedBoundary = "conflict_at_named_boundary",
+        ActionBeforeTerminalHandling = "action_before_terminal_handling",
+        StableSpecificBlockingIds = "stable_specific_blocking_ids",
+        // allocator_hook
+        VictimCandidateSetExposed = "victim_candidate_set_exposed",
+        ProtectedFootprintExposed = "protected_footprint_exposed",
+        OrderedExclusionBeforeLoss = "ordered_exclusion_before_loss",
+        // backend_patch
+        PatchStackIdentified = "patch_stack_identified",
+        PatchedCodeOnExercisedPath = "patched_code_on_exercised_path",
+        AdjacentHooksAbsentOrDisabled = "adjacent_hooks_absent_or_disabled",
+        AnalyzerChecksOrderAndIdentity = "analyzer_checks_order_and_identity",
+    }
+}
+
+vocabulary! {
+    /// A known way a join or hook can be ambiguous. A declared ambiguity voids
+    /// the adapter's evidence (fail-closed rule 7).
+    pub enum Ambiguity {
+        MissingRegistry = "missing_registry",
+        UnstableClaimIds = "unstable_claim_ids",
+        CacheIdentityMismatch = "cache_identity_mismatch",
+        PartialEventStream = "partial_event_stream",
+        DuplicateOwnership = "duplicate_ownership",
+        AmbiguousOrder = "ambiguous_order",
+        PostHocClaimNaming = "post_hoc_claim_naming",
+    }
+}
+
+vocabulary! {
+    /// The label of one matrix row.
+    pub enum Label {
+        NativeSound = "native_sound",
+        SoundWithAdapter = "sound_with_adapter",
+        Rejected = "rejected",
+        Approximate = "approximate",
+        Unknown = "unknown",
+    }
+}
+
+impl Label {
+    /// Whether the row claims the mode is lowered.
+    pub fn is_positive(self) -> bool {
+        matches!(self, Label::NativeSound | Label::SoundWithAdapter)
+    }
+}
+
+vocabulary! {
+    /// What a positive adapter row actually establishes; the label alone
+    /// overstates it (paper §4, Table 3).
+    pub enum Subtype {
+        /// A telemetry join reconstructs selected claim-scoped observations.
+        AdapterObservational = "adapter_observational",
+        /// Policy behaviour reconstructed in the tested controlled-pressure regime.
+        AdapterPolicyControlledPressure = "adapter_policy_controlled_pressure",
+        /// A represented hook (registry, storage, routing, scheduler, allocator)
+        /// supplies obligations outside the backend.
+        AdapterHookMechanism = "adapter_hook_mechanism",
+        /// A modified backend path supplies the obligations on the exercised path.
+        BackendPatchWitness = "backend_patch_witness",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_codes_are_unique() {
+        let mut codes = std::collections::BTreeSet::new();
+        for o in Obligation::ALL {
+            assert_eq!(Obligation::from_name(o.name()), Some(*o));
+            assert!(codes.insert(o.code()), "duplicate code {}", o.code());
+        }
+        assert_eq!(Obligation::ALL.len(), 19);
+        assert_eq!(Mode::ALL.len(), 7);
+        assert_eq!(Depth::ALL.len(), 8);
+    }
+
+    #[test]
+    fn legacy_alias_normalises_and_is_never_printed() {
+        assert_eq!(
+            Obligation::from_input_name("active_refusal_or_defer"),
+            Some(Obligation::ExplicitConflictAction)
+        );
+        assert!(
+            Obligation::ALL
+                .iter()
+                .all(|o| o.name() != "active_refusal_or_defer")
+        );
+    }
+
+    #[test]
+    fn depth_ladder_is_ordered() {
+        assert!(Depth::None < Depth::TelemetryJoin);
+        assert!(Depth::AllocatorHook < Depth::BackendPatch);
+    }
+}

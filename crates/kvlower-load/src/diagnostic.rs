@@ -1,0 +1,403 @@
+//! Located, coded diagnostics: every finding names the file, the YAML path,
+//! the line and column when known, what was expected, and a hint.
+
+use crate::yaml::YamlError;
+
+/// A stable, kebab-case diagnostic code (documented in the README).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Code {
+    UnreadableFile,
+    InvalidUtf8,
+    EmptyFile,
+    YamlSyntax,
+    DuplicateKey,
+    UnknownField,
+    UnknownName,
+    MissingField,
+    WrongType,
+    InvalidCatalog,
+    AnchorIncomplete,
+    AnchorFileMissing,
+    PreconditionWrongDepth,
+    DuplicateAdapterDepth,
+    AdapterAtNativeDepth,
+    StaleResult,
+    MissingResult,
+}
+
+impl Code {
+    pub const ALL: &'static [Code] = &[
+        Code::UnreadableFile,
+        Code::InvalidUtf8,
+        Code::EmptyFile,
+        Code::YamlSyntax,
+        Code::DuplicateKey,
+        Code::UnknownField,
+        Code::UnknownName,
+        Code::MissingField,
+        Code::WrongType,
+        Code::InvalidCatalog,
+        Code::AnchorIncomplete,
+        Code::AnchorFileMissing,
+        Code::PreconditionWrongDepth,
+        Code::DuplicateAdapterDepth,
+        Code::AdapterAtNativeDepth,
+        Code::StaleResult,
+        Code::MissingResult,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::UnreadableFile => "unreadable-file",
+            Code::InvalidUtf8 => "invalid-utf8",
+            Code::EmptyFile => "empty-file",
+            Code::YamlSyntax => "yaml-syntax",
+            Code::DuplicateKey => "duplicate-key",
+            Code::UnknownField => "unknown-field",
+            Code::UnknownName => "unknown-name",
+            Code::MissingField => "missing-field",
+            Code::WrongType => "wrong-type",
+            Code::InvalidCatalog => "invalid-catalog",
+            Code::AnchorIncomplete => "anchor-incomplete",
+            Code::AnchorFileMissing => "anchor-file-missing",
+            Code::PreconditionWrongDepth => "precondition-wrong-depth",
+            Code::DuplicateAdapterDepth => "duplicate-adapter-depth",
+            Code::AdapterAtNativeDepth => "adapter-at-native-depth",
+            Code::StaleResult => "stale-result",
+            Code::MissingResult => "missing-result",
+        }
+    }
+
+    /// One sentence on what the code means and how to fix it.
+    pub fn explanation(self) -> &'static str {
+        match self {
+            Code::UnreadableFile => {
+                "A file could not be read (missing, a directory, or no permission)."
+            }
+            Code::InvalidUtf8 => {
+                "A file is not UTF-8 text (or contains NUL bytes); YAML inputs must be UTF-8."
+            }
+            Code::EmptyFile => {
+                "A file has no YAML content; a descriptor needs at least `runtime` and `non_claims`."
+            }
+            Code::YamlSyntax => {
+                "The YAML parser rejected the file (indentation, tabs, unclosed quotes, aliases, nesting)."
+            }
+            Code::DuplicateKey => {
+                "A mapping names the same key twice; the second would silently win, so it is an error."
+            }
+            Code::UnknownField => {
+                "A key that the format does not define (often a typo); see docs/descriptor-format.md."
+            }
+            Code::UnknownName => {
+                "An obligation, mode, depth, scope, status, signal, atom or precondition name that kvlower does not know."
+            }
+            Code::MissingField => "A required key is absent.",
+            Code::WrongType => {
+                "A value has the wrong type (for example a list where a mapping is expected)."
+            }
+            Code::InvalidCatalog => {
+                "modes/modes.yaml is inconsistent (a mode without a bundle, telemetry supplying enforcement, ...)."
+            }
+            Code::AnchorIncomplete => {
+                "An anchor lacks a field its kind needs, or its commit/path is malformed; the evidence would count as unanchored."
+            }
+            Code::AnchorFileMissing => {
+                "A repo_file anchor names a file that is not in this repository."
+            }
+            Code::PreconditionWrongDepth => {
+                "An adapter lists a precondition that belongs to another depth."
+            }
+            Code::DuplicateAdapterDepth => {
+                "Two adapters share a depth; merge them so each row has one trust boundary."
+            }
+            Code::AdapterAtNativeDepth => {
+                "An adapter at depth `none`; native evidence belongs under `native:`."
+            }
+            Code::StaleResult => {
+                "A committed generated result differs from what the descriptors produce; run `kvlower matrix`."
+            }
+            Code::MissingResult => "A generated result is not committed; run `kvlower matrix`.",
+        }
+    }
+}
+
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One finding. Ordered by file, line, column, code (the report order).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Diagnostic {
+    /// Path relative to the repository root (or as given on the command line).
+    pub file: String,
+    /// 1-based line and column, when known.
+    pub location: Option<(usize, usize)>,
+    pub code: Code,
+    /// Dotted YAML path (`adapters[0].evidence[2].anchor`), empty for the whole file.
+    pub yaml_path: String,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn new(code: Code, file: impl Into<String>, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            file: file.into(),
+            location: None,
+            code,
+            yaml_path: String::new(),
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    pub fn at(mut self, line: usize, col: usize) -> Diagnostic {
+        self.location = Some((line, col));
+        self
+    }
+
+    pub fn at_path(mut self, path: impl Into<String>) -> Diagnostic {
+        self.yaml_path = path.into();
+        self
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Diagnostic {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// Finds the line and column of `yaml_path` in `src` (best effort).
+    pub fn located_in(mut self, src: &str) -> Diagnostic {
+        if self.location.is_none() {
+            self.location = locate(src, &self.yaml_path);
+        }
+        self
+    }
+
+    /// Classifies a YAML/serde error and adds a "did you mean" hint.
+    pub fn from_yaml_error(file: &str, e: &YamlError) -> Diagnostic {
+        let m = e.message.as_str();
+        let code = if m.starts_with("unknown field") {
+            Code::UnknownField
+        } else if m.starts_with("unknown variant") {
+            Code::UnknownName
+        } else if m.starts_with("missing field") {
+            Code::MissingField
+        } else if m.starts_with("duplicate") {
+            Code::DuplicateKey
+        } else if m.starts_with("invalid type")
+            || m.starts_with("invalid value")
+            || m.starts_with("invalid length")
+        {
+            Code::WrongType
+        } else {
+            Code::YamlSyntax
+        };
+        let mut d = Diagnostic::new(code, file, e.message.clone()).at_path(e.path.clone());
+        d.location = e.location;
+        d.hint = match code {
+            Code::UnknownField | Code::UnknownName => did_you_mean(m),
+            Code::MissingField => {
+                Some("add the key; docs/descriptor-format.md lists the required ones".into())
+            }
+            Code::DuplicateKey => Some("remove or merge the repeated key".into()),
+            Code::YamlSyntax if m.contains("tab") || m.contains("\t") => {
+                Some("YAML indentation must use spaces, not tabs".into())
+            }
+            Code::YamlSyntax => Some("check indentation and quoting near the location".into()),
+            _ => None,
+        };
+        d
+    }
+}
+
+impl std::fmt::Display for Diagnostic {
+    /// `file:line:col: error[code]: message (at yaml.path)` then an indented hint.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some((line, col)) = self.location {
+            write!(f, ":{line}:{col}")?;
+        }
+        write!(f, ": error[{}]: {}", self.code, self.message)?;
+        if !self.yaml_path.is_empty() {
+            write!(f, " (at `{}`)", self.yaml_path)?;
+        }
+        if let Some(hint) = &self.hint {
+            write!(f, "\n  hint: {hint}")?;
+        }
+        Ok(())
+    }
+}
+
+/// From serde's "unknown variant `x`, expected one of `a`, `b`" (or
+/// "unknown field"), suggests the closest expected name.
+fn did_you_mean(message: &str) -> Option<String> {
+    let mut ticks = message.split('`').skip(1).step_by(2);
+    let given = ticks.next()?;
+    let expected: Vec<&str> = ticks.collect();
+    let best = expected
+        .iter()
+        .map(|c| (strsim::jaro_winkler(given, c), *c))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c);
+    match best {
+        Some(c) => Some(format!("did you mean `{c}`?")),
+        None if !expected.is_empty() => Some(format!("expected one of: {}", expected.join(", "))),
+        None => None,
+    }
+}
+
+/// 1-based line and column of byte `offset` in `src`.
+pub fn line_col(src: &str, offset: usize) -> (usize, usize) {
+    let before = src.get(..offset).unwrap_or(src);
+    let line = 1 + before.matches('\n').count();
+    let col = 1 + before.rsplit('\n').next().map_or(0, |l| l.chars().count());
+    (line, col)
+}
+
+/// Best-effort location of a dotted YAML path (`a.b[2].c`) in block-style
+/// YAML. Returns the deepest segment it could find.
+pub fn locate(src: &str, path: &str) -> Option<(usize, usize)> {
+    let lines: Vec<&str> = src.lines().collect();
+    let mut start = 0usize;
+    let mut parent_indent: isize = -1;
+    let mut found: Option<(usize, usize)> = None;
+    for segment in split_path(path) {
+        match segment {
+            Segment::Key(key) => {
+                let hit = (start..lines.len()).find_map(|i| {
+                    let (indent, content) = key_position(lines[i]);
+                    if content.is_empty() || content.starts_with('#') {
+                        return None;
+                    }
+                    if i > start
+                        && (lines[i].len() - lines[i].trim_start().len()) as isize <= parent_indent
+                    {
+                        return Some(None);
+                    }
+                    let is_key = content
+                        .strip_prefix(key)
+                        .is_some_and(|rest| rest.starts_with(':'));
+                    (is_key && indent as isize > parent_indent).then_some(Some((i, indent)))
+                })??;
+                found = Some((hit.0 + 1, hit.1 + 1));
+                start = hit.0 + 1;
+                parent_indent = hit.1 as isize;
+            }
+            Segment::Index(n) => {
+                let mut count = 0usize;
+                let mut list_indent: Option<usize> = None;
+                let mut hit = None;
+                for (i, line) in lines.iter().enumerate().skip(start) {
+                    let trimmed = line.trim_start();
+                    if trimmed.is_empty() || trimmed.starts_with('#') {
+                        continue;
+                    }
+                    let indent = line.len() - trimmed.len();
+                    if (indent as isize) <= parent_indent
+                        && !(trimmed.starts_with("- ") && indent as isize == parent_indent)
+                    {
+                        break;
+                    }
+                    if trimmed.starts_with("- ") || trimmed == "-" {
+                        let li = *list_indent.get_or_insert(indent);
+                        if indent == li {
+                            if count == n {
+                                hit = Some((i, indent));
+                                break;
+                            }
+                            count += 1;
+                        }
+                    }
+                }
+                let (i, indent) = hit?;
+                found = Some((i + 1, indent + 1));
+                start = i;
+                parent_indent = indent as isize;
+            }
+        }
+    }
+    found
+}
+
+enum Segment<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+fn split_path(path: &str) -> Vec<Segment<'_>> {
+    let mut out = Vec::new();
+    for part in path.split('.').filter(|p| !p.is_empty()) {
+        let mut rest = part;
+        if let Some(bracket) = rest.find('[') {
+            let (key, idx) = rest.split_at(bracket);
+            if !key.is_empty() {
+                out.push(Segment::Key(key));
+            }
+            rest = idx;
+            for piece in rest.split('[').filter(|p| !p.is_empty()) {
+                if let Ok(n) = piece.trim_end_matches(']').parse() {
+                    out.push(Segment::Index(n));
+                }
+            }
+        } else {
+            out.push(Segment::Key(rest));
+        }
+    }
+    out
+}
+
+/// The indentation and text of a line's key, treating `- key:` as a key
+/// indented past its dash.
+fn key_position(line: &str) -> (usize, &str) {
+    let trimmed = line.trim_start();
+    let mut indent = line.len() - trimmed.len();
+    let mut content = trimmed;
+    while let Some(rest) = content.strip_prefix("- ") {
+        indent += 2;
+        content = rest.trim_start();
+    }
+    (indent, content)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locates_nested_keys_and_list_items() {
+        let src = "runtime:\n  name: x\nadapters:\n  - depth: telemetry_join\n    evidence:\n      - obligation: a\n      - obligation: b\n        anchor:\n          kind: paper\n";
+        assert_eq!(locate(src, "runtime.name"), Some((2, 3)));
+        assert_eq!(locate(src, "adapters[0].evidence[1]"), Some((7, 7)));
+        assert_eq!(locate(src, "adapters[0].evidence[1].anchor"), Some((8, 9)));
+        assert_eq!(
+            locate(src, "adapters[0].evidence[1].anchor.kind"),
+            Some((9, 11))
+        );
+    }
+
+    #[test]
+    fn suggests_the_closest_name() {
+        let hint = did_you_mean(
+            "unknown variant `claim_identiy`, expected one of `claim_identity`, `explicit_acceptance`",
+        );
+        assert_eq!(hint.as_deref(), Some("did you mean `claim_identity`?"));
+    }
+
+    #[test]
+    fn codes_are_unique_kebab_case() {
+        let mut seen = std::collections::BTreeSet::new();
+        for c in Code::ALL {
+            assert!(seen.insert(c.as_str()));
+            assert!(
+                c.as_str()
+                    .chars()
+                    .all(|ch| ch.is_ascii_lowercase() || ch == '-')
+            );
+        }
+    }
+}
