@@ -148,7 +148,7 @@ pub fn reason_sentence(reason: &LabelReason) -> String {
             names(&signals.iter().map(|s| s.name()).collect::<Vec<_>>())
         ),
         LabelReason::Inconclusive => {
-            "no obligation bundle is supplied and no related signal was exercised".into()
+            "obligations are missing and no related signal was exercised".into()
         }
     }
 }
