@@ -1,0 +1,1 @@
+//! Audit suites that keep the checker honest.
