@@ -1,1 +1,107 @@
 //! Streams runtime event traces (JSON Lines) and decides claim-scoped gate verdicts.
+//!
+//! The gate answers, fail-closed, whether a trace witnesses a ResidentClaim obligation:
+//!
+//! - connector family (patched vLLM connector/scheduler boundary): `connector_observation`
+//!   (witness path A), `connector_failure_outcome` (path B, with its strict
+//!   `ordered_failure_semantics`), `multi_claim_attribution` (path C, when a trace has
+//!   several claims), plus the false-positive controls it recognised;
+//! - reference family (reference lifecycle hook): `reference_lifecycle`.
+//!
+//! Requirement names are the exact names of `traces/SCHEMA.md`. See [`names`].
+//!
+//! # How a trace is read
+//! One line at a time from any [`BufRead`]: a line is parsed into a typed, borrowed event
+//! (unknown keys skipped, no `serde_json::Value`), its envelope is checked (an `event`
+//! name, a strictly increasing `event_sequence`, one family, agreeing claim ids), and it is
+//! fed to its claim's state machine, which keeps only first-occurrence positions and flags.
+//! Memory therefore grows with the number of claims, never with the number of events.
+//!
+//! # Fail-closed rules
+//! - Every problem with a line becomes a [`Diagnostic`] with its 1-based line number.
+//! - A diagnostic on a line tied to a claim taints that claim; one on a line that cannot be
+//!   tied to any claim (not JSON, …) taints every claim of the trace. No gate of a tainted
+//!   claim passes (`well_formed_trace` is then listed as missing).
+//! - A claim whose identity fields take a second value fails every gate with
+//!   `ambiguous_claim_cache_identity` and is reported as a diagnostic too.
+//! - A row rejected as a control (see [`Control`]) always misses a named requirement of
+//!   `connector_failure_outcome`.
+//!
+//! This crate does no I/O of its own beyond the reader it is given ([`evaluate_path`] is a
+//! convenience that opens a file) and never prints.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader};
+use std::num::NonZeroU32;
+use std::path::Path;
+
+mod campaign;
+mod connector;
+mod diagnostic;
+mod evaluate;
+mod event;
+mod family;
+mod identity;
+mod lines;
+mod multi_claim;
+pub mod names;
+mod reference;
+mod report;
+
+pub use campaign::CampaignSummary;
+pub use diagnostic::{Diagnostic, Problem};
+pub use evaluate::MAX_DIAGNOSTICS;
+pub use lines::MAX_LINE_BYTES;
+pub use names::{Control, GateName, Requirement};
+pub use report::{ClaimVerdict, GateResult, TraceFamily, TraceOutline, TraceReport, TraceTally};
+
+/// A position in a trace: the 1-based ordinal of an accepted event.
+pub(crate) type Pos = NonZeroU32;
+
+/// Evaluates one trace read from `r`, streaming each claim's verdict to `on_verdict` as the
+/// trace ends (claims in order of first appearance, the unclaimed row last) instead of
+/// collecting them. Use this for traces with very many claims.
+///
+/// Read errors end the trace with a diagnostic; nothing here panics on any input.
+pub fn evaluate_reader_each<R: BufRead>(
+    name: &str,
+    mut r: R,
+    mut on_verdict: impl FnMut(ClaimVerdict),
+) -> TraceOutline {
+    let mut evaluator = evaluate::TraceEvaluator::new(name);
+    let mut buf = Vec::new();
+    let mut line: u64 = 0;
+    loop {
+        line = line.saturating_add(1);
+        match lines::next_line(&mut r, &mut buf, MAX_LINE_BYTES) {
+            Ok(lines::Line::Text) => evaluator.push_line(line, &buf),
+            Ok(lines::Line::TooLong) => {
+                evaluator.line_problem(line, Problem::LineTooLong(MAX_LINE_BYTES))
+            }
+            Ok(lines::Line::End) => break,
+            Err(e) => {
+                evaluator.line_problem(line, Problem::Read(e.to_string()));
+                break;
+            }
+        }
+    }
+    evaluator.finish(&mut on_verdict)
+}
+
+/// Evaluates one trace read from `r` and collects every claim's verdict.
+pub fn evaluate_reader(name: &str, r: impl BufRead) -> TraceReport {
+    let mut claims = Vec::new();
+    let outline = evaluate_reader_each(name, r, |v| claims.push(v));
+    TraceReport::from_outline(outline, claims)
+}
+
+/// Evaluates the trace file at `p` (named by `p` as given). Fails only if it cannot be
+/// opened; everything wrong inside the file is a diagnostic of the report.
+pub fn evaluate_path(p: &Path) -> Result<TraceReport, io::Error> {
+    let file = File::open(p)?;
+    let name = p.display().to_string();
+    Ok(evaluate_reader(
+        &name,
+        BufReader::with_capacity(1 << 16, file),
+    ))
+}

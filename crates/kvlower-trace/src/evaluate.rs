@@ -1,0 +1,622 @@
+//! Drives the per-line checks and the family state machines over one trace.
+
+use std::collections::HashMap;
+use std::num::NonZeroU32;
+
+use crate::Pos;
+use crate::connector::ConnectorClaim;
+use crate::diagnostic::{Diagnostic, Problem};
+use crate::event::{EventKind, RawEvent, given};
+use crate::family;
+use crate::identity::{ClaimIdentity, Interner};
+use crate::multi_claim::{Attribution, NonTargetFacts, TargetFacts};
+use crate::names::{GateName, Requirement};
+use crate::reference::ReferenceClaim;
+use crate::report::{ClaimVerdict, GateResult, TraceFamily, TraceOutline, TraceTally};
+
+/// At most this many diagnostics are kept per trace; the rest are counted.
+pub const MAX_DIAGNOSTICS: usize = 1000;
+
+/// Lines held back while no event has told the trace's family yet.
+const MAX_UNDECIDED_LINES: usize = 1024;
+
+/// A claim's state in either family.
+trait ClaimState: Default {
+    fn observe(&mut self, kind: EventKind, e: &RawEvent<'_>, pos: Pos, claim: Option<&str>);
+}
+
+impl ClaimState for ConnectorClaim {
+    fn observe(&mut self, kind: EventKind, e: &RawEvent<'_>, pos: Pos, claim: Option<&str>) {
+        ConnectorClaim::observe(self, kind, e, pos, claim);
+    }
+}
+
+impl ClaimState for ReferenceClaim {
+    fn observe(&mut self, kind: EventKind, e: &RawEvent<'_>, pos: Pos, claim: Option<&str>) {
+        ReferenceClaim::observe(self, kind, e, pos, claim);
+    }
+}
+
+struct Slot<S> {
+    state: S,
+    identity: ClaimIdentity,
+    /// A diagnostic touched this claim.
+    tainted: bool,
+}
+
+/// The claims of one trace, in order of first appearance.
+struct Claims<S> {
+    index: HashMap<Box<str>, u32>,
+    slots: Vec<Slot<S>>,
+    /// The most recent claim looked up (consecutive events mostly share a claim).
+    last_key: String,
+    last_index: Option<u32>,
+}
+
+impl<S: ClaimState> Claims<S> {
+    fn new() -> Self {
+        Claims {
+            index: HashMap::new(),
+            slots: Vec::new(),
+            last_key: String::new(),
+            last_index: None,
+        }
+    }
+
+    /// The slot of `claim`, created on first sight (`None` past `u32::MAX` claims).
+    fn slot(&mut self, claim: &str) -> Option<&mut Slot<S>> {
+        let found = match self.last_index {
+            Some(i) if self.last_key == claim => Some(i),
+            _ => self.index.get(claim).copied(),
+        };
+        let i = match found {
+            Some(i) => i,
+            None => {
+                let i = u32::try_from(self.slots.len()).ok()?;
+                self.slots.push(Slot {
+                    state: S::default(),
+                    identity: ClaimIdentity::default(),
+                    tainted: false,
+                });
+                self.index.insert(claim.into(), i);
+                i
+            }
+        };
+        if self.last_index != Some(i) {
+            self.last_key.clear();
+            self.last_key.push_str(claim);
+            self.last_index = Some(i);
+        }
+        self.slots.get_mut(usize::try_from(i).ok()?)
+    }
+
+    fn get(&self, claim: &str) -> Option<&Slot<S>> {
+        let i = *self.index.get(claim)?;
+        self.slots.get(usize::try_from(i).ok()?)
+    }
+
+    /// The slots with their claim ids, in order of first appearance.
+    fn into_ordered(self) -> Vec<(Box<str>, Slot<S>)> {
+        let mut ids: Vec<Option<Box<str>>> = Vec::new();
+        ids.resize_with(self.slots.len(), || None);
+        for (key, i) in self.index {
+            if let Some(entry) = usize::try_from(i).ok().and_then(|i| ids.get_mut(i)) {
+                *entry = Some(key);
+            }
+        }
+        ids.into_iter()
+            .zip(self.slots)
+            .filter_map(|(id, slot)| id.map(|id| (id, slot)))
+            .collect()
+    }
+}
+
+/// One family's state for a whole trace.
+struct FamilyState<S> {
+    claims: Claims<S>,
+    unclaimed: S,
+    unclaimed_seen: bool,
+    attribution: Attribution,
+}
+
+impl<S: ClaimState> FamilyState<S> {
+    fn new() -> Self {
+        FamilyState {
+            claims: Claims::new(),
+            unclaimed: S::default(),
+            unclaimed_seen: false,
+            attribution: Attribution::default(),
+        }
+    }
+}
+
+enum Machine {
+    Undecided,
+    Connector(Box<FamilyState<ConnectorClaim>>),
+    Reference(Box<FamilyState<ReferenceClaim>>),
+    Unknown,
+}
+
+impl Machine {
+    fn family(&self) -> Option<TraceFamily> {
+        match self {
+            Machine::Undecided => None,
+            Machine::Connector(_) => Some(TraceFamily::Connector),
+            Machine::Reference(_) => Some(TraceFamily::Reference),
+            Machine::Unknown => Some(TraceFamily::Unknown),
+        }
+    }
+}
+
+/// Parses one non-blank line into a typed event, or says what is wrong with it.
+pub(crate) fn parse_line(bytes: &[u8]) -> Result<RawEvent<'_>, Problem> {
+    let error = match serde_json::from_slice::<RawEvent<'_>>(bytes) {
+        Ok(event) => return Ok(event),
+        Err(e) => e,
+    };
+    let first = bytes.first().copied().unwrap_or(b' ');
+    if first != b'{' {
+        if serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_err() {
+            return Err(Problem::NotJson(without_position(&error)));
+        }
+        return Err(Problem::NotObject(match first {
+            b'[' => "an array",
+            b'"' => "a string",
+            b't' | b'f' => "a boolean",
+            b'n' => "null",
+            _ => "a number",
+        }));
+    }
+    if !error.is_data() {
+        return Err(Problem::NotJson(without_position(&error)));
+    }
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let message = match serde_path_to_error::deserialize::<_, RawEvent<'_>>(&mut de) {
+        Err(e) => format!("field `{}`: {}", e.path(), without_position(e.inner())),
+        Ok(_) => without_position(&error),
+    };
+    Err(Problem::FieldType(message))
+}
+
+/// serde_json's message without its "at line 1 column N" (the trace line is reported
+/// separately), with the column kept.
+fn without_position(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let message = text
+        .rfind(" at line ")
+        .map_or(text.as_str(), |i| text.get(..i).unwrap_or(""));
+    if e.column() > 0 {
+        format!("{message} (column {})", e.column())
+    } else {
+        message.to_owned()
+    }
+}
+
+/// Evaluates one trace, line by line; see [`crate::evaluate_reader_each`].
+pub(crate) struct TraceEvaluator {
+    name: String,
+    machine: Machine,
+    undecided: Vec<(u64, Vec<u8>)>,
+    interner: Interner,
+    last_sequence: Option<u64>,
+    events: u64,
+    nonblank_lines: u64,
+    diagnostics: Vec<Diagnostic>,
+    suppressed: u64,
+    /// A diagnostic touched no claim in particular, so it touches every claim.
+    taint_all: bool,
+}
+
+impl TraceEvaluator {
+    pub fn new(name: &str) -> Self {
+        TraceEvaluator {
+            name: name.to_owned(),
+            machine: Machine::Undecided,
+            undecided: Vec::new(),
+            interner: Interner::default(),
+            last_sequence: None,
+            events: 0,
+            nonblank_lines: 0,
+            diagnostics: Vec::new(),
+            suppressed: 0,
+            taint_all: false,
+        }
+    }
+
+    fn diagnose(&mut self, line: Option<u64>, problem: Problem) {
+        if self.diagnostics.len() < MAX_DIAGNOSTICS {
+            self.diagnostics.push(Diagnostic { line, problem });
+        } else {
+            self.suppressed = self.suppressed.saturating_add(1);
+        }
+    }
+
+    /// A problem with a line that could not be tied to a claim: it touches all of them.
+    pub fn line_problem(&mut self, line: u64, problem: Problem) {
+        self.diagnose(Some(line), problem);
+        self.taint_all = true;
+    }
+
+    /// Judges one line (1-based `line`, without its terminator).
+    pub fn push_line(&mut self, line: u64, bytes: &[u8]) {
+        let bytes = bytes.trim_ascii();
+        if bytes.is_empty() {
+            return;
+        }
+        self.nonblank_lines = self.nonblank_lines.saturating_add(1);
+        let event = match parse_line(bytes) {
+            Ok(event) => event,
+            Err(problem) => return self.line_problem(line, problem),
+        };
+        if let Machine::Undecided = self.machine {
+            let kind = event
+                .event
+                .as_ref()
+                .map_or(EventKind::Other, |n| EventKind::of(n.as_str()));
+            match family::of_event(&event, kind) {
+                Some(found) => self.decide(found),
+                None if self.undecided.len() < MAX_UNDECIDED_LINES => {
+                    self.undecided.push((line, bytes.to_vec()));
+                    return;
+                }
+                None => {
+                    self.decide(TraceFamily::Unknown);
+                    self.diagnose(None, Problem::UnknownFamily);
+                    self.taint_all = true;
+                }
+            }
+        }
+        self.judge(line, &event);
+    }
+
+    fn decide(&mut self, found: TraceFamily) {
+        self.machine = match found {
+            TraceFamily::Connector => Machine::Connector(Box::new(FamilyState::new())),
+            TraceFamily::Reference => Machine::Reference(Box::new(FamilyState::new())),
+            TraceFamily::Unknown => Machine::Unknown,
+        };
+        for (line, bytes) in std::mem::take(&mut self.undecided) {
+            match parse_line(&bytes) {
+                Ok(event) => self.judge(line, &event),
+                Err(problem) => self.line_problem(line, problem),
+            }
+        }
+    }
+
+    fn taint(&mut self, claim: Option<&str>) {
+        let Some(claim) = claim else {
+            self.taint_all = true;
+            return;
+        };
+        let slot_tainted = match &mut self.machine {
+            Machine::Connector(f) => f.claims.slot(claim).map(|s| s.tainted = true),
+            Machine::Reference(f) => f.claims.slot(claim).map(|s| s.tainted = true),
+            Machine::Undecided | Machine::Unknown => Some(()),
+        };
+        if slot_tainted.is_none() {
+            self.taint_all = true;
+        }
+    }
+
+    /// Envelope checks, then hands the event to the family's state machine.
+    fn judge(&mut self, line: u64, e: &RawEvent<'_>) {
+        let Some(trace_family) = self.machine.family() else {
+            return;
+        };
+        if let (Some(a), Some(b)) = (given(&e.claim_id), given(&e.resident_claim_id)) {
+            if a != b {
+                self.diagnose(
+                    Some(line),
+                    Problem::ClaimIdConflict {
+                        claim_id: a.to_owned(),
+                        resident_claim_id: b.to_owned(),
+                    },
+                );
+                self.taint(Some(a));
+                self.taint(Some(b));
+                return;
+            }
+        }
+        let claim = e.claim();
+        let problem = self.envelope_problem(e, trace_family);
+        if let Some(problem) = problem {
+            self.diagnose(Some(line), problem);
+            self.taint(claim);
+            return;
+        }
+        let Some(name) = e.event.as_ref() else {
+            return;
+        };
+        let kind = EventKind::of(name.as_str());
+        let ordinal = self.events.saturating_add(1);
+        let Some(pos) = u32::try_from(ordinal).ok().and_then(NonZeroU32::new) else {
+            // Past 2^32 events positions cannot be told apart; judge nothing more.
+            self.diagnose(Some(line), Problem::TooManyEvents);
+            self.taint_all = true;
+            return;
+        };
+        self.events = ordinal;
+        let fed = match &mut self.machine {
+            Machine::Connector(f) => {
+                f.attribution.observe(kind, e);
+                feed(f, &mut self.interner, kind, e, pos, claim)
+            }
+            Machine::Reference(f) => feed(f, &mut self.interner, kind, e, pos, claim),
+            Machine::Undecided | Machine::Unknown => Fed::Judged,
+        };
+        match fed {
+            Fed::Judged => {}
+            Fed::Ambiguous(problem) => self.diagnose(Some(line), problem),
+            Fed::TableFull => {
+                self.diagnose(Some(line), Problem::TooManyClaims);
+                self.taint_all = true;
+            }
+        }
+    }
+
+    /// What is wrong with the event's envelope (event name, sequence, family), if anything.
+    /// Records the sequence as seen when it is fine.
+    fn envelope_problem(&mut self, e: &RawEvent<'_>, trace_family: TraceFamily) -> Option<Problem> {
+        if e.event.is_none() {
+            return Some(Problem::MissingEvent);
+        }
+        let Some(sequence) = e.event_sequence else {
+            return Some(Problem::MissingSequence);
+        };
+        if let Some(previous) = self.last_sequence {
+            if sequence <= previous {
+                return Some(Problem::SequenceNotIncreasing {
+                    found: sequence,
+                    previous,
+                });
+            }
+        }
+        if let Some(found) = family::contradicts(e, trace_family) {
+            return Some(Problem::MixedFamily {
+                found,
+                trace: trace_family,
+            });
+        }
+        if trace_family == TraceFamily::Reference {
+            match e.schema_version {
+                Some(1) | None => {}
+                Some(v) => return Some(Problem::SchemaVersion(v)),
+            }
+            if sequence == 0 {
+                return Some(Problem::ReferenceSequenceZero);
+            }
+        }
+        self.last_sequence = Some(sequence);
+        None
+    }
+
+    /// Finishes the trace: emits one verdict per claim (in order of first appearance, the
+    /// unclaimed row last) through `on_verdict`, and returns everything else.
+    pub fn finish(mut self, on_verdict: &mut dyn FnMut(ClaimVerdict)) -> TraceOutline {
+        if let Machine::Undecided = self.machine {
+            let problem = if self.nonblank_lines == 0 {
+                Problem::EmptyTrace
+            } else {
+                Problem::UnknownFamily
+            };
+            self.diagnose(None, problem);
+            self.taint_all = true;
+            self.undecided.clear();
+            self.machine = Machine::Unknown;
+        }
+        if self.suppressed > 0 {
+            let n = self.suppressed;
+            self.diagnostics.push(Diagnostic {
+                line: None,
+                problem: Problem::Suppressed(n),
+            });
+        }
+        let mut tally = TraceTally {
+            valid: self.diagnostics.is_empty(),
+            ..TraceTally::default()
+        };
+        let mut emit = |v: ClaimVerdict| {
+            tally.add_verdict(&v);
+            on_verdict(v);
+        };
+        let any_diagnostic = !self.diagnostics.is_empty();
+        let family = self.machine.family().unwrap_or(TraceFamily::Unknown);
+        match std::mem::replace(&mut self.machine, Machine::Unknown) {
+            Machine::Connector(f) => {
+                finish_connector(*f, self.taint_all, any_diagnostic, &mut emit)
+            }
+            Machine::Reference(f) => finish_reference(*f, self.taint_all, &mut emit),
+            Machine::Undecided | Machine::Unknown => {}
+        }
+        if family == TraceFamily::Reference && tally.reference.is_none() {
+            tally.reference = Some(false);
+        }
+        TraceOutline {
+            name: self.name,
+            family,
+            events: self.events,
+            diagnostics: self.diagnostics,
+            tally,
+        }
+    }
+}
+
+/// What feeding one event to a family produced.
+enum Fed {
+    Judged,
+    /// Judged, and the event gave its claim a second identity value.
+    Ambiguous(Problem),
+    /// Not judged: the claim table is full.
+    TableFull,
+}
+
+/// Feeds one envelope-checked event to a family.
+fn feed<S: ClaimState>(
+    f: &mut FamilyState<S>,
+    interner: &mut Interner,
+    kind: EventKind,
+    e: &RawEvent<'_>,
+    pos: Pos,
+    claim: Option<&str>,
+) -> Fed {
+    let Some(claim) = claim else {
+        f.unclaimed_seen = true;
+        f.unclaimed.observe(kind, e, pos, None);
+        return Fed::Judged;
+    };
+    let Some(slot) = f.claims.slot(claim) else {
+        return Fed::TableFull;
+    };
+    let conflict = slot.identity.observe(e, interner);
+    slot.state.observe(kind, e, pos, Some(claim));
+    match conflict {
+        None => Fed::Judged,
+        Some(c) => Fed::Ambiguous(Problem::AmbiguousIdentity {
+            claim: claim.to_owned(),
+            field: c.field,
+            first: c.first,
+            second: c.second,
+        }),
+    }
+}
+
+fn with_taint(mut missing: Vec<Requirement>, tainted: bool) -> GateResult {
+    if tainted {
+        missing.push(Requirement::WellFormedTrace);
+    }
+    GateResult::from_missing(missing)
+}
+
+fn finish_connector(
+    f: FamilyState<ConnectorClaim>,
+    taint_all: bool,
+    any_diagnostic: bool,
+    emit: &mut dyn FnMut(ClaimVerdict),
+) {
+    let multi_claim = (f.claims.slots.len() >= 2).then(|| {
+        let target_id = f.attribution.target();
+        let target = target_id.map(|id| match f.claims.get(id) {
+            Some(slot) => TargetFacts {
+                id,
+                failure_outcome_pass: !taint_all
+                    && !slot.tainted
+                    && slot
+                        .state
+                        .failure_missing(true, slot.identity.ambiguous())
+                        .is_empty(),
+                scheduler_failed: slot.state.has_scheduler_failure(),
+                scheduler_refused: slot.state.has_scheduler_refusal(),
+            },
+            None => TargetFacts {
+                id,
+                failure_outcome_pass: false,
+                scheduler_failed: false,
+                scheduler_refused: false,
+            },
+        });
+        let mut non_targets = NonTargetFacts::default();
+        for (id, slot) in f
+            .claims
+            .index
+            .iter()
+            .filter(|(id, _)| Some(&***id) != target_id)
+        {
+            let Some(slot) = usize::try_from(*slot)
+                .ok()
+                .and_then(|i| f.claims.slots.get(i))
+            else {
+                continue;
+            };
+            let _ = id;
+            non_targets.any_attributed_failure |= slot.state.attributed_failure;
+            let restored = slot
+                .state
+                .observation_missing(true, slot.identity.ambiguous())
+                .is_empty();
+            non_targets.any_failed_without_restore |= slot.state.failed() && !restored;
+        }
+        with_taint(f.attribution.missing(target, non_targets), any_diagnostic)
+    });
+    let no_claims = f.claims.slots.is_empty();
+    for (id, slot) in f.claims.into_ordered() {
+        let tainted = taint_all || slot.tainted;
+        let ambiguous = slot.identity.ambiguous();
+        let mut gates = std::collections::BTreeMap::new();
+        gates.insert(
+            GateName::ConnectorObservation,
+            with_taint(slot.state.observation_missing(true, ambiguous), tainted),
+        );
+        gates.insert(
+            GateName::ConnectorFailureOutcome,
+            with_taint(slot.state.failure_missing(true, ambiguous), tainted),
+        );
+        if let Some(result) = &multi_claim {
+            gates.insert(GateName::MultiClaimAttribution, result.clone());
+        }
+        emit(ClaimVerdict {
+            claim_id: Some(id.into()),
+            family: TraceFamily::Connector,
+            gates,
+            controls_rejected: slot.state.controls(true),
+        });
+    }
+    let unclaimed_row = f.unclaimed_seen && (no_claims || f.unclaimed.has_failure_evidence());
+    if unclaimed_row {
+        let mut gates = std::collections::BTreeMap::new();
+        gates.insert(
+            GateName::ConnectorObservation,
+            with_taint(f.unclaimed.observation_missing(false, false), taint_all),
+        );
+        gates.insert(
+            GateName::ConnectorFailureOutcome,
+            with_taint(f.unclaimed.failure_missing(false, false), taint_all),
+        );
+        emit(ClaimVerdict {
+            claim_id: None,
+            family: TraceFamily::Connector,
+            gates,
+            controls_rejected: f.unclaimed.controls(false),
+        });
+    }
+}
+
+fn finish_reference(
+    f: FamilyState<ReferenceClaim>,
+    taint_all: bool,
+    emit: &mut dyn FnMut(ClaimVerdict),
+) {
+    let no_claims = f.claims.slots.is_empty();
+    for (id, slot) in f.claims.into_ordered() {
+        let mut missing = slot.state.missing(true, &slot.identity);
+        if slot.identity.ambiguous() {
+            missing.push(Requirement::AmbiguousClaimCacheIdentity);
+        }
+        let mut gates = std::collections::BTreeMap::new();
+        gates.insert(
+            GateName::ReferenceLifecycle,
+            with_taint(missing, taint_all || slot.tainted),
+        );
+        emit(ClaimVerdict {
+            claim_id: Some(id.into()),
+            family: TraceFamily::Reference,
+            gates,
+            controls_rejected: slot.state.controls(true),
+        });
+    }
+    if f.unclaimed_seen && no_claims {
+        let mut gates = std::collections::BTreeMap::new();
+        gates.insert(
+            GateName::ReferenceLifecycle,
+            with_taint(
+                f.unclaimed.missing(false, &ClaimIdentity::default()),
+                taint_all,
+            ),
+        );
+        emit(ClaimVerdict {
+            claim_id: None,
+            family: TraceFamily::Reference,
+            gates,
+            controls_rejected: f.unclaimed.controls(false),
+        });
+    }
+}

@@ -1,0 +1,189 @@
+//! What the gate says about one trace: per-claim verdicts and malformed-line diagnostics.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::diagnostic::Diagnostic;
+use crate::names::{Control, GateName, Requirement};
+
+/// Which of the two published trace formats a trace is written in.
+///
+/// Decided from the first event that tells (see [`crate::family`]): the reference family
+/// carries `schema_version` + `timestamp_ns` (1-based `event_sequence`), the connector
+/// family `monotonic_ns` / `hook_scope` (0-based), and marker-less lines are placed by
+/// family-specific event names (`generic_*` counters and `offload_*` events are connector
+/// events). `Unknown` means nothing told; such a trace always carries a diagnostic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceFamily {
+    /// Patched vLLM connector / scheduler boundary events.
+    Connector,
+    /// Reference lifecycle hook events.
+    Reference,
+    /// No event told the family (empty trace, or only undecidable events).
+    Unknown,
+}
+
+impl TraceFamily {
+    /// The family's name as printed and serialized.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TraceFamily::Connector => "connector",
+            TraceFamily::Reference => "reference",
+            TraceFamily::Unknown => "unknown",
+        }
+    }
+}
+
+impl std::fmt::Display for TraceFamily {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One gate's verdict for one claim.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GateResult {
+    /// True only when `missing` is empty.
+    pub pass: bool,
+    /// The requirements that do not hold, by their exact names, sorted and unique.
+    pub missing: Vec<Requirement>,
+}
+
+impl GateResult {
+    /// A verdict from the missing requirements (sorted, deduplicated; passes when empty).
+    pub fn from_missing(mut missing: Vec<Requirement>) -> Self {
+        missing.sort_unstable();
+        missing.dedup();
+        GateResult {
+            pass: missing.is_empty(),
+            missing,
+        }
+    }
+
+    /// The missing requirement names as strings, for callers that want text.
+    pub fn missing_names(&self) -> Vec<&'static str> {
+        self.missing.iter().map(|r| r.as_str()).collect()
+    }
+}
+
+/// The gates' verdicts for one claim of one trace (or for the trace's unclaimed events).
+///
+/// Fail-closed invariant: when any diagnostic of the trace touches this claim (a malformed
+/// or out-of-order line attributed to it, an identity conflict), or touches no claim in
+/// particular (a line that could not be read at all), no gate of this verdict passes; the
+/// missing list then includes `well_formed_trace` (or `ambiguous_claim_cache_identity`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ClaimVerdict {
+    /// The claim (`claim_id` / `resident_claim_id`); `None` for the trace's unclaimed events.
+    pub claim_id: Option<String>,
+    /// The family of the trace the claim is in (which decides the gates that apply).
+    pub family: TraceFamily,
+    /// The gates that apply to this claim and their verdicts.
+    pub gates: BTreeMap<GateName, GateResult>,
+    /// The false-positive controls this claim (or the unclaimed events) matched, sorted.
+    pub controls_rejected: Vec<Control>,
+}
+
+impl ClaimVerdict {
+    /// Whether the named gate applies to this claim and passes.
+    pub fn passes(&self, gate: GateName) -> bool {
+        self.gates.get(&gate).is_some_and(|g| g.pass)
+    }
+}
+
+/// Per-trace facts a campaign summary counts, computed while the verdicts stream out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct TraceTally {
+    /// The trace has no diagnostics (its event sequence is valid).
+    pub valid: bool,
+    /// Some claim passes `connector_observation`.
+    pub observation_pass: bool,
+    /// Some claim passes `connector_failure_outcome`.
+    pub failure_outcome_pass: bool,
+    /// Some row of the trace was rejected as a control.
+    pub control: bool,
+    /// Some control row nevertheless passes `connector_failure_outcome` (must never happen).
+    pub control_pass: bool,
+    /// `Some(pass)` when the trace has several claims and the attribution gate applies.
+    pub multi_claim: Option<bool>,
+    /// `Some(pass)` for a reference-family trace: whether some claim passes `reference_lifecycle`.
+    pub reference: Option<bool>,
+}
+
+impl TraceTally {
+    pub(crate) fn add_verdict(&mut self, v: &ClaimVerdict) {
+        self.observation_pass |= v.passes(GateName::ConnectorObservation);
+        let failure_pass = v.passes(GateName::ConnectorFailureOutcome);
+        self.failure_outcome_pass |= failure_pass;
+        if !v.controls_rejected.is_empty() {
+            self.control = true;
+            self.control_pass |= failure_pass;
+        }
+        if let Some(g) = v.gates.get(&GateName::MultiClaimAttribution) {
+            self.multi_claim = Some(self.multi_claim.unwrap_or(true) && g.pass);
+        }
+        if let Some(g) = v.gates.get(&GateName::ReferenceLifecycle) {
+            self.reference = Some(self.reference.unwrap_or(false) || g.pass);
+        }
+    }
+}
+
+/// Everything about a trace except the per-claim verdicts (which may be streamed out).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TraceOutline {
+    /// The name the caller gave the trace (a path, usually).
+    pub name: String,
+    /// The trace's family.
+    pub family: TraceFamily,
+    /// Events judged (non-blank lines that parsed and passed the envelope checks).
+    pub events: u64,
+    /// Malformed-line and trace-level diagnostics, in line order (capped; see
+    /// [`crate::MAX_DIAGNOSTICS`]).
+    pub diagnostics: Vec<Diagnostic>,
+    /// Campaign counts for this trace.
+    pub tally: TraceTally,
+}
+
+/// The gate's full answer for one trace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TraceReport {
+    /// The name the caller gave the trace (a path, usually).
+    pub name: String,
+    /// The trace's family.
+    pub family: TraceFamily,
+    /// Events judged.
+    pub events: u64,
+    /// One verdict per claim, in order of first appearance; the unclaimed row (if any) last.
+    pub claims: Vec<ClaimVerdict>,
+    /// Malformed-line and trace-level diagnostics. Any diagnostic makes the trace invalid.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Campaign counts for this trace.
+    pub tally: TraceTally,
+}
+
+impl TraceReport {
+    pub(crate) fn from_outline(outline: TraceOutline, claims: Vec<ClaimVerdict>) -> Self {
+        TraceReport {
+            name: outline.name,
+            family: outline.family,
+            events: outline.events,
+            claims,
+            diagnostics: outline.diagnostics,
+            tally: outline.tally,
+        }
+    }
+
+    /// The verdict for `claim_id` (`None`: the unclaimed row).
+    pub fn claim(&self, claim_id: Option<&str>) -> Option<&ClaimVerdict> {
+        self.claims
+            .iter()
+            .find(|c| c.claim_id.as_deref() == claim_id)
+    }
+
+    /// Whether the trace is free of diagnostics.
+    pub fn is_valid(&self) -> bool {
+        self.diagnostics.is_empty()
+    }
+}
