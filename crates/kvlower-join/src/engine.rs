@@ -1,0 +1,922 @@
+//! The join itself: replay the stream, keep the live block tree, and judge each claim at
+//! its observation point.
+//!
+//! Memory holds one record per *live* block plus a tombstone for each removed block that
+//! lies on a claim's chain (claims are few). A removed block that no claim needs is
+//! forgotten, so a later store whose parent hash is unknown cannot be told apart from a
+//! stream that started mid-way: when such a block's tokens match a non-first block of a
+//! claim, that claim fails closed (`unjoinable_parent`) rather than being guessed.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io::BufRead;
+use std::mem::{Discriminant, discriminant};
+use std::num::NonZeroU32;
+use std::path::Path;
+
+use crate::error::JoinError;
+use crate::events::{BlockHash, Decoded, Decoder, Issue, KvEvent, StoredBlock, Tier};
+use crate::registry::{
+    AdapterIdentity, EventFormat, HashEncoding, Registry, StreamPoint, required_chunks,
+};
+use crate::report::{
+    Change, ClaimResult, EventRef, JoinReport, Precondition, PreconditionTally,
+    REPORT_SCHEMA_VERSION, Reason, StatusCounts, StreamSummary, TierCoverage, Transition, Verdict,
+};
+
+/// One block record: a live block, or a claim-relevant tombstone (no tiers).
+struct BlockRec {
+    parent: Option<BlockHash>,
+    /// `None` for hash-only stores of a block the join never saw with tokens.
+    tokens: Option<Vec<u32>>,
+    /// Tiers holding a copy, with the priority reported when stored.
+    tiers: BTreeMap<Tier, Option<u32>>,
+    /// (claim, position) pairs this block matches along a claim's chain.
+    rel: Vec<(usize, usize)>,
+}
+
+struct ClaimTrack {
+    chunks: Vec<Vec<u32>>,
+    registered_before: Option<StreamPoint>,
+    observe_at: Option<StreamPoint>,
+    positions: Vec<Vec<BlockHash>>,
+    held: bool,
+    since: Option<EventRef>,
+    transitions: Vec<Transition>,
+    reasons: Vec<Reason>,
+    priorities: BTreeSet<u32>,
+    result: Option<ClaimResult>,
+}
+
+/// Options that change what is judged, not how.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct JoinOptions {
+    /// Judge every claim at this point instead of its registered one (pressure trials).
+    pub observe_at: Option<StreamPoint>,
+}
+
+struct Engine<'r> {
+    registry: &'r Registry,
+    format: EventFormat,
+    block_size: Option<NonZeroU32>,
+    encoding: Option<HashEncoding>,
+    claims: Vec<ClaimTrack>,
+    /// Reasons every claim shares from the registry and format (before any event).
+    common: Vec<Reason>,
+    blocks: HashMap<BlockHash, BlockRec>,
+    global: Vec<Reason>,
+    summary: StreamSummary,
+    last_index: Option<u64>,
+    last_ref: Option<EventRef>,
+    last_ts: Option<f64>,
+    last_line: Option<u64>,
+    last_seq: Option<u64>,
+    seq_present: Option<bool>,
+    rank: Option<Option<i64>>,
+    window: Option<Option<i64>>,
+    pending: usize,
+}
+
+fn push_once(list: &mut Vec<Reason>, r: Reason) {
+    let d: Discriminant<Reason> = discriminant(&r);
+    if !list.iter().any(|x| discriminant(x) == d) {
+        list.push(r);
+    }
+}
+
+impl<'r> Engine<'r> {
+    fn new(registry: &'r Registry, format: EventFormat, opts: JoinOptions) -> Engine<'r> {
+        let id = &registry.cache_identity;
+        let mut common = Vec::new();
+        for f in id.missing_fields() {
+            common.push(Reason::MissingCacheIdentityField { field: f.into() });
+        }
+        if let Some(rt) = &id.runtime
+            && rt.kind != format
+        {
+            common.push(Reason::RuntimeMismatch {
+                registry: rt.kind,
+                events: format,
+            });
+        }
+        let claims: Vec<ClaimTrack> = registry
+            .claims
+            .iter()
+            .map(|c| {
+                let chunks: Vec<Vec<u32>> = required_chunks(c, id.block_size)
+                    .map(|v| v.into_iter().map(<[u32]>::to_vec).collect())
+                    .unwrap_or_default();
+                let observe_at = opts.observe_at.or(c.observe_at);
+                let mut reasons = Vec::new();
+                if format == EventFormat::Trtllm {
+                    if matches!(observe_at, Some(StreamPoint::Timestamp(_))) {
+                        reasons.push(Reason::ObservationPointUnresolvable);
+                    }
+                    if matches!(c.registered_before, Some(StreamPoint::Timestamp(_))) {
+                        reasons.push(Reason::RegistrationPointUnresolvable);
+                    }
+                }
+                if let (Some(StreamPoint::EventIndex(reg)), Some(StreamPoint::EventIndex(obs))) =
+                    (c.registered_before, observe_at)
+                    && reg > obs
+                {
+                    reasons.push(Reason::RegisteredAfterObservationPoint);
+                }
+                ClaimTrack {
+                    positions: vec![Vec::new(); chunks.len()],
+                    chunks,
+                    registered_before: c.registered_before,
+                    observe_at,
+                    held: false,
+                    since: None,
+                    transitions: Vec::new(),
+                    reasons,
+                    priorities: BTreeSet::new(),
+                    result: None,
+                }
+            })
+            .collect();
+        let pending = claims.len();
+        Engine {
+            registry,
+            format,
+            block_size: id.block_size,
+            encoding: id.hash_domain.as_ref().map(|h| h.encoding),
+            claims,
+            common,
+            blocks: HashMap::new(),
+            global: Vec::new(),
+            summary: StreamSummary::default(),
+            last_index: None,
+            last_ref: None,
+            last_ts: None,
+            last_line: None,
+            last_seq: None,
+            seq_present: None,
+            rank: None,
+            window: None,
+            pending,
+        }
+    }
+
+    fn ambiguity(&mut self, r: Reason) {
+        push_once(&mut self.global, r);
+    }
+
+    fn snapshot_due(&mut self, next_index: u64, next_ts: Option<f64>) {
+        if self.pending == 0 {
+            return;
+        }
+        for ci in 0..self.claims.len() {
+            let c = &self.claims[ci];
+            if c.result.is_some() {
+                continue;
+            }
+            let due = match c.observe_at {
+                Some(StreamPoint::EventIndex(o)) => o < next_index,
+                Some(StreamPoint::Timestamp(t)) => next_ts.is_some_and(|ts| ts > t),
+                None => false,
+            };
+            if due {
+                self.snapshot(ci, None);
+            }
+        }
+    }
+
+    fn process(&mut self, d: Decoded) {
+        let here = EventRef {
+            index: d.index,
+            line: d.line,
+        };
+        self.snapshot_due(d.index, d.ts);
+        self.check_order(&d, here);
+        for issue in &d.issues {
+            let r = match issue {
+                Issue::Missing(f) => Reason::MissingEventField {
+                    event: here,
+                    field: (*f).to_string(),
+                },
+                Issue::TokenCountMismatch { .. } => Reason::TokenCountMismatch { event: here },
+                Issue::OtherKvCacheGroup(_) => Reason::OtherKvCacheGroup { event: here },
+            };
+            self.ambiguity(r);
+        }
+        let mut dirty: BTreeSet<usize> = BTreeSet::new();
+        match d.event {
+            KvEvent::Created => {
+                self.summary.created += 1;
+                if self.summary.events > 0 {
+                    self.ambiguity(Reason::CacheRecreated { event: here });
+                }
+            }
+            KvEvent::Stored {
+                parent,
+                blocks,
+                block_size,
+                lora_id,
+                lora_name,
+            } => {
+                self.summary.stored += 1;
+                self.check_identity(here, &parent, &blocks, block_size);
+                let adapter_ok = self.adapter_ok(lora_id, lora_name.as_deref());
+                let mut parent = parent;
+                for b in blocks {
+                    let h = b.hash.clone();
+                    self.store(parent.take(), b, here, d.ts, adapter_ok, &mut dirty);
+                    parent = Some(h);
+                }
+            }
+            KvEvent::Removed { hashes, tier } => {
+                self.summary.removed += 1;
+                for h in hashes {
+                    self.check_hash(here, &h);
+                    self.remove(&h, tier.as_ref(), here, d.ts, &mut dirty);
+                }
+            }
+            KvEvent::Updated {
+                hash,
+                cache_level,
+                priority,
+            } => {
+                self.summary.updated += 1;
+                self.check_hash(here, &hash);
+                self.update(&hash, cache_level, priority, here, d.ts, &mut dirty);
+            }
+            KvEvent::Cleared => {
+                self.summary.cleared += 1;
+                let mut touched = Vec::new();
+                for rec in self.blocks.values_mut() {
+                    if !rec.tiers.is_empty() {
+                        touched.extend(rec.rel.iter().map(|&(c, _)| c));
+                    }
+                    rec.tiers.clear();
+                }
+                self.blocks.retain(|_, r| !r.rel.is_empty());
+                for c in touched {
+                    self.relevant_event(c, here, d.ts);
+                    dirty.insert(c);
+                }
+            }
+        }
+        for ci in dirty {
+            self.recompute(ci, here);
+        }
+        self.summary.events += 1;
+        if self.summary.first_event.is_none() {
+            self.summary.first_event = Some(here);
+        }
+        self.summary.last_event = Some(here);
+        self.summary.peak_tracked_blocks = self
+            .summary
+            .peak_tracked_blocks
+            .max(self.blocks.len() as u64);
+        self.last_index = Some(d.index);
+        self.last_ref = Some(here);
+        if d.ts.is_some() {
+            self.last_ts = d.ts;
+        }
+    }
+
+    /// Sequence numbers, timestamps and cache-instance keys (rank, window).
+    fn check_order(&mut self, d: &Decoded, here: EventRef) {
+        match self.format {
+            EventFormat::Trtllm => {
+                self.summary.sequence_checked = true;
+                if let Some(last) = self.last_index {
+                    let expected = last.saturating_add(1);
+                    if d.index != expected {
+                        self.ambiguity(Reason::SequenceGap {
+                            event: here,
+                            expected,
+                            found: d.index,
+                        });
+                    }
+                }
+            }
+            EventFormat::Vllm | EventFormat::Sglang => {
+                if self.last_line != Some(d.line) {
+                    self.last_line = Some(d.line);
+                    let present = d.seq.is_some();
+                    match self.seq_present {
+                        None => self.seq_present = Some(present),
+                        Some(p) if p != present => {
+                            self.ambiguity(Reason::InconsistentSequenceNumbers { event: here })
+                        }
+                        Some(_) => {}
+                    }
+                    if let Some(seq) = d.seq {
+                        if let Some(last) = self.last_seq {
+                            let expected = last.saturating_add(1);
+                            if seq != expected {
+                                self.ambiguity(Reason::SequenceGap {
+                                    event: here,
+                                    expected,
+                                    found: seq,
+                                });
+                            }
+                        }
+                        self.last_seq = Some(seq);
+                    }
+                    self.summary.sequence_checked = self.seq_present == Some(true)
+                        && !self
+                            .global
+                            .iter()
+                            .any(|r| matches!(r, Reason::InconsistentSequenceNumbers { .. }));
+                }
+            }
+        }
+        if let (Some(ts), Some(last)) = (d.ts, self.last_ts)
+            && ts < last
+        {
+            self.ambiguity(Reason::TimestampsNotMonotonic { event: here });
+        }
+        match self.rank {
+            None => self.rank = Some(d.rank),
+            Some(r) if r != d.rank => self.ambiguity(Reason::MixedCacheInstances { event: here }),
+            Some(_) => {}
+        }
+        match self.window {
+            None => self.window = Some(d.window),
+            Some(w) if w != d.window => self.ambiguity(Reason::MixedCacheInstances { event: here }),
+            Some(_) => {}
+        }
+    }
+
+    fn check_hash(&mut self, here: EventRef, h: &BlockHash) {
+        if let Some(enc) = self.encoding
+            && h.encoding() != enc
+        {
+            self.ambiguity(Reason::HashDomainMismatch { event: here });
+        }
+    }
+
+    fn check_identity(
+        &mut self,
+        here: EventRef,
+        parent: &Option<BlockHash>,
+        blocks: &[StoredBlock],
+        block_size: Option<u64>,
+    ) {
+        if let Some(p) = parent {
+            self.check_hash(here, p);
+        }
+        for b in blocks {
+            self.check_hash(here, &b.hash);
+        }
+        let Some(expected) = self.block_size.map(|b| u64::from(b.get())) else {
+            return;
+        };
+        let carries_tokens = blocks.iter().any(|b| !b.tokens.is_empty());
+        match block_size {
+            // vLLM/SGLang name the block size; hash-only stores may carry 0.
+            Some(bs) if carries_tokens && bs != expected => {
+                self.ambiguity(Reason::BlockSizeMismatch {
+                    event: here,
+                    observed: bs,
+                    expected,
+                });
+            }
+            Some(_) => {}
+            // TRT-LLM: each block's token count is its size (partial blocks fail closed).
+            None => {
+                if let Some(b) = blocks
+                    .iter()
+                    .find(|b| !b.tokens.is_empty() && b.tokens.len() as u64 != expected)
+                {
+                    self.ambiguity(Reason::BlockSizeMismatch {
+                        event: here,
+                        observed: b.tokens.len() as u64,
+                        expected,
+                    });
+                }
+            }
+        }
+    }
+
+    fn adapter_ok(&self, lora_id: Option<i64>, lora_name: Option<&str>) -> bool {
+        match &self.registry.cache_identity.adapter {
+            None => true, // already a missing-field reason on every claim
+            Some(AdapterIdentity::BaseModel) => lora_id.is_none() && lora_name.is_none(),
+            Some(AdapterIdentity::Lora {
+                lora_id: want_id,
+                lora_name: want_name,
+            }) => {
+                let id_ok = match want_id {
+                    Some(w) => lora_id == Some(*w),
+                    None => true,
+                };
+                let name_ok = match want_name {
+                    Some(w) => lora_name == Some(w.as_str()),
+                    None => true,
+                };
+                (lora_id.is_some() || lora_name.is_some()) && id_ok && name_ok
+            }
+        }
+    }
+
+    /// A claim-relevant event: it must come after the claim's registration.
+    fn relevant_event(&mut self, ci: usize, here: EventRef, ts: Option<f64>) {
+        let Some(c) = self.claims.get_mut(ci) else {
+            return;
+        };
+        let post_hoc = match c.registered_before {
+            Some(StreamPoint::EventIndex(r)) => here.index < r,
+            Some(StreamPoint::Timestamp(t)) => ts.is_some_and(|ts| ts < t),
+            None => false,
+        };
+        if post_hoc {
+            push_once(&mut c.reasons, Reason::PostHocClaim { event: here });
+        }
+    }
+
+    fn claim_reason(&mut self, ci: usize, r: Reason) {
+        if let Some(c) = self.claims.get_mut(ci) {
+            push_once(&mut c.reasons, r);
+        }
+    }
+
+    fn store(
+        &mut self,
+        parent: Option<BlockHash>,
+        b: StoredBlock,
+        here: EventRef,
+        ts: Option<f64>,
+        adapter_ok: bool,
+        dirty: &mut BTreeSet<usize>,
+    ) {
+        let hash = b.hash.clone();
+        if let Some(rec) = self.blocks.get_mut(&hash) {
+            let conflict = match &rec.tokens {
+                Some(t) => !b.tokens.is_empty() && (*t != b.tokens || rec.parent != parent),
+                None => false,
+            };
+            if conflict {
+                self.ambiguity(Reason::ConflictingBlockContent { event: here });
+                return;
+            }
+            let upgrade = rec.tokens.is_none() && !b.tokens.is_empty();
+            if let Some(t) = b.tier.clone() {
+                rec.tiers.insert(t, b.priority);
+            }
+            let rel = rec.rel.clone();
+            if upgrade {
+                // An opaque (hash-only) record learns its tokens: join it now.
+                self.blocks.remove(&hash);
+                self.store(parent, b, here, ts, adapter_ok, dirty);
+                return;
+            }
+            for (ci, _) in rel {
+                self.relevant_event(ci, here, ts);
+                if let (Some(p), Some(c)) = (b.priority, self.claims.get_mut(ci)) {
+                    c.priorities.insert(p);
+                }
+                dirty.insert(ci);
+            }
+            return;
+        }
+        let mut tiers = BTreeMap::new();
+        if let Some(t) = b.tier.clone() {
+            tiers.insert(t, b.priority);
+        }
+        if b.tokens.is_empty() {
+            self.blocks.insert(
+                hash,
+                BlockRec {
+                    parent,
+                    tokens: None,
+                    tiers,
+                    rel: Vec::new(),
+                },
+            );
+            return;
+        }
+        let mut rel = Vec::new();
+        match &parent {
+            None => {
+                for (ci, c) in self.claims.iter().enumerate() {
+                    if c.chunks.first().is_some_and(|ch| *ch == b.tokens) {
+                        rel.push((ci, 0));
+                    }
+                }
+            }
+            Some(ph) => match self.blocks.get(ph) {
+                Some(prec) if prec.tokens.is_some() => {
+                    for &(ci, i) in &prec.rel {
+                        if self
+                            .claims
+                            .get(ci)
+                            .and_then(|c| c.chunks.get(i + 1))
+                            .is_some_and(|ch| *ch == b.tokens)
+                        {
+                            rel.push((ci, i + 1));
+                        }
+                    }
+                }
+                _ => {
+                    let hits: Vec<usize> = self
+                        .claims
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, c)| c.chunks.iter().skip(1).any(|ch| *ch == b.tokens))
+                        .map(|(ci, _)| ci)
+                        .collect();
+                    for ci in hits {
+                        self.claim_reason(ci, Reason::UnjoinableParent { event: here });
+                    }
+                }
+            },
+        }
+        for &(ci, pos) in &rel {
+            if !adapter_ok {
+                self.claim_reason(ci, Reason::AdapterMismatch { event: here });
+            }
+            if b.extra_hash_inputs {
+                self.claim_reason(ci, Reason::UnverifiedExtraHashInputs { event: here });
+            }
+            let dup = self
+                .claims
+                .get(ci)
+                .and_then(|c| c.positions.get(pos))
+                .is_some_and(|p| p.iter().any(|h| *h != hash));
+            if dup {
+                self.claim_reason(
+                    ci,
+                    Reason::DuplicateBlockAtPosition {
+                        event: here,
+                        position: pos as u64,
+                    },
+                );
+            }
+            if let Some(c) = self.claims.get_mut(ci) {
+                if let Some(p) = c.positions.get_mut(pos) {
+                    p.push(hash.clone());
+                }
+                if let Some(p) = b.priority {
+                    c.priorities.insert(p);
+                }
+            }
+            self.relevant_event(ci, here, ts);
+            dirty.insert(ci);
+        }
+        self.blocks.insert(
+            hash,
+            BlockRec {
+                parent,
+                tokens: Some(b.tokens),
+                tiers,
+                rel,
+            },
+        );
+    }
+
+    fn remove(
+        &mut self,
+        h: &BlockHash,
+        tier: Option<&Tier>,
+        here: EventRef,
+        ts: Option<f64>,
+        dirty: &mut BTreeSet<usize>,
+    ) {
+        let Some(rec) = self.blocks.get_mut(h) else {
+            self.ambiguity(Reason::UnknownBlockRemoved { event: here });
+            return;
+        };
+        let known = match tier {
+            None => {
+                let had = !rec.tiers.is_empty();
+                rec.tiers.clear();
+                had
+            }
+            Some(t) => rec.tiers.remove(t).is_some(),
+        };
+        let rel: Vec<usize> = rec.rel.iter().map(|&(c, _)| c).collect();
+        let forget = rec.tiers.is_empty() && rec.rel.is_empty();
+        if forget {
+            self.blocks.remove(h);
+        }
+        if !known {
+            self.ambiguity(Reason::UnknownBlockRemoved { event: here });
+        }
+        for ci in rel {
+            self.relevant_event(ci, here, ts);
+            dirty.insert(ci);
+        }
+    }
+
+    fn update(
+        &mut self,
+        h: &BlockHash,
+        cache_level: Option<(u32, u32)>,
+        priority: Option<(u32, u32)>,
+        here: EventRef,
+        ts: Option<f64>,
+        dirty: &mut BTreeSet<usize>,
+    ) {
+        let Some(rec) = self.blocks.get_mut(h) else {
+            self.ambiguity(Reason::UnknownBlockUpdated { event: here });
+            return;
+        };
+        let mut ok = !rec.tiers.is_empty();
+        if let Some((old, new)) = cache_level {
+            match rec.tiers.remove(&Tier::CacheLevel(old)) {
+                Some(p) => {
+                    rec.tiers.insert(Tier::CacheLevel(new), p);
+                }
+                None => ok = false,
+            }
+        }
+        if let Some((old, new)) = priority {
+            for p in rec.tiers.values_mut() {
+                if p.is_some_and(|p| p != old) {
+                    ok = false;
+                }
+                *p = Some(new);
+            }
+        }
+        let rel: Vec<usize> = rec.rel.iter().map(|&(c, _)| c).collect();
+        if !ok {
+            self.ambiguity(Reason::UnknownBlockUpdated { event: here });
+        }
+        for ci in rel {
+            self.relevant_event(ci, here, ts);
+            dirty.insert(ci);
+        }
+    }
+
+    fn live(&self, h: &BlockHash) -> bool {
+        self.blocks.get(h).is_some_and(|r| !r.tiers.is_empty())
+    }
+
+    fn held_prefix(&self, ci: usize) -> usize {
+        self.claims.get(ci).map_or(0, |c| {
+            c.positions
+                .iter()
+                .take_while(|p| p.iter().any(|h| self.live(h)))
+                .count()
+        })
+    }
+
+    fn recompute(&mut self, ci: usize, here: EventRef) {
+        let held = match self.claims.get(ci) {
+            Some(c) if !c.chunks.is_empty() => self.held_prefix(ci) == c.chunks.len(),
+            _ => false,
+        };
+        let Some(c) = self.claims.get_mut(ci) else {
+            return;
+        };
+        if c.result.is_some() || held == c.held {
+            return;
+        }
+        c.held = held;
+        c.transitions.push(Transition {
+            event: here,
+            change: if held {
+                Change::Materialized
+            } else {
+                Change::Lost
+            },
+        });
+        if held {
+            c.since = Some(here);
+        }
+    }
+
+    fn tiers(&self, ci: usize) -> Vec<TierCoverage> {
+        let mut by: BTreeMap<Tier, u64> = BTreeMap::new();
+        if let Some(c) = self.claims.get(ci) {
+            for p in &c.positions {
+                let mut at: BTreeSet<&Tier> = BTreeSet::new();
+                for h in p {
+                    if let Some(r) = self.blocks.get(h) {
+                        at.extend(r.tiers.keys());
+                    }
+                }
+                for t in at {
+                    *by.entry(t.clone()).or_default() += 1;
+                }
+            }
+        }
+        by.into_iter()
+            .map(|(tier, blocks)| TierCoverage { tier, blocks })
+            .collect()
+    }
+
+    fn snapshot(&mut self, ci: usize, extra: Option<Reason>) {
+        let Some(claim) = self.registry.claims.get(ci) else {
+            return;
+        };
+        let mut reasons: Vec<Reason> = Vec::new();
+        for r in claim
+            .reasons
+            .iter()
+            .chain(&self.common)
+            .chain(
+                self.claims
+                    .get(ci)
+                    .map(|c| c.reasons.as_slice())
+                    .unwrap_or(&[]),
+            )
+            .chain(&self.global)
+            .cloned()
+            .chain(extra)
+        {
+            if !reasons.contains(&r) {
+                reasons.push(r);
+            }
+        }
+        reasons.sort();
+        let tiers = self.tiers(ci);
+        let matched = self.held_prefix(ci) as u64;
+        let Some(c) = self.claims.get_mut(ci) else {
+            return;
+        };
+        let bs = self.block_size.map_or(0, |b| u64::from(b.get()));
+        let verdict = if !reasons.is_empty() || c.chunks.is_empty() {
+            if reasons.is_empty() {
+                // Unreachable by construction (an untracked claim always has a reason);
+                // kept so the join can never fall through to a positive verdict.
+                reasons.push(Reason::MissingTokenIds);
+            }
+            Verdict::InsufficientEvidence { reasons }
+        } else if c.held {
+            Verdict::Materialized {
+                since: c.since.unwrap_or(EventRef { index: 0, line: 0 }),
+                tiers,
+            }
+        } else if let Some(lost) = c
+            .transitions
+            .iter()
+            .rev()
+            .find(|t| t.change == Change::Lost)
+        {
+            let materialized_at = c
+                .transitions
+                .iter()
+                .rev()
+                .find(|t| t.change == Change::Materialized && t.event <= lost.event)
+                .map_or(lost.event, |t| t.event);
+            Verdict::Lost {
+                materialized_at,
+                lost_at: lost.event,
+            }
+        } else {
+            Verdict::NotMaterialized {
+                matched_prefix_tokens: matched * bs,
+                required_tokens: claim.predicate.map_or(0, |p| u64::from(p.tokens())),
+            }
+        };
+        let insufficient = matches!(verdict, Verdict::InsufficientEvidence { .. });
+        c.result = Some(ClaimResult {
+            claim_id: claim.id.clone(),
+            reusable_object_id: claim.object.clone(),
+            predicate: claim.predicate.map(|p| p.to_string()),
+            observation_point: c.observe_at,
+            verdict,
+            transitions: if insufficient {
+                Vec::new()
+            } else {
+                c.transitions.clone()
+            },
+            observed_priorities: c.priorities.iter().copied().collect(),
+        });
+        self.pending = self.pending.saturating_sub(1);
+    }
+
+    fn finish(mut self, registry_label: String, events_label: String) -> JoinReport {
+        for ci in 0..self.claims.len() {
+            if self.claims[ci].result.is_some() {
+                continue;
+            }
+            let beyond = match self.claims[ci].observe_at {
+                Some(StreamPoint::EventIndex(o)) => self.last_index.is_none_or(|l| l < o),
+                // TRT-LLM has no timestamps: already `observation_point_unresolvable`.
+                Some(StreamPoint::Timestamp(_)) if self.format == EventFormat::Trtllm => false,
+                Some(StreamPoint::Timestamp(t)) => self.last_ts.is_none_or(|l| l < t),
+                None => false,
+            };
+            let extra = beyond.then_some(Reason::ObservationPointBeyondStream {
+                last_event: self.last_ref,
+            });
+            self.snapshot(ci, extra);
+        }
+        let mut claims: Vec<ClaimResult> =
+            self.claims.into_iter().filter_map(|c| c.result).collect();
+        claims.sort_by(|a, b| a.claim_id.cmp(&b.claim_id));
+        let mut summary = StatusCounts::default();
+        for c in &claims {
+            match c.verdict {
+                Verdict::Materialized { .. } => summary.materialized += 1,
+                Verdict::NotMaterialized { .. } => summary.not_materialized += 1,
+                Verdict::Lost { .. } => summary.lost += 1,
+                Verdict::InsufficientEvidence { .. } => summary.insufficient_evidence += 1,
+            }
+        }
+        let total = claims.len();
+        let preconditions = Precondition::ALL
+            .iter()
+            .map(|&p| {
+                let met = claims
+                    .iter()
+                    .filter(|c| match &c.verdict {
+                        Verdict::InsufficientEvidence { reasons } => {
+                            !reasons.iter().any(|r| r.precondition() == p)
+                        }
+                        _ => true,
+                    })
+                    .count();
+                PreconditionTally {
+                    precondition: p,
+                    claims: format!("{met}/{total}"),
+                    held: total > 0 && met == total,
+                }
+            })
+            .collect();
+        let mut stream = self.summary;
+        stream.ambiguities = self.global;
+        stream.ambiguities.sort();
+        JoinReport {
+            schema_version: REPORT_SCHEMA_VERSION,
+            depth: "telemetry_join".into(),
+            registry: registry_label,
+            events: events_label,
+            format: self.format,
+            cache_identity: self.registry.cache_identity.clone(),
+            stream,
+            claims,
+            preconditions,
+            summary,
+        }
+    }
+}
+
+/// Joins `registry` to the events read from `events` (JSON Lines, see [`crate::events`]).
+///
+/// `registry_path` and `events_path` only label the report and the errors; they are
+/// recorded exactly as given.
+pub fn join_reader<R: BufRead>(
+    registry: &Registry,
+    registry_path: &Path,
+    events: R,
+    events_path: &Path,
+    format: EventFormat,
+) -> Result<JoinReport, JoinError> {
+    join_reader_with(
+        registry,
+        registry_path,
+        events,
+        events_path,
+        format,
+        JoinOptions::default(),
+    )
+}
+
+pub(crate) fn join_reader_with<R: BufRead>(
+    registry: &Registry,
+    registry_path: &Path,
+    mut events: R,
+    events_path: &Path,
+    format: EventFormat,
+    opts: JoinOptions,
+) -> Result<JoinReport, JoinError> {
+    let mut engine = Engine::new(registry, format, opts);
+    let mut decoder = Decoder::new(format);
+    let mut buf = Vec::new();
+    let mut line: u64 = 0;
+    loop {
+        buf.clear();
+        let n = events
+            .read_until(b'\n', &mut buf)
+            .map_err(|source| JoinError::Io {
+                path: events_path.to_path_buf(),
+                source,
+            })?;
+        if n == 0 {
+            break;
+        }
+        line += 1;
+        let text = std::str::from_utf8(&buf).map_err(|e| JoinError::Event {
+            path: events_path.to_path_buf(),
+            line,
+            json_path: None,
+            message: format!("not UTF-8: {e}"),
+        })?;
+        if text.trim().is_empty() {
+            continue;
+        }
+        let decoded = decoder
+            .decode_line(text, line)
+            .map_err(|e| JoinError::Event {
+                path: events_path.to_path_buf(),
+                line,
+                json_path: e.json_path,
+                message: e.message,
+            })?;
+        for d in decoded {
+            engine.process(d);
+        }
+    }
+    engine.summary.lines = line;
+    Ok(engine.finish(
+        registry_path.display().to_string(),
+        events_path.display().to_string(),
+    ))
+}

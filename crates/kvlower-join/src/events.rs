@@ -1,0 +1,803 @@
+//! Decoding one line of a runtime's KV event stream into typed events.
+//!
+//! Input is JSON Lines. vLLM and SGLang publish msgpack over ZMQ; the join reads the
+//! same structures converted to JSON, one `EventBatch` per line, either bare or wrapped
+//! as `{"seq": <ZMQ frame-2 sequence number>, "payload": <batch>}` so that sequence gaps
+//! can be detected. Hashes that are msgpack `bin` (vLLM's `bytes` hashes) are expected as
+//! JSON strings and treated as opaque. TensorRT-LLM lines hold one event object or one
+//! list of event objects (one `get_kv_cache_events` poll).
+//!
+//! Field names and positional orders follow `runtime-facts.md` §0b/§1.6/§2.7/§3.2:
+//! vLLM `BlockStored[tag, block_hashes, parent_block_hash, token_ids, block_size,
+//! lora_id, medium, lora_name, extra_keys, group_idx, ...]`, `BlockRemoved[tag,
+//! block_hashes, medium, group_idx, ...]`, `AllBlocksCleared[tag]`; SGLang the first
+//! six BlockStored fields then `medium`, `metadata`; TensorRT-LLM
+//! `{event_id, data:{type, ...}, window_size, attention_dp_rank}`.
+//!
+//! A field the runtime's schema requires but cannot be parsed is a decode error (the
+//! file is malformed). A field a join needs that the line leaves out is an [`Issue`]:
+//! the engine turns it into `insufficient_evidence`, never into a guess.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::registry::EventFormat;
+
+/// A block hash as published: an integer (TRT-LLM, SGLang, older vLLM) or opaque bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) enum BlockHash {
+    Int(i128),
+    Bytes(String),
+}
+
+/// Where a block copy lives: vLLM/SGLang `medium`, or TensorRT-LLM `cache_level`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    /// vLLM/SGLang storage medium (`GPU`, `CPU`, `CPU_PINNED`, ...). An absent medium
+    /// is read as `GPU`: the core block pool is the only publisher without one.
+    Medium(String),
+    /// TensorRT-LLM cache level: 0 = primary (GPU), 1 = secondary (host).
+    CacheLevel(u32),
+}
+
+impl std::fmt::Display for Tier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Tier::Medium(m) => write!(f, "medium {m}"),
+            Tier::CacheLevel(l) => write!(f, "cache_level {l}"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct StoredBlock {
+    pub hash: BlockHash,
+    /// Empty for hash-only stores (vLLM offload connectors publish `token_ids=[]`).
+    pub tokens: Vec<u32>,
+    /// `None` when the line leaves the cache level out (an [`Issue`] is recorded).
+    pub tier: Option<Tier>,
+    pub priority: Option<u32>,
+    /// Extra keys, metadata, multimodal keys or salts the runtime folds into the hash;
+    /// the join cannot verify them against the registry's namespace.
+    pub extra_hash_inputs: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum KvEvent {
+    Stored {
+        /// `None` = root; `Some(None)` never occurs: a missing parent is an [`Issue`].
+        parent: Option<BlockHash>,
+        blocks: Vec<StoredBlock>,
+        /// vLLM/SGLang `block_size` (TRT-LLM has none: each block's token count is used).
+        block_size: Option<u64>,
+        lora_id: Option<i64>,
+        lora_name: Option<String>,
+    },
+    Removed {
+        hashes: Vec<BlockHash>,
+        /// `None` = every tier (TRT-LLM `removed` means gone from the reuse tree).
+        tier: Option<Tier>,
+    },
+    Updated {
+        hash: BlockHash,
+        cache_level: Option<(u32, u32)>,
+        priority: Option<(u32, u32)>,
+    },
+    Cleared,
+    Created,
+}
+
+/// Something a join needs that the event does not supply unambiguously.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Issue {
+    Missing(&'static str),
+    TokenCountMismatch {
+        tokens: u64,
+        blocks: u64,
+        block_size: u64,
+    },
+    OtherKvCacheGroup(i64),
+}
+
+/// One decoded event with its place in the stream.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Decoded {
+    pub index: u64,
+    pub line: u64,
+    pub ts: Option<f64>,
+    pub seq: Option<u64>,
+    /// DP rank (vLLM/SGLang batch) or TRT-LLM `attention_dp_rank`.
+    pub rank: Option<i64>,
+    /// TRT-LLM `window_size`.
+    pub window: Option<i64>,
+    pub event: KvEvent,
+    pub issues: Vec<Issue>,
+}
+
+/// A malformed line: where (JSON path inside the line) and what.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct DecodeError {
+    pub json_path: Option<String>,
+    pub message: String,
+}
+
+fn err(path: &str, message: impl Into<String>) -> DecodeError {
+    DecodeError {
+        json_path: Some(path.to_string()),
+        message: message.into(),
+    }
+}
+
+/// Turns lines into events, numbering vLLM/SGLang events by position.
+pub(crate) struct Decoder {
+    format: EventFormat,
+    next_ordinal: u64,
+}
+
+impl Decoder {
+    pub fn new(format: EventFormat) -> Decoder {
+        Decoder {
+            format,
+            next_ordinal: 0,
+        }
+    }
+
+    /// Decodes one non-blank line.
+    pub fn decode_line(&mut self, text: &str, line: u64) -> Result<Vec<Decoded>, DecodeError> {
+        let v: Value = serde_json::from_str(text).map_err(|e| DecodeError {
+            json_path: None,
+            message: format!("not JSON: {e}"),
+        })?;
+        match self.format {
+            EventFormat::Vllm | EventFormat::Sglang => self.decode_batch_line(&v, line),
+            EventFormat::Trtllm => decode_trt_line(&v, line),
+        }
+    }
+
+    fn decode_batch_line(&mut self, v: &Value, line: u64) -> Result<Vec<Decoded>, DecodeError> {
+        let (seq, batch, base) = match v {
+            Value::Object(m) if m.contains_key("payload") => {
+                let seq = match m.get("seq") {
+                    Some(s) => Some(
+                        s.as_u64()
+                            .ok_or_else(|| err("$.seq", "seq must be a non-negative integer"))?,
+                    ),
+                    None => None,
+                };
+                let payload = m
+                    .get("payload")
+                    .ok_or_else(|| err("$", "missing payload"))?;
+                (seq, payload, "$.payload".to_string())
+            }
+            _ => (None, v, "$".to_string()),
+        };
+        let (ts, events, rank, events_path) = match (self.format, batch) {
+            (EventFormat::Vllm, Value::Object(m)) => {
+                let ts = m
+                    .get("ts")
+                    .ok_or_else(|| err(&base, "EventBatch has no `ts`"))?;
+                let ts = ts
+                    .as_f64()
+                    .ok_or_else(|| err(&format!("{base}.ts"), "ts must be a number"))?;
+                let events = m
+                    .get("events")
+                    .ok_or_else(|| err(&base, "EventBatch has no `events`"))?;
+                let rank = opt_i64(
+                    m.get("data_parallel_rank"),
+                    &format!("{base}.data_parallel_rank"),
+                )?;
+                (ts, events, rank, format!("{base}.events"))
+            }
+            (_, Value::Array(a)) => {
+                if a.len() < 2 || a.len() > 3 {
+                    return Err(err(
+                        &base,
+                        format!(
+                            "EventBatch array must be [ts, events] or [ts, events, dp_rank], got {} elements",
+                            a.len()
+                        ),
+                    ));
+                }
+                let ts = a[0]
+                    .as_f64()
+                    .ok_or_else(|| err(&format!("{base}[0]"), "ts must be a number"))?;
+                let rank = opt_i64(a.get(2), &format!("{base}[2]"))?;
+                (ts, &a[1], rank, format!("{base}[1]"))
+            }
+            (EventFormat::Sglang, _) => {
+                return Err(err(
+                    &base,
+                    "SGLang EventBatch must be a positional array [ts, events, attn_dp_rank]",
+                ));
+            }
+            _ => {
+                return Err(err(
+                    &base,
+                    "EventBatch must be a map {ts, events, data_parallel_rank} or an array [ts, events, dp_rank]",
+                ));
+            }
+        };
+        let events = events
+            .as_array()
+            .ok_or_else(|| err(&events_path, "events must be an array"))?;
+        let mut out = Vec::with_capacity(events.len());
+        for (i, ev) in events.iter().enumerate() {
+            let path = format!("{events_path}[{i}]");
+            let mut issues = Vec::new();
+            let event = match self.format {
+                EventFormat::Sglang => decode_sglang_event(ev, &path, &mut issues)?,
+                _ => decode_vllm_event(ev, &path, &mut issues)?,
+            };
+            out.push(Decoded {
+                index: self.next_ordinal,
+                line,
+                ts: Some(ts),
+                seq,
+                rank,
+                window: None,
+                event,
+                issues,
+            });
+            self.next_ordinal = self.next_ordinal.saturating_add(1);
+        }
+        Ok(out)
+    }
+}
+
+fn opt_i64(v: Option<&Value>, path: &str) -> Result<Option<i64>, DecodeError> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_i64()
+            .map(Some)
+            .ok_or_else(|| err(path, "expected an integer or null")),
+    }
+}
+
+fn opt_str(v: Option<&Value>, path: &str) -> Result<Option<String>, DecodeError> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(err(path, "expected a string or null")),
+    }
+}
+
+fn hash(v: &Value, path: &str) -> Result<BlockHash, DecodeError> {
+    match v {
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                Ok(BlockHash::Int(i128::from(i)))
+            } else if let Some(u) = n.as_u64() {
+                Ok(BlockHash::Int(i128::from(u)))
+            } else {
+                Err(err(path, "block hash must be an integer within 64 bits"))
+            }
+        }
+        Value::String(s) => Ok(BlockHash::Bytes(s.clone())),
+        _ => Err(err(
+            path,
+            "block hash must be an integer or a (bytes) string",
+        )),
+    }
+}
+
+fn opt_hash(v: &Value, path: &str) -> Result<Option<BlockHash>, DecodeError> {
+    match v {
+        Value::Null => Ok(None),
+        v => hash(v, path).map(Some),
+    }
+}
+
+fn hashes(v: &Value, path: &str) -> Result<Vec<BlockHash>, DecodeError> {
+    let a = v
+        .as_array()
+        .ok_or_else(|| err(path, "block_hashes must be an array"))?;
+    a.iter()
+        .enumerate()
+        .map(|(i, h)| hash(h, &format!("{path}[{i}]")))
+        .collect()
+}
+
+fn token_ids(v: &Value, path: &str) -> Result<Vec<u32>, DecodeError> {
+    let a = v
+        .as_array()
+        .ok_or_else(|| err(path, "token_ids must be an array"))?;
+    a.iter()
+        .enumerate()
+        .map(|(i, t)| {
+            t.as_u64()
+                .and_then(|t| u32::try_from(t).ok())
+                .ok_or_else(|| err(&format!("{path}[{i}]"), "token id must be a u32"))
+        })
+        .collect()
+}
+
+/// The fields of a vLLM/SGLang `BlockStored`, by name, whatever the encoding.
+struct StoredFields<'a> {
+    block_hashes: Option<&'a Value>,
+    parent_block_hash: Option<&'a Value>,
+    token_ids: Option<&'a Value>,
+    block_size: Option<&'a Value>,
+    lora_id: Option<&'a Value>,
+    medium: Option<&'a Value>,
+    lora_name: Option<&'a Value>,
+    extra_keys: Option<&'a Value>,
+    group_idx: Option<&'a Value>,
+    metadata: Option<&'a Value>,
+}
+
+/// Field name → positional JSON path, or `.name` for maps.
+fn field_path(base: &str, name: &str, pos: Option<usize>) -> String {
+    match pos {
+        Some(p) => format!("{base}[{p}]"),
+        None => format!("{base}.{name}"),
+    }
+}
+
+fn build_stored(
+    f: StoredFields<'_>,
+    path: &str,
+    positional: bool,
+    issues: &mut Vec<Issue>,
+) -> Result<KvEvent, DecodeError> {
+    let p = |name: &str, pos: usize| field_path(path, name, positional.then_some(pos));
+    let block_hashes = f
+        .block_hashes
+        .ok_or_else(|| err(path, "BlockStored has no block_hashes"))?;
+    let hashes = hashes(block_hashes, &p("block_hashes", 1))?;
+    let parent = match f.parent_block_hash {
+        Some(v) => opt_hash(v, &p("parent_block_hash", 2))?,
+        None => {
+            issues.push(Issue::Missing("parent_block_hash"));
+            None
+        }
+    };
+    let tokens = match f.token_ids {
+        Some(v) => token_ids(v, &p("token_ids", 3))?,
+        None => {
+            issues.push(Issue::Missing("token_ids"));
+            Vec::new()
+        }
+    };
+    let block_size = match f.block_size {
+        Some(v) => Some(v.as_u64().ok_or_else(|| {
+            err(
+                &p("block_size", 4),
+                "block_size must be a non-negative integer",
+            )
+        })?),
+        None => {
+            issues.push(Issue::Missing("block_size"));
+            None
+        }
+    };
+    let lora_id = opt_i64(f.lora_id, &p("lora_id", 5))?;
+    let medium = opt_str(f.medium, &p("medium", 6))?;
+    let lora_name = opt_str(f.lora_name, &p("lora_name", 7))?;
+    let extra: Vec<bool> = match f.extra_keys {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(a)) => a.iter().map(|k| !k.is_null()).collect(),
+        Some(_) => {
+            return Err(err(
+                &p("extra_keys", 8),
+                "extra_keys must be an array or null",
+            ));
+        }
+    };
+    if let Some(g) = opt_i64(f.group_idx, &p("group_idx", 9))?
+        && g != 0
+    {
+        issues.push(Issue::OtherKvCacheGroup(g));
+    }
+    let metadata = f.metadata.is_some_and(|m| !m.is_null());
+    let tier = Tier::Medium(medium.unwrap_or_else(|| "GPU".to_string()));
+    let n = hashes.len() as u64;
+    let split: Vec<Vec<u32>> = if tokens.is_empty() {
+        vec![Vec::new(); hashes.len()]
+    } else {
+        let bs = block_size.unwrap_or(0);
+        if bs == 0 || tokens.len() as u64 != n.saturating_mul(bs) {
+            issues.push(Issue::TokenCountMismatch {
+                tokens: tokens.len() as u64,
+                blocks: n,
+                block_size: bs,
+            });
+            vec![Vec::new(); hashes.len()]
+        } else {
+            tokens.chunks(bs as usize).map(<[u32]>::to_vec).collect()
+        }
+    };
+    let blocks = hashes
+        .into_iter()
+        .zip(split)
+        .enumerate()
+        .map(|(i, (hash, tokens))| StoredBlock {
+            hash,
+            tokens,
+            tier: Some(tier.clone()),
+            priority: None,
+            extra_hash_inputs: metadata || extra.get(i).copied().unwrap_or(false),
+        })
+        .collect();
+    Ok(KvEvent::Stored {
+        parent,
+        blocks,
+        block_size,
+        lora_id,
+        lora_name,
+    })
+}
+
+fn decode_removed(
+    block_hashes: Option<&Value>,
+    medium: Option<&Value>,
+    group_idx: Option<&Value>,
+    path: &str,
+    positional: bool,
+    issues: &mut Vec<Issue>,
+) -> Result<KvEvent, DecodeError> {
+    let p = |name: &str, pos: usize| field_path(path, name, positional.then_some(pos));
+    let v = block_hashes.ok_or_else(|| err(path, "BlockRemoved has no block_hashes"))?;
+    let hashes = hashes(v, &p("block_hashes", 1))?;
+    let medium = opt_str(medium, &p("medium", 2))?;
+    if let Some(g) = opt_i64(group_idx, &p("group_idx", 3))?
+        && g != 0
+    {
+        issues.push(Issue::OtherKvCacheGroup(g));
+    }
+    Ok(KvEvent::Removed {
+        hashes,
+        tier: Some(Tier::Medium(medium.unwrap_or_else(|| "GPU".to_string()))),
+    })
+}
+
+fn decode_vllm_event(
+    v: &Value,
+    path: &str,
+    issues: &mut Vec<Issue>,
+) -> Result<KvEvent, DecodeError> {
+    match v {
+        Value::Array(a) => {
+            let tag = a
+                .first()
+                .and_then(Value::as_str)
+                .ok_or_else(|| err(&format!("{path}[0]"), "event tag must be a string"))?;
+            match tag {
+                "BlockStored" => {
+                    if a.len() < 6 {
+                        return Err(err(
+                            path,
+                            format!(
+                                "BlockStored array needs at least [tag, block_hashes, parent_block_hash, token_ids, block_size, lora_id], got {} elements",
+                                a.len()
+                            ),
+                        ));
+                    }
+                    let f = StoredFields {
+                        block_hashes: a.get(1),
+                        parent_block_hash: a.get(2),
+                        token_ids: a.get(3),
+                        block_size: a.get(4),
+                        lora_id: a.get(5),
+                        medium: a.get(6),
+                        lora_name: a.get(7),
+                        extra_keys: a.get(8),
+                        group_idx: a.get(9),
+                        metadata: None,
+                    };
+                    build_stored(f, path, true, issues)
+                }
+                "BlockRemoved" => decode_removed(a.get(1), a.get(2), a.get(3), path, true, issues),
+                "AllBlocksCleared" => Ok(KvEvent::Cleared),
+                other => Err(err(
+                    &format!("{path}[0]"),
+                    format!("unknown event tag `{other}`"),
+                )),
+            }
+        }
+        Value::Object(m) => {
+            let tag = m
+                .get("type")
+                .and_then(Value::as_str)
+                .ok_or_else(|| err(path, "event map has no string `type` tag"))?;
+            match tag {
+                "BlockStored" => {
+                    let f = StoredFields {
+                        block_hashes: m.get("block_hashes"),
+                        parent_block_hash: m.get("parent_block_hash"),
+                        token_ids: m.get("token_ids"),
+                        block_size: m.get("block_size"),
+                        lora_id: m.get("lora_id"),
+                        medium: m.get("medium"),
+                        lora_name: m.get("lora_name"),
+                        extra_keys: m.get("extra_keys"),
+                        group_idx: m.get("group_idx"),
+                        metadata: None,
+                    };
+                    build_stored(f, path, false, issues)
+                }
+                "BlockRemoved" => decode_removed(
+                    m.get("block_hashes"),
+                    m.get("medium"),
+                    m.get("group_idx"),
+                    path,
+                    false,
+                    issues,
+                ),
+                "AllBlocksCleared" => Ok(KvEvent::Cleared),
+                other => Err(err(
+                    &format!("{path}.type"),
+                    format!("unknown event tag `{other}`"),
+                )),
+            }
+        }
+        _ => Err(err(
+            path,
+            "event must be an array [tag, ...] or a map {type, ...}",
+        )),
+    }
+}
+
+fn decode_sglang_event(
+    v: &Value,
+    path: &str,
+    issues: &mut Vec<Issue>,
+) -> Result<KvEvent, DecodeError> {
+    let a = v
+        .as_array()
+        .ok_or_else(|| err(path, "SGLang events are positional arrays [tag, ...]"))?;
+    let tag = a
+        .first()
+        .and_then(Value::as_str)
+        .ok_or_else(|| err(&format!("{path}[0]"), "event tag must be a string"))?;
+    match tag {
+        "BlockStored" => {
+            if a.len() < 6 {
+                return Err(err(
+                    path,
+                    format!(
+                        "BlockStored array needs [tag, block_hashes, parent_block_hash, token_ids, block_size, lora_id], got {} elements",
+                        a.len()
+                    ),
+                ));
+            }
+            let f = StoredFields {
+                block_hashes: a.get(1),
+                parent_block_hash: a.get(2),
+                token_ids: a.get(3),
+                block_size: a.get(4),
+                lora_id: a.get(5),
+                medium: a.get(6),
+                lora_name: None,
+                extra_keys: None,
+                group_idx: None,
+                metadata: a.get(7),
+            };
+            build_stored(f, path, true, issues)
+        }
+        "BlockRemoved" => decode_removed(a.get(1), a.get(2), None, path, true, issues),
+        "AllBlocksCleared" => Ok(KvEvent::Cleared),
+        other => Err(err(
+            &format!("{path}[0]"),
+            format!("unknown event tag `{other}`"),
+        )),
+    }
+}
+
+fn decode_trt_line(v: &Value, line: u64) -> Result<Vec<Decoded>, DecodeError> {
+    match v {
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .map(|(i, e)| decode_trt_event(e, &format!("$[{i}]"), line))
+            .collect(),
+        Value::Object(_) => Ok(vec![decode_trt_event(v, "$", line)?]),
+        _ => Err(err(
+            "$",
+            "a TensorRT-LLM line is one event object or a list of them",
+        )),
+    }
+}
+
+fn u32_field(
+    m: &serde_json::Map<String, Value>,
+    name: &str,
+    path: &str,
+) -> Result<Option<u32>, DecodeError> {
+    match m.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_u64()
+            .and_then(|x| u32::try_from(x).ok())
+            .map(Some)
+            .ok_or_else(|| err(&format!("{path}.{name}"), "expected a non-negative integer")),
+    }
+}
+
+fn diff(v: Option<&Value>, path: &str) -> Result<Option<(u32, u32)>, DecodeError> {
+    let m = match v {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Object(m)) => m,
+        Some(_) => return Err(err(path, "expected an event_diff object or null")),
+    };
+    let old = u32_field(m, "old_value", path)?;
+    let new = u32_field(m, "new_value", path)?;
+    match (old, new) {
+        (Some(o), Some(n)) => Ok(Some((o, n))),
+        _ => Err(err(path, "event_diff needs old_value and new_value")),
+    }
+}
+
+fn decode_trt_event(v: &Value, path: &str, line: u64) -> Result<Decoded, DecodeError> {
+    let m = v.as_object().ok_or_else(|| {
+        err(
+            path,
+            "event must be an object {event_id, data, window_size}",
+        )
+    })?;
+    let index = m
+        .get("event_id")
+        .ok_or_else(|| err(path, "event has no event_id"))?
+        .as_u64()
+        .ok_or_else(|| {
+            err(
+                &format!("{path}.event_id"),
+                "event_id must be a non-negative integer",
+            )
+        })?;
+    let window = opt_i64(m.get("window_size"), &format!("{path}.window_size"))?;
+    let rank = opt_i64(
+        m.get("attention_dp_rank"),
+        &format!("{path}.attention_dp_rank"),
+    )?;
+    let mut issues = Vec::new();
+    if !m.contains_key("window_size") {
+        issues.push(Issue::Missing("window_size"));
+    }
+    let dpath = format!("{path}.data");
+    let data = m
+        .get("data")
+        .and_then(Value::as_object)
+        .ok_or_else(|| err(&dpath, "data must be an object with a `type`"))?;
+    let ty = data
+        .get("type")
+        .and_then(Value::as_str)
+        .ok_or_else(|| err(&format!("{dpath}.type"), "data.type must be a string"))?;
+    let event = match ty {
+        "created" => KvEvent::Created,
+        "stored" => {
+            let parent = match data.get("parent_hash") {
+                Some(p) => opt_hash(p, &format!("{dpath}.parent_hash"))?,
+                None => {
+                    issues.push(Issue::Missing("parent_hash"));
+                    None
+                }
+            };
+            let bpath = format!("{dpath}.blocks");
+            let blocks = data
+                .get("blocks")
+                .and_then(Value::as_array)
+                .ok_or_else(|| err(&bpath, "stored.blocks must be an array"))?;
+            let mut out = Vec::with_capacity(blocks.len());
+            for (i, b) in blocks.iter().enumerate() {
+                let bp = format!("{bpath}[{i}]");
+                let b = b
+                    .as_object()
+                    .ok_or_else(|| err(&bp, "stored_block must be an object"))?;
+                let hash = hash(
+                    b.get("block_hash")
+                        .ok_or_else(|| err(&bp, "stored_block has no block_hash"))?,
+                    &format!("{bp}.block_hash"),
+                )?;
+                let mut extra = false;
+                let tokens = match b.get("tokens") {
+                    None => {
+                        issues.push(Issue::Missing("tokens"));
+                        Vec::new()
+                    }
+                    Some(t) => {
+                        let tp = format!("{bp}.tokens");
+                        let t = t
+                            .as_array()
+                            .ok_or_else(|| err(&tp, "tokens must be an array"))?;
+                        let mut ids = Vec::with_capacity(t.len());
+                        for (j, tok) in t.iter().enumerate() {
+                            let jp = format!("{tp}[{j}]");
+                            let tok = tok.as_object().ok_or_else(|| {
+                                err(
+                                    &jp,
+                                    "token must be {type: unique_token, token_id, token_extra_id}",
+                                )
+                            })?;
+                            let id = u32_field(tok, "token_id", &jp)?
+                                .ok_or_else(|| err(&jp, "token has no token_id"))?;
+                            if u32_field(tok, "token_extra_id", &jp)?.is_some_and(|x| x != 0) {
+                                extra = true;
+                            }
+                            ids.push(id);
+                        }
+                        ids
+                    }
+                };
+                let tier = match u32_field(b, "cache_level", &bp)? {
+                    Some(l) => Some(Tier::CacheLevel(l)),
+                    None => {
+                        issues.push(Issue::Missing("cache_level"));
+                        None
+                    }
+                };
+                let priority = u32_field(b, "priority", &bp)?;
+                let nonempty = |k: &str| {
+                    b.get(k).is_some_and(|x| match x {
+                        Value::Null => false,
+                        Value::Array(a) => !a.is_empty(),
+                        Value::String(s) => !s.is_empty(),
+                        _ => true,
+                    })
+                };
+                if nonempty("mm_keys") || nonempty("cache_salt") || nonempty("lora_id") {
+                    extra = true;
+                }
+                out.push(StoredBlock {
+                    hash,
+                    tokens,
+                    tier,
+                    priority,
+                    extra_hash_inputs: extra,
+                });
+            }
+            KvEvent::Stored {
+                parent,
+                blocks: out,
+                block_size: None,
+                lora_id: None,
+                lora_name: None,
+            }
+        }
+        "removed" => KvEvent::Removed {
+            hashes: hashes(
+                data.get("block_hashes")
+                    .ok_or_else(|| err(&dpath, "removed has no block_hashes"))?,
+                &format!("{dpath}.block_hashes"),
+            )?,
+            tier: None,
+        },
+        "updated" => KvEvent::Updated {
+            hash: hash(
+                data.get("block_hash")
+                    .ok_or_else(|| err(&dpath, "updated has no block_hash"))?,
+                &format!("{dpath}.block_hash"),
+            )?,
+            cache_level: diff(data.get("cache_level"), &format!("{dpath}.cache_level"))?,
+            priority: diff(data.get("priority"), &format!("{dpath}.priority"))?,
+        },
+        other => {
+            return Err(err(
+                &format!("{dpath}.type"),
+                format!(
+                    "unknown event type `{other}` (expected created, stored, removed, updated)"
+                ),
+            ));
+        }
+    };
+    Ok(Decoded {
+        index,
+        line,
+        ts: None,
+        seq: None,
+        rank,
+        window,
+        event,
+        issues,
+    })
+}
+
+impl BlockHash {
+    pub fn encoding(&self) -> crate::registry::HashEncoding {
+        match self {
+            BlockHash::Int(_) => crate::registry::HashEncoding::Int,
+            BlockHash::Bytes(_) => crate::registry::HashEncoding::Bytes,
+        }
+    }
+}

@@ -1,0 +1,499 @@
+//! The evidence document a join produces, and its human rendering.
+//!
+//! The JSON form is what a descriptor's `telemetry_join` evidence anchors to; `kvlower
+//! check` can re-run the join on the committed event file and compare with `==`, so every
+//! collection here is sorted and no path is absolutized.
+
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use crate::events::Tier;
+use crate::registry::{CacheIdentity, ClaimId, EventFormat, ObjectId, StreamPoint};
+
+/// Version of the evidence-document layout.
+pub const REPORT_SCHEMA_VERSION: u32 = 1;
+
+/// An event by its index (TRT-LLM `event_id`, else position) and its file line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct EventRef {
+    pub index: u64,
+    pub line: u64,
+}
+
+impl std::fmt::Display for EventRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "event {} (line {})", self.index, self.line)
+    }
+}
+
+/// The nine telemetry_join preconditions of SPEC §2.3 / paper Table 5.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Precondition {
+    ExternalAcceptedClaimRegistry,
+    StableClaimId,
+    ReusableObjectId,
+    FixedMaterializationPredicate,
+    DeterministicRequestTokenMap,
+    FixedCacheIdentity,
+    NamedObservationPoint,
+    JoinableBackendEvents,
+    AmbiguityFailsClosed,
+}
+
+impl Precondition {
+    pub const ALL: [Precondition; 9] = [
+        Precondition::ExternalAcceptedClaimRegistry,
+        Precondition::StableClaimId,
+        Precondition::ReusableObjectId,
+        Precondition::FixedMaterializationPredicate,
+        Precondition::DeterministicRequestTokenMap,
+        Precondition::FixedCacheIdentity,
+        Precondition::NamedObservationPoint,
+        Precondition::JoinableBackendEvents,
+        Precondition::AmbiguityFailsClosed,
+    ];
+}
+
+/// Why a claim is `insufficient_evidence`. Each names the precondition it breaks.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum Reason {
+    // --- the registry itself ---
+    /// The registry did not name a registration point for the claim.
+    MissingRegistrationPoint,
+    /// A relevant event for the claim precedes its registration: named after the fact.
+    PostHocClaim { event: EventRef },
+    /// The registration point lies after the observation point.
+    RegisteredAfterObservationPoint,
+    /// The registration point is a timestamp but the format carries none.
+    RegistrationPointUnresolvable,
+    /// Two claims share one claim id.
+    DuplicateClaimId,
+    /// The claim id is empty.
+    UnstableClaimId,
+    /// The claim id equals one of its backend request ids.
+    ClaimIdIsRequestId { request_id: String },
+    /// No reusable object id.
+    MissingReusableObjectId,
+    /// Two claims with different reusable object ids claim the same leading block.
+    DuplicateBlockOwner { other_claim: ClaimId },
+    /// No predicate.
+    MissingPredicate,
+    /// The predicate needs more whole blocks than the claimed tokens contain.
+    PredicateExceedsClaimedBlocks {
+        required_blocks: u64,
+        full_blocks: u64,
+    },
+    /// No token ids (inline or token-map entry).
+    MissingTokenIds,
+    /// Both inline token ids and a token map.
+    AmbiguousTokenSource,
+    /// The token map was produced by another tokenizer than the cache identity names.
+    TokenMapTokenizerMismatch { token_map: String, registry: String },
+    /// A cache-identity field is missing from the registry.
+    MissingCacheIdentityField { field: String },
+    /// The registry names another runtime than the event format.
+    RuntimeMismatch {
+        registry: EventFormat,
+        events: EventFormat,
+    },
+    /// No observation point.
+    MissingObservationPoint,
+    /// The stream ends before the observation point: what happened up to it is unknown.
+    ObservationPointBeyondStream { last_event: Option<EventRef> },
+    /// The observation point is a timestamp but the format carries none.
+    ObservationPointUnresolvable,
+    // --- cache identity, seen in the events ---
+    /// An event's block size differs from the registry's.
+    BlockSizeMismatch {
+        event: EventRef,
+        observed: u64,
+        expected: u64,
+    },
+    /// A stored block's token count does not fit its block count and block size.
+    TokenCountMismatch { event: EventRef },
+    /// A block hash's encoding differs from the registry's hash domain.
+    HashDomainMismatch { event: EventRef },
+    /// A block matching the claim was stored under another adapter (LoRA) identity.
+    AdapterMismatch { event: EventRef },
+    /// A block matching the claim folds extra keys/salts into its hash that the join
+    /// cannot check against the registry's namespace.
+    UnverifiedExtraHashInputs { event: EventRef },
+    /// Events from a KV cache group other than 0 (hybrid models are not joined).
+    OtherKvCacheGroup { event: EventRef },
+    /// Events from more than one DP rank or attention window in one stream.
+    MixedCacheInstances { event: EventRef },
+    // --- stream integrity ---
+    /// A sequence number (ZMQ seq or TRT-LLM event_id) skipped or went back.
+    SequenceGap {
+        event: EventRef,
+        expected: u64,
+        found: u64,
+    },
+    /// Some batches carry a sequence number and others do not.
+    InconsistentSequenceNumbers { event: EventRef },
+    /// Batch timestamps went backwards.
+    TimestampsNotMonotonic { event: EventRef },
+    /// A removal names a block (or a copy) the stream never stored: the stream starts
+    /// mid-way, or an event was lost.
+    UnknownBlockRemoved { event: EventRef },
+    /// An update names a block the stream never stored, or an old value that does not match.
+    UnknownBlockUpdated { event: EventRef },
+    /// A block matching the claim hangs off a parent hash the stream never showed.
+    UnjoinableParent { event: EventRef },
+    /// One hash stored with different tokens or parents.
+    ConflictingBlockContent { event: EventRef },
+    /// Two different stored blocks match the same position of the claim.
+    DuplicateBlockAtPosition { event: EventRef, position: u64 },
+    /// A field the join needs is absent from an event.
+    MissingEventField { event: EventRef, field: String },
+    /// A second `created` event: the cache was re-created mid-stream.
+    CacheRecreated { event: EventRef },
+}
+
+impl Reason {
+    /// The Table 5 precondition this reason shows unmet.
+    pub fn precondition(&self) -> Precondition {
+        use Precondition as P;
+        match self {
+            Reason::MissingRegistrationPoint
+            | Reason::PostHocClaim { .. }
+            | Reason::RegisteredAfterObservationPoint
+            | Reason::RegistrationPointUnresolvable => P::ExternalAcceptedClaimRegistry,
+            Reason::DuplicateClaimId
+            | Reason::UnstableClaimId
+            | Reason::ClaimIdIsRequestId { .. } => P::StableClaimId,
+            Reason::MissingReusableObjectId => P::ReusableObjectId,
+            Reason::MissingPredicate | Reason::PredicateExceedsClaimedBlocks { .. } => {
+                P::FixedMaterializationPredicate
+            }
+            Reason::MissingTokenIds
+            | Reason::AmbiguousTokenSource
+            | Reason::TokenMapTokenizerMismatch { .. } => P::DeterministicRequestTokenMap,
+            Reason::MissingCacheIdentityField { .. }
+            | Reason::RuntimeMismatch { .. }
+            | Reason::BlockSizeMismatch { .. }
+            | Reason::TokenCountMismatch { .. }
+            | Reason::HashDomainMismatch { .. }
+            | Reason::AdapterMismatch { .. }
+            | Reason::UnverifiedExtraHashInputs { .. }
+            | Reason::OtherKvCacheGroup { .. }
+            | Reason::MixedCacheInstances { .. } => P::FixedCacheIdentity,
+            Reason::MissingObservationPoint
+            | Reason::ObservationPointBeyondStream { .. }
+            | Reason::ObservationPointUnresolvable => P::NamedObservationPoint,
+            Reason::MissingEventField { .. } => P::JoinableBackendEvents,
+            Reason::DuplicateBlockOwner { .. }
+            | Reason::SequenceGap { .. }
+            | Reason::InconsistentSequenceNumbers { .. }
+            | Reason::TimestampsNotMonotonic { .. }
+            | Reason::UnknownBlockRemoved { .. }
+            | Reason::UnknownBlockUpdated { .. }
+            | Reason::UnjoinableParent { .. }
+            | Reason::ConflictingBlockContent { .. }
+            | Reason::DuplicateBlockAtPosition { .. }
+            | Reason::CacheRecreated { .. } => P::AmbiguityFailsClosed,
+        }
+    }
+
+    /// The snake_case name (the JSON `reason` tag).
+    pub fn name(&self) -> String {
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.get("reason").and_then(|r| r.as_str().map(str::to_string)))
+            .unwrap_or_default()
+    }
+}
+
+/// How many of the claim's required blocks are resident at one tier.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct TierCoverage {
+    pub tier: Tier,
+    pub blocks: u64,
+}
+
+/// The verdict on one claim at its observation point. Only `insufficient_evidence`
+/// carries reasons, and it never says what the join would otherwise have concluded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Verdict {
+    /// The predicate held at the observation point.
+    Materialized {
+        /// Where the current (unbroken) materialization began.
+        since: EventRef,
+        /// Residency of the required blocks at the observation point, by tier.
+        tiers: Vec<TierCoverage>,
+    },
+    /// The predicate never held up to the observation point (e.g. a partial prefix).
+    NotMaterialized {
+        matched_prefix_tokens: u64,
+        required_tokens: u64,
+    },
+    /// The predicate held, then stopped holding before the observation point.
+    Lost {
+        materialized_at: EventRef,
+        lost_at: EventRef,
+    },
+    InsufficientEvidence {
+        reasons: Vec<Reason>,
+    },
+}
+
+impl Verdict {
+    pub fn status(&self) -> &'static str {
+        match self {
+            Verdict::Materialized { .. } => "materialized",
+            Verdict::NotMaterialized { .. } => "not_materialized",
+            Verdict::Lost { .. } => "lost",
+            Verdict::InsufficientEvidence { .. } => "insufficient_evidence",
+        }
+    }
+}
+
+/// A change of the predicate's truth, in stream order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Change {
+    Materialized,
+    Lost,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Transition {
+    pub event: EventRef,
+    pub change: Change,
+}
+
+/// One claim's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClaimResult {
+    pub claim_id: ClaimId,
+    pub reusable_object_id: Option<ObjectId>,
+    /// The predicate as registered (`leading_prefix_at_least(k)`, k in tokens).
+    pub predicate: Option<String>,
+    pub observation_point: Option<StreamPoint>,
+    #[serde(flatten)]
+    pub verdict: Verdict,
+    /// Predicate changes up to the observation point (empty when insufficient).
+    pub transitions: Vec<Transition>,
+    /// Retention priorities the runtime reported on the claim's blocks (TRT-LLM only).
+    pub observed_priorities: Vec<u32>,
+}
+
+/// Counts about the stream, for the reader and for anchoring.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StreamSummary {
+    pub lines: u64,
+    pub events: u64,
+    pub stored: u64,
+    pub removed: u64,
+    pub updated: u64,
+    pub cleared: u64,
+    pub created: u64,
+    pub first_event: Option<EventRef>,
+    pub last_event: Option<EventRef>,
+    /// Whether the stream carried sequence numbers the join could check for gaps
+    /// (TRT-LLM event_id, or a `seq` envelope on vLLM/SGLang lines).
+    pub sequence_checked: bool,
+    /// Most block records held at once (live blocks plus claim tombstones).
+    pub peak_tracked_blocks: u64,
+    /// Stream-level ambiguities (each taints claims observed at or after it).
+    pub ambiguities: Vec<Reason>,
+}
+
+/// How many claims meet one precondition.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PreconditionTally {
+    pub precondition: Precondition,
+    /// `met/total` claims.
+    pub claims: String,
+    pub held: bool,
+}
+
+/// The evidence document of one join.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JoinReport {
+    pub schema_version: u32,
+    /// Always `telemetry_join`: a reconstruction of observations, never enforcement.
+    pub depth: String,
+    pub registry: String,
+    pub events: String,
+    pub format: EventFormat,
+    pub cache_identity: CacheIdentity,
+    pub stream: StreamSummary,
+    pub claims: Vec<ClaimResult>,
+    pub preconditions: Vec<PreconditionTally>,
+    pub summary: StatusCounts,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatusCounts {
+    pub materialized: u64,
+    pub not_materialized: u64,
+    pub lost: u64,
+    pub insufficient_evidence: u64,
+}
+
+impl JoinReport {
+    /// The claim result for `id`, if registered.
+    pub fn claim(&self, id: &str) -> Option<&ClaimResult> {
+        self.claims.iter().find(|c| c.claim_id.0 == id)
+    }
+
+    /// Renders the report for a terminal (the CLI prints it; this crate never prints).
+    pub fn render_human(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "telemetry join: registry {} · events {} ({})",
+            self.registry, self.events, self.format
+        );
+        let _ = writeln!(
+            s,
+            "stream: {} events on {} lines · {} stored, {} removed, {} updated, {} cleared · sequence {}",
+            self.stream.events,
+            self.stream.lines,
+            self.stream.stored,
+            self.stream.removed,
+            self.stream.updated,
+            self.stream.cleared,
+            if self.stream.sequence_checked {
+                "checked"
+            } else {
+                "not checkable"
+            }
+        );
+        for a in &self.stream.ambiguities {
+            let _ = writeln!(s, "  stream ambiguity: {}", describe_reason(a));
+        }
+        let width = self
+            .claims
+            .iter()
+            .map(|c| c.claim_id.0.len())
+            .max()
+            .unwrap_or(0);
+        for c in &self.claims {
+            let pred = c.predicate.as_deref().unwrap_or("(no predicate)");
+            let obs = c
+                .observation_point
+                .map(|p| p.to_string())
+                .unwrap_or_else(|| "(no observation point)".into());
+            let _ = writeln!(
+                s,
+                "{:width$}  {}  — {pred} at {obs}",
+                c.claim_id.0,
+                c.verdict.status()
+            );
+            match &c.verdict {
+                Verdict::Materialized { since, tiers } => {
+                    let t: Vec<String> = tiers
+                        .iter()
+                        .map(|t| {
+                            let unit = if t.blocks == 1 { "block" } else { "blocks" };
+                            format!("{} ({} {unit})", t.tier, t.blocks)
+                        })
+                        .collect();
+                    let _ = writeln!(
+                        s,
+                        "{:width$}    since {since}; resident in {}",
+                        "",
+                        t.join(", ")
+                    );
+                }
+                Verdict::NotMaterialized {
+                    matched_prefix_tokens,
+                    required_tokens,
+                } => {
+                    let _ = writeln!(
+                        s,
+                        "{:width$}    leading prefix resident: {matched_prefix_tokens} of {required_tokens} required tokens",
+                        ""
+                    );
+                }
+                Verdict::Lost {
+                    materialized_at,
+                    lost_at,
+                } => {
+                    let _ = writeln!(
+                        s,
+                        "{:width$}    materialized at {materialized_at}, lost at {lost_at}",
+                        ""
+                    );
+                }
+                Verdict::InsufficientEvidence { reasons } => {
+                    for r in reasons {
+                        let _ = writeln!(s, "{:width$}    - {}", "", describe_reason(r));
+                    }
+                }
+            }
+        }
+        let unmet: Vec<String> = self
+            .preconditions
+            .iter()
+            .filter(|p| !p.held)
+            .map(|p| format!("{} ({})", precondition_name(p.precondition), p.claims))
+            .collect();
+        let _ = writeln!(
+            s,
+            "summary: {} materialized, {} lost, {} not_materialized, {} insufficient_evidence",
+            self.summary.materialized,
+            self.summary.lost,
+            self.summary.not_materialized,
+            self.summary.insufficient_evidence
+        );
+        if !unmet.is_empty() {
+            let _ = writeln!(
+                s,
+                "preconditions not met for every claim: {}",
+                unmet.join(", ")
+            );
+        }
+        let _ = writeln!(
+            s,
+            "note: a telemetry join reconstructs observations; it supplies no enforcement."
+        );
+        s
+    }
+}
+
+pub(crate) fn precondition_name(p: Precondition) -> String {
+    serde_json::to_value(p)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// `reason_name (field: value, ...)` — the snake_case tag with its details.
+pub fn describe_reason(r: &Reason) -> String {
+    let v = serde_json::to_value(r).unwrap_or_default();
+    let name = r.name();
+    let mut details = Vec::new();
+    if let Some(m) = v.as_object() {
+        for (k, val) in m {
+            if k == "reason" {
+                continue;
+            }
+            let rendered = match val {
+                serde_json::Value::Object(o)
+                    if o.contains_key("index") && o.contains_key("line") =>
+                {
+                    format!(
+                        "event {} line {}",
+                        o.get("index").cloned().unwrap_or_default(),
+                        o.get("line").cloned().unwrap_or_default()
+                    )
+                }
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            details.push(format!("{k}: {rendered}"));
+        }
+    }
+    if details.is_empty() {
+        name
+    } else {
+        format!("{name} ({})", details.join(", "))
+    }
+}
