@@ -196,7 +196,9 @@ impl Diagnostic {
         } else {
             Code::YamlSyntax
         };
-        let mut d = Diagnostic::new(code, file, e.message.clone()).at_path(e.path.clone());
+        // The legacy alias is accepted on input but never printed.
+        let message = plain_expectation(&e.message.replace("`active_refusal_or_defer`, ", ""));
+        let mut d = Diagnostic::new(code, file, message).at_path(e.path.clone());
         d.location = e.location;
         d.hint = match code {
             Code::UnknownField | Code::UnknownName => did_you_mean(m),
@@ -229,6 +231,20 @@ impl std::fmt::Display for Diagnostic {
             write!(f, "\n  hint: {hint}")?;
         }
         Ok(())
+    }
+}
+
+/// Says "a mapping" where serde names a Rust type ("expected struct NonClaims").
+fn plain_expectation(message: &str) -> String {
+    match message.find("expected struct ") {
+        Some(at) => {
+            let rest = &message[at + "expected struct ".len()..];
+            let end = rest
+                .find(|c: char| !c.is_alphanumeric())
+                .unwrap_or(rest.len());
+            format!("{}expected a mapping{}", &message[..at], &rest[end..])
+        }
+        None => message.to_string(),
     }
 }
 

@@ -54,7 +54,7 @@ pub enum LoadFailure {
 pub fn load_repository(root: &Path) -> Result<(Repository, Vec<Diagnostic>), LoadFailure> {
     let mut diagnostics = Vec::new();
     let catalog = load_catalog(root, &mut diagnostics);
-    let files = descriptor_files(root).map_err(|d| LoadFailure::Invalid(vec![d]))?;
+    let files = descriptor_files(root).map_err(|d| LoadFailure::Invalid(vec![*d]))?;
     if files.is_empty() {
         return Err(LoadFailure::NoDescriptors {
             dir: root.join(CAPABILITIES_DIR),
@@ -122,17 +122,17 @@ pub fn load_descriptor(
 }
 
 /// The descriptor files under `root/capabilities`, relative, sorted.
-pub fn descriptor_files(root: &Path) -> Result<Vec<String>, Diagnostic> {
+pub fn descriptor_files(root: &Path) -> Result<Vec<String>, Box<Diagnostic>> {
     let dir = root.join(CAPABILITIES_DIR);
     let entries = match std::fs::read_dir(&dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => {
-            return Err(Diagnostic::new(
+            return Err(Box::new(Diagnostic::new(
                 Code::UnreadableFile,
                 CAPABILITIES_DIR,
                 format!("cannot list the directory: {e}"),
-            ));
+            )));
         }
     };
     let mut files: Vec<String> = entries

@@ -29,6 +29,13 @@ pub fn from_str<T: DeserializeOwned>(src: &str) -> Result<T, YamlError> {
         if let Some(cut) = message.find(" at line ") {
             message.truncate(cut);
         }
+        // serde_yaml also prefixes the path ("runtime: duplicate field"); we carry it separately.
+        if let Some((head, rest)) = message.split_once(": ")
+            && !head.is_empty()
+            && !head.contains(char::is_whitespace)
+        {
+            message = rest.to_string();
+        }
         YamlError {
             path: if path == "." { String::new() } else { path },
             location,

@@ -1,0 +1,369 @@
+//! `kvlower check` and `kvlower matrix` end to end, in-process, on copies of
+//! the repository in temporary directories.
+
+use std::fs;
+use std::path::Path;
+
+use kvlower_tests::{kvlower, repo_root};
+
+/// A copy of the repository's inputs and results in a temporary directory.
+fn sandbox() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for sub in ["modes", "capabilities", "results"] {
+        copy_dir(&repo_root().join(sub), &dir.path().join(sub));
+    }
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).expect("mkdir");
+    for entry in fs::read_dir(from).expect("read_dir").flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            copy_dir(&path, &to.join(entry.file_name()));
+        } else {
+            fs::copy(&path, to.join(entry.file_name())).expect("copy");
+        }
+    }
+}
+
+fn root_arg(dir: &tempfile::TempDir) -> String {
+    dir.path().display().to_string()
+}
+
+#[test]
+fn check_passes_on_the_repository() {
+    let run = kvlower(&["check", "--root", &repo_root().display().to_string()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("0 finding(s); all results fresh"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn matrix_is_byte_identical_when_regenerated() {
+    let dir = sandbox();
+    let root = root_arg(&dir);
+    let before = fs::read(dir.path().join("results/lowering-matrix.json")).expect("read");
+    let run = kvlower(&["matrix", "--root", &root]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("0 file(s) written"),
+        "committed results are fresh: {}",
+        run.stdout
+    );
+    fs::remove_dir_all(dir.path().join("results")).expect("rm");
+    assert_eq!(kvlower(&["matrix", "--root", &root]).code, 0);
+    let first = fs::read(dir.path().join("results/lowering-matrix.json")).expect("read");
+    assert_eq!(kvlower(&["matrix", "--root", &root]).code, 0);
+    let second = fs::read(dir.path().join("results/lowering-matrix.json")).expect("read");
+    assert_eq!(first, second);
+    assert_eq!(first, before);
+    let text = String::from_utf8(first).expect("utf8");
+    assert!(!text.contains(&root), "no absolute paths in results");
+}
+
+#[test]
+fn stale_results_fail_check_with_a_diff_and_the_fix() {
+    let dir = sandbox();
+    let root = root_arg(&dir);
+    let path = dir.path().join("capabilities/dynamo_router_docs.yaml");
+    let src = fs::read_to_string(&path).expect("read");
+    let edited = src.replace("default: Docs-backed", "default: Edited, docs-backed");
+    assert_ne!(edited, src);
+    fs::write(&path, edited).expect("write");
+    let run = kvlower(&["check", "--root", &root]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("error[stale-result]"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("--- a/results/lowering-matrix.json (committed)"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("kvlower matrix"), "{}", run.stderr);
+    // check never writes
+    let after = fs::read_to_string(dir.path().join("results/lowering-matrix.json")).expect("read");
+    assert_eq!(
+        after,
+        fs::read_to_string(repo_root().join("results/lowering-matrix.json")).expect("read")
+    );
+}
+
+#[test]
+fn missing_results_are_a_finding() {
+    let dir = sandbox();
+    fs::remove_file(dir.path().join("results/central-result-table.md")).expect("rm");
+    let run = kvlower(&["check", "--root", &root_arg(&dir)]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .contains("results/central-result-table.md: error[missing-result]"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn no_descriptors_is_a_usage_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let run = kvlower(&["check", "--root", &root_arg(&dir)]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("no descriptors found"));
+    assert_eq!(kvlower(&["matrix", "--root", &root_arg(&dir)]).code, 2);
+}
+
+#[test]
+fn bad_flags_are_usage_errors() {
+    assert_eq!(kvlower(&["check", "--frobnicate"]).code, 2);
+    assert_eq!(kvlower(&["no-such-command"]).code, 2);
+    assert_eq!(kvlower(&["--help"]).code, 0);
+}
+
+#[test]
+fn matrix_writes_nothing_when_an_input_is_invalid() {
+    let dir = sandbox();
+    fs::remove_dir_all(dir.path().join("results")).expect("rm");
+    fs::write(dir.path().join("capabilities/broken.yaml"), "runtime: [\n").expect("write");
+    let run = kvlower(&["matrix", "--root", &root_arg(&dir)]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("nothing written"), "{}", run.stderr);
+    assert!(!dir.path().join("results").exists(), "no partial results");
+}
+
+/// A minimal valid descriptor the malformed cases are derived from.
+const VALID: &str = "\
+runtime:
+  name: fixture
+  version: '1'
+  source: simulator
+non_claims:
+  default: a synthetic fixture
+native:
+  - obligation: claim_identity
+    status: missing
+    scope: docs_only
+    anchor:
+      kind: paper
+      section: \"§3\"
+      note: fixture
+";
+
+/// Writes `contents` as the only descriptor and runs check.
+fn check_one(contents: &[u8]) -> kvlower_tests::Run {
+    let dir = tempfile::tempdir().expect("tempdir");
+    copy_dir(&repo_root().join("modes"), &dir.path().join("modes"));
+    fs::create_dir_all(dir.path().join("capabilities")).expect("mkdir");
+    fs::write(dir.path().join("capabilities/case.yaml"), contents).expect("write");
+    kvlower(&["check", "--root", &root_arg(&dir)])
+}
+
+#[test]
+fn the_valid_fixture_is_valid() {
+    let run = check_one(VALID.as_bytes());
+    // Valid input; only the results are missing.
+    assert!(
+        !run.stderr.contains("capabilities/case.yaml"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// Each malformed input: exit 1, the file, the code, the YAML path and a location.
+#[test]
+fn malformed_descriptors_are_located_findings() {
+    // (name, contents, code, YAML path, location suffix)
+    type Case = (&'static str, Vec<u8>, &'static str, &'static str, Option<&'static str>);
+    let cases: Vec<Case> = vec![
+        (
+            "yaml syntax error",
+            b"runtime: {name: x\n".to_vec(),
+            "yaml-syntax",
+            "",
+            Some(":2:1"),
+        ),
+        (
+            "duplicate key",
+            VALID
+                .replace("  version: '1'\n", "  version: '1'\n  version: '2'\n")
+                .into_bytes(),
+            "duplicate-key",
+            "runtime",
+            Some(":2:3"),
+        ),
+        (
+            "unknown field",
+            VALID
+                .replace(
+                    "  source: simulator\n",
+                    "  source: simulator\n  colour: red\n",
+                )
+                .into_bytes(),
+            "unknown-field",
+            "runtime.colour",
+            Some(":5:3"),
+        ),
+        (
+            "wrong type",
+            VALID
+                .replace(
+                    "non_claims:\n  default: a synthetic fixture\n",
+                    "non_claims: [1]\n",
+                )
+                .into_bytes(),
+            "wrong-type",
+            "non_claims",
+            Some(":5:13"),
+        ),
+        (
+            "unknown obligation",
+            VALID
+                .replace("claim_identity", "claim_identiy")
+                .into_bytes(),
+            "unknown-name",
+            "native[0].obligation",
+            Some(":8:17"),
+        ),
+        (
+            "unknown mode",
+            format!("{VALID}proposals:\n  - primitive: active_no_evict\n    mode: hard_protectd\n")
+                .into_bytes(),
+            "unknown-name",
+            "proposals[0].mode",
+            Some(":17:11"),
+        ),
+        (
+            "unknown depth",
+            format!("{VALID}adapters:\n  - depth: telemetry_joint\n    name: x\n").into_bytes(),
+            "unknown-name",
+            "adapters[0].depth",
+            Some(":16:12"),
+        ),
+        (
+            "empty anchor",
+            VALID
+                .replace(
+                    "    anchor:\n      kind: paper\n      section: \"§3\"\n      note: fixture\n",
+                    "    anchor: {}\n",
+                )
+                .into_bytes(),
+            "anchor-incomplete",
+            "native[0].anchor",
+            Some(":11:5"),
+        ),
+        ("empty file", b"".to_vec(), "empty-file", "", None),
+        (
+            "comments only",
+            b"# nothing here\n".to_vec(),
+            "empty-file",
+            "",
+            None,
+        ),
+        (
+            "invalid utf-8",
+            b"runtime:\n  name: \xff\xfe\n".to_vec(),
+            "invalid-utf8",
+            "",
+            Some(":2:9"),
+        ),
+    ];
+    for (name, contents, code, path, location) in cases {
+        let run = check_one(&contents);
+        assert_eq!(run.code, 1, "{name}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("capabilities/case.yaml"),
+            "{name}: no file in {}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains(&format!("error[{code}]")),
+            "{name}: expected {code} in {}",
+            run.stderr
+        );
+        if !path.is_empty() {
+            assert!(
+                run.stderr.contains(&format!("(at `{path}`)")),
+                "{name}: expected path {path} in {}",
+                run.stderr
+            );
+        }
+        if let Some(loc) = location {
+            assert!(
+                run.stderr.contains(&format!("capabilities/case.yaml{loc}")),
+                "{name}: expected {loc} in {}",
+                run.stderr
+            );
+        }
+    }
+}
+
+#[test]
+fn near_miss_names_get_a_suggestion() {
+    let run = check_one(VALID.replace("claim_identity", "claim_identiy").as_bytes());
+    assert!(
+        run.stderr.contains("did you mean `claim_identity`?"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("active_refusal_or_defer"),
+        "the alias is never printed"
+    );
+}
+
+#[test]
+fn a_repo_file_anchor_must_name_a_file() {
+    let src = VALID.replace(
+        "      kind: paper\n      section: \"§3\"\n",
+        "      kind: repo_file\n      path: traces/not-here.jsonl\n",
+    );
+    let run = check_one(src.as_bytes());
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("error[anchor-file-missing]"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn every_finding_is_reported_not_just_the_first() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    copy_dir(&repo_root().join("modes"), &dir.path().join("modes"));
+    fs::create_dir_all(dir.path().join("capabilities")).expect("mkdir");
+    fs::write(dir.path().join("capabilities/a.yaml"), "runtime: [\n").expect("write");
+    fs::write(dir.path().join("capabilities/b.yaml"), "").expect("write");
+    let run = kvlower(&["check", "--root", &root_arg(&dir)]);
+    assert_eq!(run.code, 1);
+    let a = run.stderr.find("capabilities/a.yaml").expect("a reported");
+    let b = run.stderr.find("capabilities/b.yaml").expect("b reported");
+    assert!(a < b, "sorted by file");
+}
+
+#[test]
+fn an_invalid_catalog_is_a_finding_with_its_path() {
+    let dir = sandbox();
+    let path = dir.path().join("modes/modes.yaml");
+    let src = fs::read_to_string(&path).expect("read");
+    let bad = src.replace(
+        "supplies: [claim_identity, materialization_predicate, claim_materialized_event, claim_scoped_telemetry, priority_influence]",
+        "supplies: [claim_identity, materialization_predicate, claim_materialized_event, claim_scoped_telemetry, priority_influence, blocking_claim_ids]",
+    );
+    assert_ne!(bad, src);
+    fs::write(&path, bad).expect("write");
+    let run = kvlower(&["check", "--root", &root_arg(&dir)]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("modes/modes.yaml"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("error[invalid-catalog]"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("depths.telemetry_join.supplies"),
+        "{}",
+        run.stderr
+    );
+}
