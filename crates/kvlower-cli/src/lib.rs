@@ -11,6 +11,7 @@ use std::io::Write;
 use clap::{Parser, Subcommand};
 
 pub mod cmd;
+pub mod output;
 pub mod results;
 
 /// The documented exit status of a kvlower run.
@@ -49,6 +50,12 @@ struct Cli {
 enum Command {
     /// Validate descriptors and check that every generated result is fresh (never writes)
     Check(cmd::check::CheckArgs),
+    /// Explain, row by row, why each mode got its label for one descriptor
+    Explain(cmd::explain::ExplainArgs),
+    /// List the stable diagnostic codes
+    Codes(cmd::codes::CodesArgs),
+    /// Explain one diagnostic code
+    ExplainCode(cmd::codes::ExplainCodeArgs),
     /// Regenerate the lowering matrix and the other results under results/
     Matrix(cmd::matrix::MatrixArgs),
     /// Evaluate runtime event traces (JSON Lines) against the claim-scoped gates
@@ -82,6 +89,9 @@ where
     let result = match &cli.command {
         Command::Check(a) => cmd::check::run(a, out, err),
         Command::Matrix(a) => cmd::matrix::run(a, out, err),
+        Command::Explain(a) => cmd::explain::run(a, out, err),
+        Command::Codes(a) => cmd::codes::run_codes(a, out, err),
+        Command::ExplainCode(a) => cmd::codes::run_explain_code(a, out, err),
         Command::Gate(a) => cmd::gate::run(a, out, err),
         Command::Join(a) => cmd::join::run(a, out, err),
     };

@@ -2,11 +2,12 @@
 //! result is fresh. Never writes.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use kvlower_load::{Code, Diagnostic, LoadFailure, load_repository};
 
 use crate::Exit;
+use crate::output::{Format, ReportOptions, report};
 use crate::results::{GeneratedFile, generate};
 
 #[derive(Debug, clap::Args)]
@@ -14,6 +15,8 @@ pub struct CheckArgs {
     /// Repository root holding modes/, capabilities/ and results/
     #[arg(long, default_value = ".")]
     pub root: PathBuf,
+    #[command(flatten)]
+    pub report: ReportOptions,
 }
 
 pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
@@ -29,44 +32,46 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
             return Ok(Exit::Usage);
         }
         Err(LoadFailure::Invalid(diagnostics)) => {
-            report(err, &diagnostics)?;
-            writeln!(
-                out,
+            let summary = format!(
                 "kvlower check: {} finding(s); nothing judged",
                 diagnostics.len()
-            )?;
+            );
+            report(&args.report, "check", &diagnostics, &summary, out, err)?;
             return Ok(Exit::Findings);
         }
     };
-    let mut stale = Vec::new();
+    let mut diffs = String::new();
     if diagnostics.is_empty() {
         for file in generate(&repo) {
-            if let Some(d) = freshness(&repo.root, &file, err)? {
-                stale.push(file.path);
+            if let Some(d) = freshness(&repo.root, &file, &mut diffs) {
                 diagnostics.push(d);
             }
         }
     }
     diagnostics.sort();
-    report(err, &diagnostics)?;
-    if !stale.is_empty() {
-        writeln!(
-            err,
-            "hint: regenerate with `kvlower matrix --root {}` and commit the result",
-            args.root.display()
-        )?;
+    let human = matches!(args.report.format, Format::Human | Format::Github);
+    if human && !args.report.quiet && !diffs.is_empty() {
+        write!(err, "{diffs}")?;
     }
-    writeln!(
-        out,
+    let stale = diagnostics
+        .iter()
+        .any(|d| matches!(d.code, Code::StaleResult | Code::MissingResult));
+    let summary = format!(
         "kvlower check: {} descriptor(s), {} finding(s){}",
         repo.descriptors.len(),
         diagnostics.len(),
         if diagnostics.is_empty() {
-            "; all results fresh"
+            "; all results fresh".to_string()
+        } else if stale {
+            format!(
+                "; regenerate with `kvlower matrix --root {}` and commit the result",
+                args.root.display()
+            )
         } else {
-            ""
+            String::new()
         }
-    )?;
+    );
+    report(&args.report, "check", &diagnostics, &summary, out, err)?;
     Ok(if diagnostics.is_empty() {
         Exit::Success
     } else {
@@ -74,51 +79,39 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
     })
 }
 
-/// Compares one generated file with the committed one; prints a unified diff when stale.
-fn freshness(
-    root: &std::path::Path,
-    file: &GeneratedFile,
-    err: &mut dyn Write,
-) -> anyhow::Result<Option<Diagnostic>> {
-    let committed = match std::fs::read(root.join(file.path)) {
-        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-        Err(_) => {
-            return Ok(Some(
-                Diagnostic::new(
-                    Code::MissingResult,
-                    file.path,
-                    "generated result is not committed",
-                )
-                .with_hint("run `kvlower matrix`"),
-            ));
-        }
+/// Compares one generated file with the committed one; appends a unified diff when stale.
+fn freshness(root: &Path, file: &GeneratedFile, diffs: &mut String) -> Option<Diagnostic> {
+    let Ok(bytes) = std::fs::read(root.join(file.path)) else {
+        return Some(
+            Diagnostic::new(
+                Code::MissingResult,
+                file.path,
+                "generated result is not committed",
+            )
+            .with_hint("run `kvlower matrix`"),
+        );
     };
+    let committed = String::from_utf8_lossy(&bytes);
     if committed == file.contents {
-        return Ok(None);
+        return None;
     }
-    let diff = similar::TextDiff::from_lines(&committed, &file.contents);
-    write!(
-        err,
-        "{}",
-        diff.unified_diff().context_radius(2).header(
-            &format!("a/{} (committed)", file.path),
-            &format!("b/{} (regenerated)", file.path)
-        )
-    )?;
-    Ok(Some(
+    let diff = similar::TextDiff::from_lines(committed.as_ref(), &file.contents);
+    diffs.push_str(
+        &diff
+            .unified_diff()
+            .context_radius(2)
+            .header(
+                &format!("a/{} (committed)", file.path),
+                &format!("b/{} (regenerated)", file.path),
+            )
+            .to_string(),
+    );
+    Some(
         Diagnostic::new(
             Code::StaleResult,
             file.path,
             "committed result differs from the regenerated one",
         )
         .with_hint("run `kvlower matrix` and commit the result"),
-    ))
-}
-
-/// Prints every diagnostic, one block each.
-pub fn report(err: &mut dyn Write, diagnostics: &[Diagnostic]) -> std::io::Result<()> {
-    for d in diagnostics {
-        writeln!(err, "{d}")?;
-    }
-    Ok(())
+    )
 }

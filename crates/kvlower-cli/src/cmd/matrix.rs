@@ -11,7 +11,6 @@ use anyhow::Context;
 use kvlower_load::{LoadFailure, load_repository};
 
 use crate::Exit;
-use crate::cmd::check::report;
 use crate::results::generate;
 
 #[derive(Debug, clap::Args)]
@@ -29,13 +28,13 @@ pub fn run(args: &MatrixArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
             return Ok(Exit::Usage);
         }
         Err(LoadFailure::Invalid(diagnostics)) => {
-            report(err, &diagnostics)?;
+            print_findings(err, &diagnostics)?;
             writeln!(err, "kvlower matrix: nothing written")?;
             return Ok(Exit::Findings);
         }
     };
     if !diagnostics.is_empty() {
-        report(err, &diagnostics)?;
+        print_findings(err, &diagnostics)?;
         writeln!(
             err,
             "kvlower matrix: {} finding(s); nothing written",
@@ -74,4 +73,14 @@ pub fn write_if_changed(path: &Path, contents: &str) -> anyhow::Result<bool> {
     tmp.persist(path)
         .with_context(|| format!("replacing {}", path.display()))?;
     Ok(true)
+}
+
+fn print_findings(
+    err: &mut dyn Write,
+    diagnostics: &[kvlower_load::Diagnostic],
+) -> std::io::Result<()> {
+    for d in diagnostics {
+        writeln!(err, "{d}")?;
+    }
+    Ok(())
 }

@@ -1,6 +1,8 @@
 //! One module per subcommand; each owns its clap arguments and its `run`.
 
 pub mod check;
+pub mod codes;
+pub mod explain;
 pub mod gate;
 pub mod join;
 pub mod matrix;
