@@ -175,7 +175,13 @@ fn the_valid_fixture_is_valid() {
 #[test]
 fn malformed_descriptors_are_located_findings() {
     // (name, contents, code, YAML path, location suffix)
-    type Case = (&'static str, Vec<u8>, &'static str, &'static str, Option<&'static str>);
+    type Case = (
+        &'static str,
+        Vec<u8>,
+        &'static str,
+        &'static str,
+        Option<&'static str>,
+    );
     let cases: Vec<Case> = vec![
         (
             "yaml syntax error",

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::vocab::{Atom, Depth, Mode, Obligation, Precondition, Signal};
 
 /// `modes/modes.yaml` as written.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CatalogDoc {
     pub modes: BTreeMap<Mode, ModeSpec>,
@@ -24,7 +24,7 @@ pub struct CatalogDoc {
 }
 
 /// One mode's bundle O[m] and what decides its negative labels.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ModeSpec {
     /// O[m]: every one must be supplied for the mode to lower.
@@ -43,7 +43,7 @@ pub struct ModeSpec {
 }
 
 /// What one adapter depth may supply and what must hold before it counts.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DepthSpec {
     /// The trust boundary in one sentence (documentation).
@@ -64,7 +64,7 @@ pub struct DepthSpec {
 }
 
 /// What an approximation signal makes plausible.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SignalSpec {
     pub description: String,
@@ -73,7 +73,7 @@ pub struct SignalSpec {
 }
 
 /// A primitive that must never be accepted as a mode.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ForbiddenLowering {
     pub primitive: Signal,

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::vocab::{Ambiguity, Atom, Depth, Mode, Obligation, Precondition, Scope, Signal, Status};
 
 /// One runtime's evidence, as written.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Descriptor {
     pub runtime: RuntimeIdentity,
@@ -32,7 +32,7 @@ pub struct Descriptor {
 }
 
 /// Which runtime, which build, and what kind of source the evidence comes from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RuntimeIdentity {
     pub name: String,
@@ -44,7 +44,7 @@ pub struct RuntimeIdentity {
 }
 
 /// What the descriptor's evidence was read from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SourceKind {
     SourceTree,
@@ -55,7 +55,7 @@ pub enum SourceKind {
 }
 
 /// One obligation as a piece of evidence claims it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EvidenceItem {
     pub obligation: Obligation,
@@ -67,7 +67,7 @@ pub struct EvidenceItem {
 }
 
 /// An adapter (or backend patch) at one depth of the ladder.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Adapter {
     pub depth: Depth,
@@ -83,7 +83,7 @@ pub struct Adapter {
 }
 
 /// An observed atom with its anchor.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AtomEvidence {
     pub atom: Atom,
@@ -94,7 +94,7 @@ pub struct AtomEvidence {
 }
 
 /// An approximation signal the runtime exposes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SignalEvidence {
     pub signal: Signal,
@@ -105,7 +105,7 @@ pub struct SignalEvidence {
 
 /// A primitive offered as a mode (e.g. active no-evict as hard_protected).
 /// Proposals are what make a failing row `rejected` rather than `approximate`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Proposal {
     pub primitive: Signal,
@@ -122,7 +122,7 @@ fn depth_none() -> Depth {
 }
 
 /// The calibrated non-claims of a runtime's rows.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NonClaims {
     /// Applies to every row without a mode-specific non-claim.
@@ -138,7 +138,9 @@ impl NonClaims {
 }
 
 /// What kind of thing an anchor points at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum AnchorKind {
     /// A result the paper reports from runs we cannot repeat here: needs
@@ -156,7 +158,7 @@ pub enum AnchorKind {
 ///
 /// Fields are optional in the type so that an incomplete anchor parses and is
 /// *judged* unanchored (fail closed) as well as reported by `check`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Anchor {
     pub kind: Option<AnchorKind>,

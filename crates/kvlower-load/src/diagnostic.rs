@@ -412,7 +412,7 @@ mod tests {
             assert!(
                 c.as_str()
                     .chars()
-                    .all(|ch| ch.is_ascii_lowercase() || ch == '-')
+                    .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '-')
             );
         }
     }

@@ -138,7 +138,8 @@ pub fn descriptor_files(root: &Path) -> Result<Vec<String>, Box<Diagnostic>> {
     let mut files: Vec<String> = entries
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| p.is_file())
+        // Anything named *.yaml is read, so a broken link or a directory with that
+        // name is reported (unreadable-file) rather than silently skipped.
         .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")))
         .filter_map(|p| p.file_name().and_then(|n| n.to_str()).map(str::to_string))
         .map(|name| format!("{CAPABILITIES_DIR}/{name}"))

@@ -43,3 +43,53 @@ pub fn from_str<T: DeserializeOwned>(src: &str) -> Result<T, YamlError> {
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A billion-laughs document expands to 9^9 nodes if aliases are replayed
+    /// naively; the parser must refuse it quickly, even into an untyped value.
+    #[test]
+    fn alias_bombs_are_refused() {
+        let mut doc = String::from(
+            "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
+        );
+        for i in 0..8u8 {
+            let (this, prev) = ((b'b' + i) as char, (b'a' + i) as char);
+            let refs = vec![format!("*{prev}"); 9].join(",");
+            doc.push_str(&format!("{this}: &{this} [{refs}]\n"));
+        }
+        let err = from_str::<serde_json::Value>(&doc).expect_err("the bomb is refused");
+        assert!(err.message.contains("repetition limit"), "{}", err.message);
+    }
+
+    #[test]
+    fn deep_nesting_is_refused() {
+        let doc = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+        let err = from_str::<serde_json::Value>(&doc).expect_err("refused");
+        assert!(err.message.contains("recursion limit"), "{}", err.message);
+    }
+
+    #[test]
+    fn errors_carry_path_and_location() {
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Doc {
+            items: Vec<Item>,
+        }
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Item {
+            n: u32,
+        }
+        let err = from_str::<Doc>("items:\n  - n: 1\n  - n: x\n").expect_err("wrong type");
+        assert_eq!(err.path, "items[1].n");
+        assert_eq!(err.location, Some((3, 8)));
+        assert!(
+            !err.message.contains("items"),
+            "path prefix stripped: {}",
+            err.message
+        );
+    }
+}

@@ -1,0 +1,126 @@
+//! The bad-input corpus (`tests/corpus/`): every case gives its documented
+//! exit code and a coded diagnostic naming the file; never a panic.
+
+use std::fs;
+use std::path::Path;
+
+use kvlower_tests::{Run, kvlower, repo_root};
+
+/// A scratch repository with the real catalog and one descriptor named `name.yaml`.
+fn scratch(name: &str, write: impl FnOnce(&Path)) -> (tempfile::TempDir, Run) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    fs::create_dir_all(dir.path().join("modes")).expect("mkdir");
+    fs::copy(
+        repo_root().join("modes/modes.yaml"),
+        dir.path().join("modes/modes.yaml"),
+    )
+    .expect("copy");
+    fs::create_dir_all(dir.path().join("capabilities")).expect("mkdir");
+    write(&dir.path().join(format!("capabilities/{name}.yaml")));
+    let run = kvlower(&[
+        "check",
+        "--color",
+        "never",
+        "--root",
+        &dir.path().display().to_string(),
+    ]);
+    (dir, run)
+}
+
+fn assert_finding(name: &str, run: &Run, expect_location: bool) {
+    assert_eq!(run.code, 1, "{name}: exit {} with {}", run.code, run.stderr);
+    let file = format!("capabilities/{name}.yaml");
+    assert!(
+        run.stderr.contains(&file),
+        "{name}: the file is not named: {}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(": error["),
+        "{name}: no coded diagnostic: {}",
+        run.stderr
+    );
+    if expect_location {
+        assert!(
+            run.stderr.contains(&format!("{file}:")),
+            "{name}: no line:column: {}",
+            run.stderr
+        );
+    }
+}
+
+/// Cases without a meaningful location (the whole file is the problem).
+const NO_LOCATION: &[&str] = &[
+    "empty_file",
+    "comments_only",
+    "anchor_repo_file_missing",
+    "duplicate_adapter_depth",
+];
+
+#[test]
+fn committed_corpus_cases() {
+    let corpus = repo_root().join("tests/corpus");
+    let mut names: Vec<String> = fs::read_dir(&corpus)
+        .expect("tests/corpus")
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter_map(|n| n.strip_suffix(".yaml").map(str::to_string))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 30, "the corpus has {} cases", names.len());
+    for name in names {
+        let bytes = fs::read(corpus.join(format!("{name}.yaml"))).expect("read");
+        let (_dir, run) = scratch(&name, |p| fs::write(p, &bytes).expect("write"));
+        assert_finding(&name, &run, !NO_LOCATION.contains(&name.as_str()));
+        insta::assert_snapshot!(
+            format!("corpus_{name}"),
+            format!("exit {}\n{}", run.code, run.stderr)
+        );
+    }
+}
+
+#[test]
+fn a_ten_megabyte_line() {
+    let (_dir, run) = scratch("long_line", |p| {
+        let mut text = String::from("runtime:\n  name: \"");
+        text.push_str(&"x".repeat(10 * 1024 * 1024));
+        text.push_str("\"\n  version: 1\n  source: simulatr\n");
+        fs::write(p, text).expect("write");
+    });
+    assert_finding("long_line", &run, true);
+    assert!(run.stderr.contains("error[unknown-name]"), "{}", run.stderr);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_dangling_symlink_is_unreadable() {
+    let (_dir, run) = scratch("dangling", |p| {
+        std::os::unix::fs::symlink("/nonexistent/kvlower-corpus", p).expect("symlink");
+    });
+    assert_finding("dangling", &run, false);
+    assert!(
+        run.stderr.contains("error[unreadable-file]"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_directory_named_like_a_descriptor_is_unreadable() {
+    let (_dir, run) = scratch("a_directory", |p| fs::create_dir_all(p).expect("mkdir"));
+    assert_finding("a_directory", &run, false);
+    assert!(
+        run.stderr.contains("error[unreadable-file]"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_root_with_no_descriptors_is_a_usage_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    fs::create_dir_all(dir.path().join("capabilities")).expect("mkdir");
+    let run = kvlower(&["check", "--root", &dir.path().display().to_string()]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("no descriptors found"));
+}
