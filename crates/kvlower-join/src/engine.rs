@@ -14,7 +14,7 @@ use std::num::NonZeroU32;
 use std::path::Path;
 
 use crate::error::JoinError;
-use crate::events::{BlockHash, Decoded, Decoder, Issue, KvEvent, StoredBlock, Tier};
+use crate::events::{BatchMeta, BlockHash, Decoded, Decoder, Issue, KvEvent, StoredBlock, Tier};
 use crate::registry::{
     AdapterIdentity, EventFormat, HashEncoding, Registry, StreamPoint, required_chunks,
 };
@@ -68,7 +68,6 @@ struct Engine<'r> {
     last_index: Option<u64>,
     last_ref: Option<EventRef>,
     last_ts: Option<f64>,
-    last_line: Option<u64>,
     last_seq: Option<u64>,
     seq_present: Option<bool>,
     rank: Option<Option<i64>>,
@@ -149,7 +148,6 @@ impl<'r> Engine<'r> {
             last_index: None,
             last_ref: None,
             last_ts: None,
-            last_line: None,
             last_seq: None,
             seq_present: None,
             rank: None,
@@ -187,8 +185,13 @@ impl<'r> Engine<'r> {
             index: d.index,
             line: d.line,
         };
-        self.snapshot_due(d.index, d.ts);
+        // Claims observed up to the previous event are complete; anything the order
+        // checks find (a gap before this event) must taint the others.
+        if let Some(last) = self.last_index {
+            self.snapshot_due(last.saturating_add(1), None);
+        }
         self.check_order(&d, here);
+        self.snapshot_due(d.index, d.ts);
         for issue in &d.issues {
             let r = match issue {
                 Issue::Missing(f) => Reason::MissingEventField {
@@ -271,9 +274,6 @@ impl<'r> Engine<'r> {
             .max(self.blocks.len() as u64);
         self.last_index = Some(d.index);
         self.last_ref = Some(here);
-        if d.ts.is_some() {
-            self.last_ts = d.ts;
-        }
     }
 
     /// Sequence numbers, timestamps and cache-instance keys (rank, window).
@@ -292,42 +292,8 @@ impl<'r> Engine<'r> {
                     }
                 }
             }
-            EventFormat::Vllm | EventFormat::Sglang => {
-                if self.last_line != Some(d.line) {
-                    self.last_line = Some(d.line);
-                    let present = d.seq.is_some();
-                    match self.seq_present {
-                        None => self.seq_present = Some(present),
-                        Some(p) if p != present => {
-                            self.ambiguity(Reason::InconsistentSequenceNumbers { event: here })
-                        }
-                        Some(_) => {}
-                    }
-                    if let Some(seq) = d.seq {
-                        if let Some(last) = self.last_seq {
-                            let expected = last.saturating_add(1);
-                            if seq != expected {
-                                self.ambiguity(Reason::SequenceGap {
-                                    event: here,
-                                    expected,
-                                    found: seq,
-                                });
-                            }
-                        }
-                        self.last_seq = Some(seq);
-                    }
-                    self.summary.sequence_checked = self.seq_present == Some(true)
-                        && !self
-                            .global
-                            .iter()
-                            .any(|r| matches!(r, Reason::InconsistentSequenceNumbers { .. }));
-                }
-            }
-        }
-        if let (Some(ts), Some(last)) = (d.ts, self.last_ts)
-            && ts < last
-        {
-            self.ambiguity(Reason::TimestampsNotMonotonic { event: here });
+            // Batch-level checks (sequence numbers) run in `batch`, once per line.
+            EventFormat::Vllm | EventFormat::Sglang => {}
         }
         match self.rank {
             None => self.rank = Some(d.rank),
@@ -339,6 +305,48 @@ impl<'r> Engine<'r> {
             Some(w) if w != d.window => self.ambiguity(Reason::MixedCacheInstances { event: here }),
             Some(_) => {}
         }
+    }
+
+    /// Sequence numbers and timestamps of one vLLM/SGLang batch, empty or not.
+    fn batch(&mut self, b: BatchMeta) {
+        let here = EventRef {
+            index: b.first_index,
+            line: b.line,
+        };
+        // Event-index claims observed before this batch are complete; a lost batch
+        // found below may precede a timestamp observation point, so those wait.
+        self.snapshot_due(b.first_index, None);
+        let present = b.seq.is_some();
+        match self.seq_present {
+            None => self.seq_present = Some(present),
+            Some(p) if p != present => {
+                self.ambiguity(Reason::InconsistentSequenceNumbers { event: here })
+            }
+            Some(_) => {}
+        }
+        if let Some(seq) = b.seq {
+            if let Some(last) = self.last_seq {
+                let expected = last.saturating_add(1);
+                if seq != expected {
+                    self.ambiguity(Reason::SequenceGap {
+                        event: here,
+                        expected,
+                        found: seq,
+                    });
+                }
+            }
+            self.last_seq = Some(seq);
+        }
+        self.summary.sequence_checked = self.seq_present == Some(true)
+            && !self
+                .global
+                .iter()
+                .any(|r| matches!(r, Reason::InconsistentSequenceNumbers { .. }));
+        if self.last_ts.is_some_and(|last| b.ts < last) {
+            self.ambiguity(Reason::TimestampsNotMonotonic { event: here });
+        }
+        self.last_ts = Some(b.ts);
+        self.snapshot_due(b.first_index, Some(b.ts));
     }
 
     fn check_hash(&mut self, here: EventRef, h: &BlockHash) {
@@ -459,9 +467,15 @@ impl<'r> Engine<'r> {
             }
             let rel = rec.rel.clone();
             if upgrade {
-                // An opaque (hash-only) record learns its tokens: join it now.
-                self.blocks.remove(&hash);
+                // An opaque (hash-only) record learns its tokens: join it now, keeping
+                // the copies it already had.
+                let old = self.blocks.remove(&hash);
                 self.store(parent, b, here, ts, adapter_ok, dirty);
+                if let (Some(old), Some(new)) = (old, self.blocks.get_mut(&hash)) {
+                    for (t, p) in old.tiers {
+                        new.tiers.entry(t).or_insert(p);
+                    }
+                }
                 return;
             }
             for (ci, _) in rel {
@@ -910,7 +924,10 @@ pub(crate) fn join_reader_with<R: BufRead>(
                 json_path: e.json_path,
                 message: e.message,
             })?;
-        for d in decoded {
+        if let Some(b) = decoded.batch {
+            engine.batch(b);
+        }
+        for d in decoded.events {
             engine.process(d);
         }
     }
@@ -919,4 +936,154 @@ pub(crate) fn join_reader_with<R: BufRead>(
         registry_path.display().to_string(),
         events_path.display().to_string(),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const REGISTRY: &str = r#"
+schema_version: 1
+cache_identity:
+  model: m
+  tokenizer: t
+  hash_domain: {name: h, encoding: int}
+  runtime: {kind: vllm, version: synthetic}
+  namespace: default
+  adapter: {kind: base_model}
+  block_size: 2
+claims:
+  - claim_id: c1
+    reusable_object_id: o1
+    token_ids: [1, 2, 3, 4]
+    predicate: leading_prefix_at_least(3)
+    registered_before: {event_index: 0}
+    observe_at: {timestamp: 9.0}
+  - claim_id: c-ts
+    reusable_object_id: o1
+    token_ids: [1, 2, 3, 4]
+    predicate: leading_prefix_at_least(4)
+    registered_before: {timestamp: 1.5}
+    observe_at: {timestamp: 9.0}
+"#;
+
+    fn run(events: &str) -> JoinReport {
+        let reg = Registry::parse(REGISTRY, Path::new("r.yaml")).unwrap();
+        join_reader(
+            &reg,
+            Path::new("r.yaml"),
+            events.as_bytes(),
+            Path::new("e.jsonl"),
+            EventFormat::Vllm,
+        )
+        .unwrap()
+    }
+
+    fn status(r: &JoinReport, c: &str) -> Verdict {
+        r.claim(c).unwrap().verdict.clone()
+    }
+
+    fn names(r: &JoinReport, c: &str) -> Vec<String> {
+        match status(r, c) {
+            Verdict::InsufficientEvidence { reasons } => reasons.iter().map(Reason::name).collect(),
+            v => panic!("{c}: {v:?}"),
+        }
+    }
+
+    const STORE: &str = r#"[2.0,[["BlockStored",[10,11],null,[1,2,3,4],2,null]]]"#;
+
+    #[test]
+    fn all_blocks_cleared_is_a_loss() {
+        let r = run(&format!(
+            "{STORE}\n[3.0,[[\"AllBlocksCleared\"]]]\n[9.0,[]]\n"
+        ));
+        assert_eq!(
+            status(&r, "c1"),
+            Verdict::Lost {
+                materialized_at: EventRef { index: 0, line: 1 },
+                lost_at: EventRef { index: 1, line: 2 },
+            }
+        );
+        assert_eq!(r.stream.cleared, 1);
+    }
+
+    #[test]
+    fn empty_batches_keep_their_sequence_numbers() {
+        let lines = [
+            format!(r#"{{"seq":7,"payload":{STORE}}}"#),
+            r#"{"seq":8,"payload":[3.0,[]]}"#.to_string(),
+            r#"{"seq":9,"payload":[9.5,[["BlockStored",[12],null,[7,7],2,null]]]}"#.to_string(),
+        ];
+        let r = run(&lines.join("\n"));
+        assert!(
+            r.stream.ambiguities.is_empty(),
+            "{:?}",
+            r.stream.ambiguities
+        );
+        assert!(r.stream.sequence_checked);
+        assert!(matches!(status(&r, "c1"), Verdict::Materialized { .. }));
+        // Without seq 8 the gap is seen even though the lost batch held no events.
+        let gap = run(&[lines[0].clone(), lines[2].clone()].join("\n"));
+        assert_eq!(names(&gap, "c1"), vec!["sequence_gap"]);
+    }
+
+    #[test]
+    fn timestamp_registration_catches_post_hoc_naming() {
+        // Stored at ts 1.0, the claim registered before ts 1.5: named after the fact.
+        let r = run(&format!("{}\n[9.5,[]]\n", STORE.replace("2.0", "1.0")));
+        assert_eq!(names(&r, "c-ts"), vec!["post_hoc_claim"]);
+        assert!(matches!(status(&r, "c1"), Verdict::Materialized { .. }));
+    }
+
+    #[test]
+    fn timestamps_going_backwards_fail_closed() {
+        let r = run(&format!("{STORE}\n[1.0,[]]\n[9.5,[]]\n"));
+        assert_eq!(names(&r, "c1"), vec!["timestamps_not_monotonic"]);
+    }
+
+    #[test]
+    fn two_blocks_for_one_claim_position_fail_closed() {
+        // Same tokens and parent under a second hash: the hash domain is not what we think.
+        let r = run(&format!(
+            "{STORE}\n[2.5,[[\"BlockStored\",[20],null,[1,2],2,null]]]\n[9.5,[]]\n"
+        ));
+        assert_eq!(names(&r, "c1"), vec!["duplicate_block_at_position"]);
+    }
+
+    #[test]
+    fn hash_only_store_then_tokens_joins() {
+        // An offload copy announced by hash first, then the GPU store with tokens.
+        let r = run(&format!(
+            "[1.9,[[\"BlockStored\",[10,11],null,[],0,null,\"CPU\"]]]\n{STORE}\n[9.5,[]]\n"
+        ));
+        match status(&r, "c1") {
+            Verdict::Materialized { tiers, .. } => assert_eq!(tiers.len(), 2, "{tiers:?}"),
+            v => panic!("{v:?}"),
+        }
+    }
+
+    #[test]
+    fn removing_a_copy_from_one_medium_keeps_the_other() {
+        let r = run(&format!(
+            "{STORE}\n[2.1,[[\"BlockStored\",[10,11],null,[],0,null,\"CPU\"]]]\n\
+             [2.2,[[\"BlockRemoved\",[10,11],\"GPU\"]]]\n[9.5,[]]\n"
+        ));
+        match status(&r, "c1") {
+            Verdict::Materialized { tiers, .. } => {
+                assert_eq!(
+                    tiers,
+                    vec![TierCoverage {
+                        tier: Tier::Medium("CPU".into()),
+                        blocks: 2
+                    }]
+                )
+            }
+            v => panic!("{v:?}"),
+        }
+        // Removing the CPU copy too is a loss; removing it twice is a stream ambiguity.
+        let r = run(&format!(
+            "{STORE}\n[2.2,[[\"BlockRemoved\",[11]]]]\n[2.3,[[\"BlockRemoved\",[11]]]]\n[9.5,[]]\n"
+        ));
+        assert_eq!(names(&r, "c1"), vec!["unknown_block_removed"]);
+    }
 }

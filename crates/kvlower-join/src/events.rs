@@ -115,6 +115,23 @@ pub(crate) struct Decoded {
     pub issues: Vec<Issue>,
 }
 
+/// Batch-level facts of a vLLM/SGLang line (checked once per line, even when empty).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct BatchMeta {
+    pub line: u64,
+    pub seq: Option<u64>,
+    pub ts: f64,
+    /// Index the batch's first event has (or would have, if the batch is empty).
+    pub first_index: u64,
+}
+
+/// One decoded line.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct DecodedLine {
+    pub batch: Option<BatchMeta>,
+    pub events: Vec<Decoded>,
+}
+
 /// A malformed line: where (JSON path inside the line) and what.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct DecodeError {
@@ -144,18 +161,21 @@ impl Decoder {
     }
 
     /// Decodes one non-blank line.
-    pub fn decode_line(&mut self, text: &str, line: u64) -> Result<Vec<Decoded>, DecodeError> {
+    pub fn decode_line(&mut self, text: &str, line: u64) -> Result<DecodedLine, DecodeError> {
         let v: Value = serde_json::from_str(text).map_err(|e| DecodeError {
             json_path: None,
             message: format!("not JSON: {e}"),
         })?;
         match self.format {
             EventFormat::Vllm | EventFormat::Sglang => self.decode_batch_line(&v, line),
-            EventFormat::Trtllm => decode_trt_line(&v, line),
+            EventFormat::Trtllm => Ok(DecodedLine {
+                batch: None,
+                events: decode_trt_line(&v, line)?,
+            }),
         }
     }
 
-    fn decode_batch_line(&mut self, v: &Value, line: u64) -> Result<Vec<Decoded>, DecodeError> {
+    fn decode_batch_line(&mut self, v: &Value, line: u64) -> Result<DecodedLine, DecodeError> {
         let (seq, batch, base) = match v {
             Value::Object(m) if m.contains_key("payload") => {
                 let seq = match m.get("seq") {
@@ -221,6 +241,12 @@ impl Decoder {
         let events = events
             .as_array()
             .ok_or_else(|| err(&events_path, "events must be an array"))?;
+        let batch = BatchMeta {
+            line,
+            seq,
+            ts,
+            first_index: self.next_ordinal,
+        };
         let mut out = Vec::with_capacity(events.len());
         for (i, ev) in events.iter().enumerate() {
             let path = format!("{events_path}[{i}]");
@@ -241,7 +267,10 @@ impl Decoder {
             });
             self.next_ordinal = self.next_ordinal.saturating_add(1);
         }
-        Ok(out)
+        Ok(DecodedLine {
+            batch: Some(batch),
+            events: out,
+        })
     }
 }
 
