@@ -1,0 +1,307 @@
+//! End-to-end tests of `kvlower gate`: output shapes, exit codes, and the shared examples.
+//!
+//! Paths are given relative to this crate's directory (cargo runs tests there), so the
+//! output shows them as given and snapshots do not depend on the checkout location.
+
+#![allow(clippy::unwrap_used, clippy::panic)] // test helpers outside #[test] fns
+
+use kvlower_tests::{kvlower, repo_root};
+use serde_json::Value;
+
+const SCENARIOS: &str = "fixtures/traces/scenarios";
+const MALFORMED: &str = "fixtures/traces/malformed";
+
+fn json(args: &[&str]) -> (u8, Value) {
+    let mut argv = vec!["gate", "--format", "json"];
+    argv.extend_from_slice(args);
+    let run = kvlower(&argv);
+    let doc: Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", run.stdout, run.stderr));
+    (run.code, doc)
+}
+
+/// The result row of `trace` (a fixture name) for `claim`.
+fn row<'a>(doc: &'a Value, trace: &str, claim: Option<&str>) -> &'a Value {
+    doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| {
+            r["trace"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!("/{trace}.jsonl"))
+                && r["claim_id"].as_str() == claim
+        })
+        .unwrap_or_else(|| panic!("no row for {trace} {claim:?}"))
+}
+
+fn pass(row: &Value, gate: &str) -> bool {
+    row["gates"][gate]["pass"].as_bool().unwrap()
+}
+
+#[test]
+fn campaign_over_the_scenario_fixtures_json() {
+    let (code, doc) = json(&[SCENARIOS]);
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["diagnostics"], serde_json::json!([]));
+
+    let success = row(&doc, "connector_success", Some("fixture:claim-a"));
+    assert_eq!(
+        success["trace"],
+        "fixtures/traces/scenarios/connector_success.jsonl"
+    );
+    assert_eq!(success["family"], "connector");
+    assert!(pass(success, "connector_observation"));
+    assert!(!pass(success, "connector_failure_outcome"));
+
+    let failure = row(
+        &doc,
+        "connector_same_claim_failure",
+        Some("fixture:claim-a"),
+    );
+    assert!(pass(failure, "connector_failure_outcome"));
+    assert_eq!(
+        failure["gates"]["connector_observation"]["missing"],
+        serde_json::json!(["cpu_to_gpu_restore_success"])
+    );
+
+    for (trace, claim, control) in [
+        (
+            "connector_wrong_claim_failure",
+            Some("fixture:claim-a"),
+            "wrong_claim_failure",
+        ),
+        ("connector_unclaimed_failure", None, "unclaimed_failure"),
+        (
+            "connector_fallback_recompute",
+            Some("fixture:claim-a"),
+            "fallback_recompute",
+        ),
+        (
+            "connector_generic_counters_only",
+            None,
+            "generic_counters_only",
+        ),
+        (
+            "connector_ordinary_offload_without_claim",
+            None,
+            "ordinary_offload_without_claim",
+        ),
+    ] {
+        let r = row(&doc, trace, claim);
+        assert_eq!(
+            r["controls_rejected"],
+            serde_json::json!([control]),
+            "{trace}"
+        );
+        assert!(!pass(r, "connector_failure_outcome"), "{trace}");
+    }
+    assert_eq!(
+        row(&doc, "connector_unclaimed_failure", None)["claim_id"],
+        Value::Null
+    );
+
+    let target = row(&doc, "connector_multi_claim", Some("fixture:claim-a"));
+    assert!(pass(target, "multi_claim_attribution"));
+
+    assert!(pass(
+        row(&doc, "reference_positive", Some("fixture:reference-claim")),
+        "reference_lifecycle"
+    ));
+    assert_eq!(
+        row(&doc, "reference_post_hoc", Some("fixture:reference-claim"))["gates"]["reference_lifecycle"]
+            ["missing"],
+        serde_json::json!(["pre_registered_accepted_claim"])
+    );
+
+    let s = &doc["summary"];
+    assert_eq!(s["runs"], 15);
+    assert_eq!(s["valid_sequences"], 15);
+    assert_eq!(s["connector_runs"], 8);
+    assert_eq!(
+        s["observation_passes"], 2,
+        "success and the multi-claim non-target"
+    );
+    assert_eq!(
+        s["failure_outcome_passes"], 2,
+        "same-claim failure and the multi-claim target"
+    );
+    assert_eq!(
+        s["control_runs"], 6,
+        "five connector controls and the reference generic substrate"
+    );
+    assert_eq!(s["control_passes"], 0);
+    assert_eq!(s["multi_claim_runs"], 1);
+    assert_eq!(s["multi_claim_attributions"], 1);
+    assert_eq!(s["reference_runs"], 7);
+    assert_eq!(s["reference_passes"], 2);
+
+    insta::assert_snapshot!(
+        "scenarios_json",
+        kvlower(&["gate", "--format", "json", SCENARIOS]).stdout
+    );
+}
+
+#[test]
+fn campaign_over_the_scenario_fixtures_human() {
+    let run = kvlower(&["gate", SCENARIOS]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stderr, "");
+    insta::assert_snapshot!("scenarios_human", run.stdout);
+}
+
+#[test]
+fn one_trace_prints_no_campaign_summary() {
+    let run = kvlower(&["gate", &format!("{SCENARIOS}/connector_success.jsonl")]);
+    assert_eq!(run.code, 0);
+    assert_eq!(run.stdout.lines().count(), 1);
+    assert!(run.stdout.contains("connector_observation PASS; connector_failure_outcome FAIL (missing: controlled_cpu_to_gpu_load_failure"));
+}
+
+#[test]
+fn output_is_deterministic_and_paths_stay_as_given() {
+    let a = kvlower(&["gate", "--format", "json", SCENARIOS, MALFORMED]);
+    let b = kvlower(&["gate", "--format", "json", SCENARIOS, MALFORMED]);
+    assert_eq!(a.stdout, b.stdout);
+    assert!(!a.stdout.contains(&repo_root().display().to_string()));
+    let dotted = kvlower(&[
+        "gate",
+        "--format",
+        "json",
+        "./fixtures/traces/scenarios/reference_positive.jsonl",
+    ]);
+    assert!(
+        dotted
+            .stdout
+            .contains("\"trace\":\"./fixtures/traces/scenarios/reference_positive.jsonl\"")
+    );
+}
+
+#[test]
+fn malformed_traces_exit_1_with_file_and_line() {
+    let run = kvlower(&["gate", MALFORMED]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    let expected = [
+        "fixtures/traces/malformed/claim_id_conflict.jsonl:2: claim_id `fixture:claim-m` differs from resident_claim_id `fixture:claim-n` on one event",
+        "fixtures/traces/malformed/claim_id_conflict.jsonl:3: missing `event`",
+        "fixtures/traces/malformed/not_json.jsonl:2: not JSON: EOF while parsing an object",
+        "fixtures/traces/malformed/sequence_goes_back.jsonl:3: event_sequence 5 does not increase (previous 5)",
+        "fixtures/traces/malformed/sequence_goes_back.jsonl:4: event_sequence 4 does not increase (previous 5)",
+    ];
+    for line in expected {
+        assert!(
+            run.stderr.contains(line),
+            "missing `{line}` in:\n{}",
+            run.stderr
+        );
+    }
+    // No claim of a malformed trace passes anything.
+    assert!(!run.stdout.contains("PASS"), "{}", run.stdout);
+    insta::assert_snapshot!("malformed_human_stderr", run.stderr);
+
+    let (code, doc) = json(&[MALFORMED]);
+    assert_eq!(code, 1);
+    let d = &doc["diagnostics"][0];
+    assert_eq!(
+        d["file"],
+        "fixtures/traces/malformed/claim_id_conflict.jsonl"
+    );
+    assert_eq!(d["line"], 2);
+    assert_eq!(doc["summary"]["valid_sequences"], 0);
+    insta::assert_snapshot!(
+        "malformed_json",
+        kvlower(&["gate", "--format", "json", MALFORMED]).stdout
+    );
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let missing = kvlower(&["gate", "fixtures/traces/does-not-exist"]);
+    assert_eq!(missing.code, 2);
+    assert!(
+        missing
+            .stderr
+            .starts_with("error: fixtures/traces/does-not-exist:"),
+        "{}",
+        missing.stderr
+    );
+
+    let empty = tempfile::tempdir().unwrap();
+    std::fs::write(empty.path().join("notes.txt"), "not a trace").unwrap();
+    let run = kvlower(&["gate", empty.path().to_str().unwrap()]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("no *.jsonl trace below this directory"),
+        "{}",
+        run.stderr
+    );
+
+    assert_eq!(kvlower(&["gate"]).code, 2);
+    assert_eq!(kvlower(&["gate", "--format", "yaml", SCENARIOS]).code, 2);
+    assert_eq!(kvlower(&["gate", "--frobnicate", SCENARIOS]).code, 2);
+}
+
+#[test]
+fn directories_are_searched_recursively_and_sorted() {
+    let dir = tempfile::tempdir().unwrap();
+    let nested = dir.path().join("b/nested");
+    std::fs::create_dir_all(&nested).unwrap();
+    let src = repo_root().join("tests").join(SCENARIOS);
+    std::fs::copy(src.join("connector_success.jsonl"), nested.join("z.jsonl")).unwrap();
+    std::fs::copy(
+        src.join("reference_positive.jsonl"),
+        dir.path().join("a.jsonl"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("ignored.json"), "{}").unwrap();
+    let (code, doc) = json(&[dir.path().to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let traces: Vec<&str> = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["trace"].as_str().unwrap())
+        .collect();
+    assert_eq!(traces.len(), 2);
+    assert!(
+        traces[0].ends_with("/a.jsonl") && traces[1].ends_with("/b/nested/z.jsonl"),
+        "{traces:?}"
+    );
+}
+
+/// The real published traces beside the repository (skipped when absent, e.g. in CI).
+#[test]
+fn shared_examples_give_the_published_verdicts() {
+    let dir = repo_root().join("../shared/traces/examples");
+    if !dir.is_dir() {
+        eprintln!("skipping: {} not present", dir.display());
+        return;
+    }
+    let (code, doc) = json(&[dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{doc}");
+    let find = |name: &str| {
+        doc["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["trace"].as_str().unwrap().ends_with(name))
+            .unwrap_or_else(|| panic!("no {name}"))
+            .clone()
+    };
+    let success = find("connector_success_path.jsonl");
+    assert!(pass(&success, "connector_observation"));
+    assert!(!pass(&success, "connector_failure_outcome"));
+    let failure = find("connector_claimed_load_failure.jsonl");
+    assert_eq!(
+        failure["gates"]["connector_observation"]["missing"],
+        serde_json::json!(["cpu_to_gpu_restore_success"])
+    );
+    assert!(pass(&failure, "connector_failure_outcome"));
+    assert!(pass(
+        &find("reference_positive_bundle.jsonl"),
+        "reference_lifecycle"
+    ));
+    assert_eq!(doc["diagnostics"], serde_json::json!([]));
+}
