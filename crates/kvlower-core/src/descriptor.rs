@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::vocab::{Ambiguity, Atom, Depth, Mode, Obligation, Precondition, Scope, Signal, Status};
+use crate::vocab::{
+    Ambiguity, Atom, Depth, Mode, Obligation, Precondition, Scope, Signal, Status, TraceGate,
+};
 
 /// One runtime's evidence, as written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -182,6 +184,22 @@ pub struct Anchor {
     /// For trace-scoped evidence: the anchored trace keeps claim scope.
     #[serde(default, skip_serializing_if = "is_false")]
     pub preserves_claim_scope: bool,
+    /// For a `repo_file` trace: the gate verdict this evidence rests on.
+    /// `kvlower check` re-runs the gate; a disagreement voids the evidence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<ClaimedVerdict>,
+}
+
+/// A gate verdict claimed for one claim of an anchored trace file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimedVerdict {
+    /// The claim the verdict is about; absent for a trace's unclaimed events.
+    #[serde(default)]
+    pub claim_id: Option<String>,
+    pub gate: TraceGate,
+    /// Whether the gate passes for that claim.
+    pub pass: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -208,6 +226,12 @@ pub enum AnchorDefect {
     TraceClaimScopeNotPreserved,
     /// A `repo_file` anchor naming a file that is not in the repository.
     RepoFileMissing,
+    /// A claimed gate verdict on an anchor that is not a `repo_file` trace.
+    VerdictNeedsRepoFile,
+    /// Re-running the gate on the anchored trace does not give the claimed verdict.
+    TraceVerdictDisagrees,
+    /// The environment cannot re-run the gate, so a claimed verdict is unverified.
+    TraceVerdictUnverified,
 }
 
 impl std::fmt::Display for AnchorDefect {
@@ -229,6 +253,15 @@ impl std::fmt::Display for AnchorDefect {
                 f.write_str("trace anchor does not state `preserves_claim_scope: true`")
             }
             AnchorDefect::RepoFileMissing => f.write_str("anchored file is not in the repository"),
+            AnchorDefect::VerdictNeedsRepoFile => {
+                f.write_str("a claimed gate `verdict` needs a `repo_file` trace anchor")
+            }
+            AnchorDefect::TraceVerdictDisagrees => f.write_str(
+                "re-running the gate on the anchored trace does not give the claimed verdict",
+            ),
+            AnchorDefect::TraceVerdictUnverified => {
+                f.write_str("the claimed gate verdict could not be re-run")
+            }
         }
     }
 }
@@ -318,6 +351,12 @@ pub trait Environment {
     /// Whether a `repo_file` anchor's path names a file in the repository and,
     /// for a trace with a claimed verdict, whether re-running the gate agrees.
     fn repo_file_defect(&self, path: &str) -> Option<AnchorDefect>;
+
+    /// Whether re-running the gate on the trace at `path` gives `verdict`.
+    /// The default cannot run a gate, so it fails closed.
+    fn trace_verdict_defect(&self, _path: &str, _verdict: &ClaimedVerdict) -> Option<AnchorDefect> {
+        Some(AnchorDefect::TraceVerdictUnverified)
+    }
 }
 
 /// An environment in which every repository file exists (for pure tests).
@@ -325,6 +364,10 @@ pub struct AssumeRepoFilesPresent;
 
 impl Environment for AssumeRepoFilesPresent {
     fn repo_file_defect(&self, _path: &str) -> Option<AnchorDefect> {
+        None
+    }
+
+    fn trace_verdict_defect(&self, _path: &str, _verdict: &ClaimedVerdict) -> Option<AnchorDefect> {
         None
     }
 }
@@ -341,6 +384,17 @@ pub fn anchor_defects(
         && let Some(defect) = env.repo_file_defect(path)
     {
         defects.push(defect);
+    }
+    if let Some(verdict) = &anchor.verdict {
+        match (anchor.kind, anchor.path.as_deref()) {
+            (Some(AnchorKind::RepoFile), Some(path))
+                if !defects.contains(&AnchorDefect::RepoFileMissing) =>
+            {
+                defects.extend(env.trace_verdict_defect(path, verdict));
+            }
+            (Some(AnchorKind::RepoFile), _) => {}
+            _ => defects.push(AnchorDefect::VerdictNeedsRepoFile),
+        }
     }
     defects
 }

@@ -278,6 +278,16 @@ vocabulary! {
 }
 
 vocabulary! {
+    /// A gate of the trace analyzer (`kvlower gate`) whose verdict evidence may rest on.
+    pub enum TraceGate {
+        ConnectorObservation = "connector_observation",
+        ConnectorFailureOutcome = "connector_failure_outcome",
+        ReferenceLifecycle = "reference_lifecycle",
+        MultiClaimAttribution = "multi_claim_attribution",
+    }
+}
+
+vocabulary! {
     /// The label of one matrix row.
     pub enum Label {
         NativeSound = "native_sound",

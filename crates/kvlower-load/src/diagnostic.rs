@@ -18,6 +18,7 @@ pub enum Code {
     InvalidCatalog,
     AnchorIncomplete,
     AnchorFileMissing,
+    AnchorVerdictDisagrees,
     PreconditionWrongDepth,
     DuplicateAdapterDepth,
     AdapterAtNativeDepth,
@@ -39,6 +40,7 @@ impl Code {
         Code::InvalidCatalog,
         Code::AnchorIncomplete,
         Code::AnchorFileMissing,
+        Code::AnchorVerdictDisagrees,
         Code::PreconditionWrongDepth,
         Code::DuplicateAdapterDepth,
         Code::AdapterAtNativeDepth,
@@ -60,6 +62,7 @@ impl Code {
             Code::InvalidCatalog => "invalid-catalog",
             Code::AnchorIncomplete => "anchor-incomplete",
             Code::AnchorFileMissing => "anchor-file-missing",
+            Code::AnchorVerdictDisagrees => "anchor-verdict-disagrees",
             Code::PreconditionWrongDepth => "precondition-wrong-depth",
             Code::DuplicateAdapterDepth => "duplicate-adapter-depth",
             Code::AdapterAtNativeDepth => "adapter-at-native-depth",
@@ -113,6 +116,9 @@ impl Code {
             }
             Code::AdapterAtNativeDepth => {
                 "An adapter at depth `none`; native evidence belongs under `native:`."
+            }
+            Code::AnchorVerdictDisagrees => {
+                "A trace anchor claims a gate verdict that re-running `kvlower gate` on the committed trace does not give; the evidence does not count."
             }
             Code::StaleResult => {
                 "A committed generated result differs from what the descriptors produce; run `kvlower matrix`."

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kvlower_core::descriptor::{AnchorDefect, Environment};
+use kvlower_core::descriptor::{AnchorDefect, ClaimedVerdict, Environment};
 use kvlower_core::{Catalog, CatalogDoc, Descriptor};
 
 pub mod diagnostic;
@@ -215,7 +215,8 @@ pub fn parse_yaml<T: serde::de::DeserializeOwned>(
     }
 }
 
-/// The file system as the judgment's [`Environment`].
+/// The file system as the judgment's [`Environment`]: anchored repository
+/// files must exist, and a claimed gate verdict is re-run with `kvlower-trace`.
 pub struct FsEnvironment {
     pub root: PathBuf,
 }
@@ -223,5 +224,19 @@ pub struct FsEnvironment {
 impl Environment for FsEnvironment {
     fn repo_file_defect(&self, path: &str) -> Option<AnchorDefect> {
         (!self.root.join(path).is_file()).then_some(AnchorDefect::RepoFileMissing)
+    }
+
+    fn trace_verdict_defect(&self, path: &str, verdict: &ClaimedVerdict) -> Option<AnchorDefect> {
+        let Ok(report) = kvlower_trace::evaluate_path(&self.root.join(path)) else {
+            return Some(AnchorDefect::TraceVerdictUnverified);
+        };
+        let agrees = report.claims.iter().any(|claim| {
+            claim.claim_id == verdict.claim_id
+                && claim.gates.iter().any(|(gate, result)| {
+                    gate.as_str() == verdict.gate.name() && result.pass == verdict.pass
+                })
+        });
+        // A malformed trace supports nothing, whatever its verdicts say.
+        (!agrees || !report.diagnostics.is_empty()).then_some(AnchorDefect::TraceVerdictDisagrees)
     }
 }

@@ -24,6 +24,9 @@ pub(crate) fn descriptor(
         for defect in anchor_defects(a, None, env) {
             let code = match defect {
                 AnchorDefect::RepoFileMissing => Code::AnchorFileMissing,
+                AnchorDefect::TraceVerdictDisagrees | AnchorDefect::TraceVerdictUnverified => {
+                    Code::AnchorVerdictDisagrees
+                }
                 _ => Code::AnchorIncomplete,
             };
             let hint = match defect {
@@ -40,6 +43,12 @@ pub(crate) fn descriptor(
                 }
                 AnchorDefect::RepoFileMissing => {
                     "commit the file, or anchor to the public source or paper section instead"
+                }
+                AnchorDefect::VerdictNeedsRepoFile => {
+                    "a verdict can only be re-checked on a trace committed here"
+                }
+                AnchorDefect::TraceVerdictDisagrees | AnchorDefect::TraceVerdictUnverified => {
+                    "run `kvlower gate <path>` to see what the trace supports, and fix the verdict or the trace"
                 }
                 AnchorDefect::TraceOrderNotPreserved
                 | AnchorDefect::TraceClaimScopeNotPreserved => "",
