@@ -232,6 +232,9 @@ pub enum AnchorDefect {
     TraceVerdictDisagrees,
     /// The environment cannot re-run the gate, so a claimed verdict is unverified.
     TraceVerdictUnverified,
+    /// A committed join evidence document (`*.join.json`) that re-running the
+    /// join on its registry and event file does not reproduce.
+    JoinEvidenceDisagrees,
 }
 
 impl std::fmt::Display for AnchorDefect {
@@ -262,6 +265,9 @@ impl std::fmt::Display for AnchorDefect {
             AnchorDefect::TraceVerdictUnverified => {
                 f.write_str("the claimed gate verdict could not be re-run")
             }
+            AnchorDefect::JoinEvidenceDisagrees => f.write_str(
+                "re-running the join on the document's registry and event file does not reproduce it",
+            ),
         }
     }
 }

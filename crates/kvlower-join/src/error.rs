@@ -39,7 +39,7 @@ pub enum JoinError {
 }
 
 impl JoinError {
-    pub(crate) fn yaml(path: &Path, e: kvlower_load::yaml::YamlError) -> JoinError {
+    pub(crate) fn yaml(path: &Path, e: kvlower_yaml::YamlError) -> JoinError {
         JoinError::Registry {
             path: path.to_path_buf(),
             location: e.location,

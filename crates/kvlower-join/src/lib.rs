@@ -19,7 +19,7 @@
 //!
 //! # Layout
 //!
-//! - [`registry`]: the pre-registered claims (YAML, read through `kvlower_load::yaml`).
+//! - [`registry`]: the pre-registered claims (YAML, read through `kvlower_yaml`).
 //! - [`events`]: one JSON line of a runtime's event stream → typed events.
 //! - [`engine`]: the replay and the verdicts (streaming: memory follows live blocks).
 //! - [`report`]: the JSON evidence document and its human rendering.

@@ -205,7 +205,7 @@ pub fn run_controls(controls: &Path) -> Result<PressureReport, JoinError> {
         source,
     })?;
     let raw: RawControls =
-        kvlower_load::yaml::from_str(&src).map_err(|e| JoinError::yaml(controls, e))?;
+        kvlower_yaml::from_str(&src).map_err(|e| JoinError::yaml(controls, e))?;
     if raw.schema_version != 1 {
         return Err(yaml_err(
             controls,

@@ -360,8 +360,7 @@ impl Registry {
 
     /// Parses registry text; `path` names it in errors and anchors token-map paths.
     pub fn parse(src: &str, path: &Path) -> Result<Registry, JoinError> {
-        let raw: RawRegistry =
-            kvlower_load::yaml::from_str(src).map_err(|e| JoinError::yaml(path, e))?;
+        let raw: RawRegistry = kvlower_yaml::from_str(src).map_err(|e| JoinError::yaml(path, e))?;
         if raw.schema_version != REGISTRY_SCHEMA_VERSION {
             return Err(JoinError::Registry {
                 path: path.to_path_buf(),

@@ -12,7 +12,8 @@ use kvlower_core::{Catalog, CatalogDoc, Descriptor};
 
 pub mod diagnostic;
 mod validate;
-pub mod yaml;
+/// Every YAML call goes through this one crate (re-exported for callers).
+pub use kvlower_yaml as yaml;
 
 pub use diagnostic::{Code, Diagnostic};
 
@@ -216,14 +217,52 @@ pub fn parse_yaml<T: serde::de::DeserializeOwned>(
 }
 
 /// The file system as the judgment's [`Environment`]: anchored repository
-/// files must exist, and a claimed gate verdict is re-run with `kvlower-trace`.
+/// files must exist, a claimed gate verdict is re-run with `kvlower-trace`, and
+/// a join evidence document (`*.join.json`) is re-run with `kvlower-join`.
 pub struct FsEnvironment {
     pub root: PathBuf,
 }
 
+/// Anchored files with this suffix are `kvlower join` evidence documents.
+pub const JOIN_EVIDENCE_SUFFIX: &str = ".join.json";
+
+impl FsEnvironment {
+    /// Re-runs the join the document records (its registry and event file,
+    /// relative to the root) and compares the result with the document.
+    fn join_evidence_reproduces(&self, path: &str) -> bool {
+        let Ok(text) = std::fs::read_to_string(self.root.join(path)) else {
+            return false;
+        };
+        let Ok(committed) = serde_json::from_str::<kvlower_join::JoinReport>(&text) else {
+            return false;
+        };
+        let Ok(registry) = kvlower_join::Registry::load(&self.root.join(&committed.registry))
+        else {
+            return false;
+        };
+        let Ok(events) = std::fs::File::open(self.root.join(&committed.events)) else {
+            return false;
+        };
+        kvlower_join::join_reader(
+            &registry,
+            Path::new(&committed.registry),
+            std::io::BufReader::new(events),
+            Path::new(&committed.events),
+            committed.format,
+        )
+        .is_ok_and(|rerun| rerun == committed)
+    }
+}
+
 impl Environment for FsEnvironment {
     fn repo_file_defect(&self, path: &str) -> Option<AnchorDefect> {
-        (!self.root.join(path).is_file()).then_some(AnchorDefect::RepoFileMissing)
+        if !self.root.join(path).is_file() {
+            return Some(AnchorDefect::RepoFileMissing);
+        }
+        if path.ends_with(JOIN_EVIDENCE_SUFFIX) && !self.join_evidence_reproduces(path) {
+            return Some(AnchorDefect::JoinEvidenceDisagrees);
+        }
+        None
     }
 
     fn trace_verdict_defect(&self, path: &str, verdict: &ClaimedVerdict) -> Option<AnchorDefect> {

@@ -24,9 +24,9 @@ pub(crate) fn descriptor(
         for defect in anchor_defects(a, None, env) {
             let code = match defect {
                 AnchorDefect::RepoFileMissing => Code::AnchorFileMissing,
-                AnchorDefect::TraceVerdictDisagrees | AnchorDefect::TraceVerdictUnverified => {
-                    Code::AnchorVerdictDisagrees
-                }
+                AnchorDefect::TraceVerdictDisagrees
+                | AnchorDefect::TraceVerdictUnverified
+                | AnchorDefect::JoinEvidenceDisagrees => Code::AnchorVerdictDisagrees,
                 _ => Code::AnchorIncomplete,
             };
             let hint = match defect {
@@ -49,6 +49,9 @@ pub(crate) fn descriptor(
                 }
                 AnchorDefect::TraceVerdictDisagrees | AnchorDefect::TraceVerdictUnverified => {
                     "run `kvlower gate <path>` to see what the trace supports, and fix the verdict or the trace"
+                }
+                AnchorDefect::JoinEvidenceDisagrees => {
+                    "regenerate it with `kvlower join --output json` from the repository root and commit it"
                 }
                 AnchorDefect::TraceOrderNotPreserved
                 | AnchorDefect::TraceClaimScopeNotPreserved => "",

@@ -1,7 +1,8 @@
-//! The only module in kvlower that calls a YAML library.
+//! The only crate in kvlower that calls a YAML library.
 //!
 //! serde_yaml is archived upstream; every YAML call goes through here so that
-//! swapping it (e.g. for `serde-saphyr` or `yaml_serde`) is a one-file change.
+//! swapping it (e.g. for `serde-saphyr` or `yaml_serde`) is a one-file change. It is its own crate so that every other crate
+//! (the loader, the join adapter) can share it without depending on each other.
 
 use serde::de::DeserializeOwned;
 

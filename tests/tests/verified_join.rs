@@ -1,0 +1,142 @@
+//! Verified join evidence: a descriptor item anchored to a committed
+//! `kvlower join` evidence document (`*.join.json`). `kvlower check` re-runs the
+//! join from the document's registry and event file; if the result differs,
+//! the evidence does not count and check reports it.
+//!
+//! All inputs are the synthetic join fixtures of `tests/fixtures/join/vllm/`.
+
+use std::fs;
+use std::path::Path;
+
+use kvlower_tests::{kvlower, repo_root};
+
+const DOC: &str = "evidence/vllm.join.json";
+
+fn scratch() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for sub in ["modes", "capabilities", "evidence"] {
+        fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
+    }
+    fs::copy(
+        repo_root().join("modes/modes.yaml"),
+        dir.path().join("modes/modes.yaml"),
+    )
+    .expect("copy");
+    for f in ["registry.yaml", "events-map.jsonl", "token-map.json"] {
+        fs::copy(
+            repo_root().join("tests/fixtures/join/vllm").join(f),
+            dir.path().join("evidence").join(f),
+        )
+        .expect("copy");
+    }
+    // The evidence document, with its paths relative to the repository root.
+    let registry =
+        kvlower_join::Registry::load(&dir.path().join("evidence/registry.yaml")).expect("registry");
+    let events = fs::File::open(dir.path().join("evidence/events-map.jsonl")).expect("events");
+    let report = kvlower_join::join_reader(
+        &registry,
+        Path::new("evidence/registry.yaml"),
+        std::io::BufReader::new(events),
+        Path::new("evidence/events-map.jsonl"),
+        kvlower_join::EventFormat::Vllm,
+    )
+    .expect("join");
+    fs::write(
+        dir.path().join(DOC),
+        serde_json::to_string_pretty(&report).expect("json"),
+    )
+    .expect("write");
+
+    let pre = "{kind: paper, section: \"§5 Table 5\", note: synthetic fixture precondition}";
+    let anchor = format!(
+        "{{kind: repo_file, path: {DOC}, note: synthetic join evidence, preserves_order: true, preserves_claim_scope: true}}"
+    );
+    let mut d = String::from(
+        "runtime: {name: synthetic, version: '0', source: simulator}\nnon_claims: {default: synthetic fixture}\nadapters:\n  - depth: telemetry_join\n    name: synthetic join\n    preconditions:\n",
+    );
+    for p in [
+        "external_accepted_claim_registry",
+        "stable_claim_id",
+        "reusable_object_id",
+        "fixed_materialization_predicate",
+        "deterministic_request_token_map",
+        "fixed_cache_identity",
+        "named_observation_point",
+        "joinable_backend_events",
+        "ambiguity_fails_closed",
+    ] {
+        d.push_str(&format!("      {p}: {pre}\n"));
+    }
+    d.push_str("    evidence:\n");
+    for o in [
+        "claim_identity",
+        "materialization_predicate",
+        "claim_materialized_event",
+        "claim_scoped_telemetry",
+    ] {
+        d.push_str(&format!("      - {{obligation: {o}, status: supported, scope: litmus_trace, anchor: {anchor}}}\n"));
+    }
+    fs::write(dir.path().join("capabilities/synthetic.yaml"), d).expect("write");
+    dir
+}
+
+fn best_effort_label(dir: &tempfile::TempDir) -> String {
+    let root = dir.path().display().to_string();
+    let run = kvlower(&[
+        "explain",
+        &dir.path()
+            .join("capabilities/synthetic.yaml")
+            .display()
+            .to_string(),
+        "--root",
+        &root,
+        "--mode",
+        "best_effort",
+        "--depth",
+        "telemetry_join",
+        "-q",
+    ]);
+    run.stdout
+}
+
+#[test]
+fn a_reproducible_join_document_counts() {
+    let dir = scratch();
+    let root = dir.path().display().to_string();
+    assert_eq!(kvlower(&["matrix", "--root", &root]).code, 0);
+    let run = kvlower(&["check", "--root", &root]);
+    assert!(
+        !run.stderr.contains("anchor-verdict-disagrees"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        best_effort_label(&dir).contains("sound_with_adapter (adapter_observational)"),
+        "{}",
+        best_effort_label(&dir)
+    );
+}
+
+#[test]
+fn a_join_document_the_events_no_longer_reproduce_does_not_count() {
+    let dir = scratch();
+    let events = dir.path().join("evidence/events-map.jsonl");
+    let text = fs::read_to_string(&events).expect("read");
+    let kept: Vec<&str> = text
+        .lines()
+        .take(text.lines().count().saturating_sub(1))
+        .collect();
+    fs::write(&events, kept.join("\n") + "\n").expect("write");
+    let run = kvlower(&["check", "--root", &dir.path().display().to_string()]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("error[anchor-verdict-disagrees]"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("does not reproduce it"),
+        "{}",
+        run.stderr
+    );
+}
