@@ -1,1 +1,192 @@
-//! Audit suites that keep the checker honest.
+//! Audit suites that keep the checker honest, so that its answers are
+//! trustworthy rather than self-certified (paper §8.1–§8.2, §9; SPEC §5):
+//!
+//! - [`bad_lowering`]: feature-table counterexamples (Table 9 plus generic
+//!   counters), each through the real checker or the real connector gate;
+//! - [`mutation`] and [`trace_controls`]: sixteen kinds of small evidence,
+//!   identity, order and source-shape mutations of every positive row (or of a
+//!   passing synthetic trace), all of which must fail closed;
+//! - [`provenance`]: the index of positive rows with their anchors, obligation
+//!   codes and non-claims;
+//! - [`oracle`] and [`independent`]: a second derivation of every row, written
+//!   apart from the judgment, compared with it row by row.
+//!
+//! The crate is pure: it prints nothing and reads no files. The caller passes
+//! the loaded catalog and descriptors and the contents of `bad_lowering/*`;
+//! [`Audit::files`] returns the generated results and [`Audit::failures`] every
+//! way a suite does not pass (for `kvlower check`).
+
+pub mod bad_lowering;
+pub mod explain;
+pub mod independent;
+pub mod mutation;
+pub mod oracle;
+pub mod provenance;
+mod render;
+pub mod rows;
+pub mod synthetic;
+pub mod trace_controls;
+
+use kvlower_core::{Catalog, Descriptor, Environment};
+
+pub use bad_lowering::{BadLowering, CaseSource};
+pub use independent::IndependentAudit;
+pub use mutation::MutationControls;
+pub use provenance::ProvenanceIndex;
+
+/// Version of the JSON contracts of the audit results.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Where the counterexample data files live, relative to the repository root.
+pub const BAD_LOWERING_DIR: &str = "bad_lowering";
+
+pub const BAD_LOWERING_MD: &str = "results/bad-lowering-counterexamples.md";
+pub const BAD_LOWERING_JSON: &str = "results/bad-lowering-counterexamples.json";
+pub const MUTATIONS_MD: &str = "results/descriptor-evidence-mutation-controls.md";
+pub const MUTATIONS_JSON: &str = "results/descriptor-evidence-mutation-controls.json";
+pub const PROVENANCE_MD: &str = "results/descriptor-provenance.md";
+pub const PROVENANCE_JSON: &str = "results/descriptor-provenance.json";
+pub const INDEPENDENT_MD: &str = "results/tensorrt-rc14-independent-descriptor-audit.md";
+pub const INDEPENDENT_JSON: &str = "results/tensorrt-rc14-independent-descriptor-audit.json";
+
+/// One generated result file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputFile {
+    /// Relative to the repository root.
+    pub path: &'static str,
+    pub contents: String,
+}
+
+/// Every suite's verdicts.
+#[derive(Debug, Clone)]
+pub struct Audit {
+    /// `None` when the repository has no `bad_lowering/` directory at all (a
+    /// scratch repository); an existing but empty directory is a finding.
+    pub bad_lowering: Option<BadLowering>,
+    pub mutations: MutationControls,
+    pub provenance: ProvenanceIndex,
+    pub independent: IndependentAudit,
+    /// Problems locating the evidence of positive rows.
+    pub row_problems: Vec<String>,
+}
+
+impl Audit {
+    /// Runs every suite. `descriptors` are `(path relative to the root, descriptor)`,
+    /// sorted by path; `cases` are the contents of `bad_lowering/*` (`None`
+    /// when there is no such directory).
+    pub fn run(
+        catalog: &Catalog,
+        descriptors: &[(&str, &Descriptor)],
+        env: &dyn Environment,
+        cases: Option<&[CaseSource]>,
+    ) -> Audit {
+        let (rows, row_problems) = rows::positive_rows(catalog, descriptors, env);
+        Audit {
+            bad_lowering: cases.map(|cases| bad_lowering::run(catalog, cases, env)),
+            mutations: mutation::run(catalog, &rows, env, &trace_controls::outcomes),
+            provenance: provenance::build(&rows),
+            independent: independent::run(catalog, descriptors, env),
+            row_problems,
+        }
+    }
+
+    /// The generated results, in a fixed order.
+    pub fn files(&self) -> Vec<OutputFile> {
+        let mut files = Vec::new();
+        if let Some(b) = &self.bad_lowering {
+            files.push(OutputFile {
+                path: BAD_LOWERING_JSON,
+                contents: b.json(),
+            });
+            files.push(OutputFile {
+                path: BAD_LOWERING_MD,
+                contents: b.markdown(),
+            });
+        }
+        files.extend([
+            OutputFile {
+                path: MUTATIONS_JSON,
+                contents: self.mutations.json(),
+            },
+            OutputFile {
+                path: MUTATIONS_MD,
+                contents: self.mutations.markdown(),
+            },
+            OutputFile {
+                path: PROVENANCE_JSON,
+                contents: self.provenance.json(),
+            },
+            OutputFile {
+                path: PROVENANCE_MD,
+                contents: self.provenance.markdown(),
+            },
+            OutputFile {
+                path: INDEPENDENT_JSON,
+                contents: self.independent.json(),
+            },
+            OutputFile {
+                path: INDEPENDENT_MD,
+                contents: self.independent.markdown(),
+            },
+        ]);
+        files
+    }
+
+    /// Every way a suite does not pass, one message each; empty when all pass.
+    pub fn failures(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        if let Some(b) = &self.bad_lowering {
+            out.extend(b.failures().into_iter().map(|m| (BAD_LOWERING_JSON, m)));
+        }
+        out.extend(
+            self.row_problems
+                .iter()
+                .map(|p| (MUTATIONS_JSON, format!("positive rows: {p}"))),
+        );
+        out.extend(
+            self.mutations
+                .failures()
+                .into_iter()
+                .map(|m| (MUTATIONS_JSON, m)),
+        );
+        out.extend(
+            self.provenance
+                .failures()
+                .into_iter()
+                .map(|m| (PROVENANCE_JSON, m)),
+        );
+        out.extend(
+            self.independent
+                .failures()
+                .into_iter()
+                .map(|m| (INDEPENDENT_JSON, m)),
+        );
+        out
+    }
+
+    /// One line per suite, for command output and reports.
+    pub fn summaries(&self) -> Vec<String> {
+        vec![
+            format!(
+                "bad-lowering: {}",
+                self.bad_lowering.as_ref().map_or(
+                    "no bad_lowering/ directory".to_string(),
+                    BadLowering::summary
+                )
+            ),
+            format!("mutation controls: {}", self.mutations.summary()),
+            format!("provenance: {}", self.provenance.summary()),
+            format!("independent audit: {}", self.independent.summary()),
+        ]
+    }
+}
+
+/// Every suite failure as `(result path, message)`; what `kvlower check` reports.
+pub fn suite_failures(
+    catalog: &Catalog,
+    descriptors: &[(&str, &Descriptor)],
+    env: &dyn Environment,
+    cases: Option<&[CaseSource]>,
+) -> Vec<(&'static str, String)> {
+    Audit::run(catalog, descriptors, env, cases).failures()
+}

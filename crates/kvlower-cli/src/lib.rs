@@ -62,6 +62,8 @@ enum Command {
     Gate(cmd::gate::GateArgs),
     /// Join a claim registry to a runtime's KV event stream (telemetry_join evidence)
     Join(cmd::join::JoinArgs),
+    /// Run the bad-lowering counterexamples (bad_lowering/*.yaml) through the real checker and gate
+    BadLowering(cmd::bad_lowering::BadLoweringArgs),
 }
 
 /// Runs kvlower with `args` (including the program name), writing to `out` and `err`.
@@ -94,6 +96,7 @@ where
         Command::ExplainCode(a) => cmd::codes::run_explain_code(a, out, err),
         Command::Gate(a) => cmd::gate::run(a, out, err),
         Command::Join(a) => cmd::join::run(a, out, err),
+        Command::BadLowering(a) => cmd::bad_lowering::run(a, out, err),
     };
     match result {
         Ok(exit) => exit,

@@ -36,7 +36,7 @@ pub fn generate(repo: &Repository) -> Vec<GeneratedFile> {
             .map(|d| (d.path.as_str(), &d.descriptor)),
         &env,
     );
-    vec![
+    let mut files = vec![
         GeneratedFile {
             path: "results/lowering-matrix.json",
             contents: matrix_json(&rows),
@@ -49,7 +49,9 @@ pub fn generate(repo: &Repository) -> Vec<GeneratedFile> {
             path: "results/central-result-table.md",
             contents: central_table(&rows),
         },
-    ]
+    ];
+    files.extend(crate::cmd::bad_lowering::generated_files(repo));
+    files
 }
 
 /// A row of `results/lowering-matrix.json` (a contract other tools read).

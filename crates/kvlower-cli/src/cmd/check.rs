@@ -47,6 +47,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
                 diagnostics.push(d);
             }
         }
+        diagnostics.extend(crate::cmd::bad_lowering::suite_diagnostics(&repo));
     }
     diagnostics.sort();
     let human = matches!(args.report.format, Format::Human | Format::Github);

@@ -1,5 +1,6 @@
 //! One module per subcommand; each owns its clap arguments and its `run`.
 
+pub mod bad_lowering;
 pub mod check;
 pub mod codes;
 pub mod explain;

@@ -1,0 +1,249 @@
+//! The independent descriptor audit: the [`crate::oracle`] against the checker,
+//! row by row.
+//!
+//! The published file covers the 14 TensorRT-LLM 1.3.0rc14 rows (paper §8.1:
+//! "agrees 14/14"); the suite itself compares every row of every descriptor,
+//! and any disagreement anywhere is a suite failure.
+
+use std::fmt::Write as _;
+
+use kvlower_core::{Catalog, Depth, Descriptor, Environment, Label, Mode, Subtype, judge};
+use serde::Serialize;
+
+use crate::oracle::{derive_all, oracle_row_depths};
+use crate::render::{codes, to_json};
+
+/// The descriptor the published audit file is about.
+pub const TRT_RC14_PATH: &str = "capabilities/tensorrt_llm_1_3_0rc14_container.yaml";
+/// How many rows the TensorRT rc14 descriptor must have (7 modes × {none, telemetry_join}).
+pub const TRT_RC14_ROWS: usize = 14;
+
+/// One row, as both derivations see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AuditRow {
+    pub descriptor: String,
+    pub mode: Mode,
+    pub depth: Depth,
+    pub oracle_label: Label,
+    pub checker_label: Label,
+    pub oracle_subtype: Option<Subtype>,
+    pub checker_subtype: Option<Subtype>,
+    /// Obligation codes the oracle finds supplied, in bundle order.
+    pub oracle_satisfied: Vec<&'static str>,
+    pub checker_satisfied: Vec<&'static str>,
+    /// Label, subtype and satisfied set all agree.
+    pub agree: bool,
+}
+
+/// The whole comparison.
+#[derive(Debug, Clone)]
+pub struct IndependentAudit {
+    pub rows: Vec<AuditRow>,
+    /// Problems of the suite itself (a descriptor missing, row sets differing).
+    pub problems: Vec<String>,
+}
+
+/// Compares oracle and checker on every row of every descriptor.
+pub fn run(
+    catalog: &Catalog,
+    descriptors: &[(&str, &Descriptor)],
+    env: &dyn Environment,
+) -> IndependentAudit {
+    let mut rows = Vec::new();
+    let mut problems = Vec::new();
+    for &(path, d) in descriptors {
+        let checker_depths = kvlower_core::row_depths(d);
+        if checker_depths != oracle_row_depths(d) {
+            problems.push(format!(
+                "{path}: the checker and the oracle judge different row depths"
+            ));
+        }
+        for o in derive_all(catalog.doc(), d, env) {
+            let j = judge(catalog, d, o.mode, o.depth, env);
+            let bundle = catalog.bundle(o.mode);
+            let oracle_satisfied =
+                codes(bundle.iter().copied().filter(|b| o.satisfied.contains(b)));
+            let checker_satisfied = codes(j.satisfied());
+            let agree = o.label == j.label
+                && o.subtype == j.subtype
+                && oracle_satisfied == checker_satisfied;
+            rows.push(AuditRow {
+                descriptor: path.to_string(),
+                mode: o.mode,
+                depth: o.depth,
+                oracle_label: o.label,
+                checker_label: j.label,
+                oracle_subtype: o.subtype,
+                checker_subtype: j.subtype,
+                oracle_satisfied,
+                checker_satisfied,
+                agree,
+            });
+        }
+    }
+    let trt = rows
+        .iter()
+        .filter(|r| r.descriptor == TRT_RC14_PATH)
+        .count();
+    let present = descriptors.iter().any(|(p, _)| *p == TRT_RC14_PATH);
+    if present && trt != TRT_RC14_ROWS {
+        problems.push(format!(
+            "{TRT_RC14_PATH}: expected {TRT_RC14_ROWS} rows, found {trt}"
+        ));
+    }
+    IndependentAudit { rows, problems }
+}
+
+impl IndependentAudit {
+    pub fn trt_rows(&self) -> impl Iterator<Item = &AuditRow> {
+        self.rows.iter().filter(|r| r.descriptor == TRT_RC14_PATH)
+    }
+
+    /// (agreeing, total) over the TensorRT rc14 rows.
+    pub fn trt_agreement(&self) -> (usize, usize) {
+        let rows: Vec<&AuditRow> = self.trt_rows().collect();
+        (rows.iter().filter(|r| r.agree).count(), rows.len())
+    }
+
+    /// (agreeing, total) over every row of every descriptor.
+    pub fn all_agreement(&self) -> (usize, usize) {
+        (
+            self.rows.iter().filter(|r| r.agree).count(),
+            self.rows.len(),
+        )
+    }
+
+    pub fn summary(&self) -> String {
+        let (a, n) = self.trt_agreement();
+        let (aa, an) = self.all_agreement();
+        format!(
+            "{a}/{n} TensorRT rc14 rows agree; {aa}/{an} rows agree over every committed descriptor"
+        )
+    }
+
+    pub fn failures(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .problems
+            .iter()
+            .map(|p| format!("independent audit: {p}"))
+            .collect();
+        for r in self.rows.iter().filter(|r| !r.agree) {
+            out.push(format!(
+                "independent audit: {} {}@{}: oracle says {} {:?} {:?}, checker says {} {:?} {:?}",
+                r.descriptor,
+                r.mode,
+                r.depth,
+                r.oracle_label,
+                r.oracle_subtype,
+                r.oracle_satisfied,
+                r.checker_label,
+                r.checker_subtype,
+                r.checker_satisfied
+            ));
+        }
+        out
+    }
+
+    /// `results/tensorrt-rc14-independent-descriptor-audit.json`.
+    pub fn json(&self) -> String {
+        #[derive(Serialize)]
+        struct Row<'a> {
+            mode: Mode,
+            depth: Depth,
+            oracle_label: Label,
+            checker_label: Label,
+            oracle_subtype: Option<Subtype>,
+            checker_subtype: Option<Subtype>,
+            oracle_satisfied: &'a [&'static str],
+            checker_satisfied: &'a [&'static str],
+            agree: bool,
+        }
+        #[derive(Serialize)]
+        struct AllDescriptors {
+            rows: usize,
+            agree: usize,
+        }
+        #[derive(Serialize)]
+        struct Doc<'a> {
+            schema_version: u32,
+            descriptor: &'static str,
+            rows: Vec<Row<'a>>,
+            all_descriptors: AllDescriptors,
+            summary: String,
+        }
+        let (agree, rows) = self.all_agreement();
+        to_json(&Doc {
+            schema_version: crate::SCHEMA_VERSION,
+            descriptor: TRT_RC14_PATH,
+            rows: self
+                .trt_rows()
+                .map(|r| Row {
+                    mode: r.mode,
+                    depth: r.depth,
+                    oracle_label: r.oracle_label,
+                    checker_label: r.checker_label,
+                    oracle_subtype: r.oracle_subtype,
+                    checker_subtype: r.checker_subtype,
+                    oracle_satisfied: &r.oracle_satisfied,
+                    checker_satisfied: &r.checker_satisfied,
+                    agree: r.agree,
+                })
+                .collect(),
+            all_descriptors: AllDescriptors { rows, agree },
+            summary: self.summary(),
+        })
+    }
+
+    /// `results/tensorrt-rc14-independent-descriptor-audit.md`.
+    pub fn markdown(&self) -> String {
+        let mut md = String::new();
+        md.push_str("# TensorRT-LLM 1.3.0rc14: independent descriptor audit\n\n");
+        md.push_str(
+            "Generated by `kvlower matrix`; do not edit. A second derivation of every row of\n",
+        );
+        let _ = writeln!(
+            md,
+            "`{TRT_RC14_PATH}`, written apart from the checker (`kvlower-audit/src/oracle.rs`:"
+        );
+        md.push_str("its own anchor rules, enforcement set and label truth table over the catalog data; it\n");
+        md.push_str(
+            "never calls `kvlower_core::judgment` and never reads `results/lowering-matrix.*`),\n",
+        );
+        md.push_str("compared with the checker's label, subtype and satisfied obligations.\n");
+        md.push_str("This is an independent audit over curated evidence, not proof that the runtime is complete.\n\n");
+        let _ = writeln!(md, "**{}.**\n", self.summary());
+        md.push_str(
+            "| mode | depth | oracle | checker | oracle satisfied | checker satisfied | agree |\n",
+        );
+        md.push_str("|---|---|---|---|---|---|---|\n");
+        for r in self.trt_rows() {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                r.mode,
+                r.depth,
+                label_text(r.oracle_label, r.oracle_subtype),
+                label_text(r.checker_label, r.checker_subtype),
+                dash(&r.oracle_satisfied),
+                dash(&r.checker_satisfied),
+                if r.agree { "yes" } else { "**NO**" }
+            );
+        }
+        md
+    }
+}
+
+fn label_text(label: Label, subtype: Option<Subtype>) -> String {
+    match subtype {
+        Some(s) => format!("{label} / {s}"),
+        None => label.to_string(),
+    }
+}
+
+fn dash(v: &[&str]) -> String {
+    if v.is_empty() {
+        "—".into()
+    } else {
+        v.join(", ")
+    }
+}

@@ -1,0 +1,558 @@
+//! Descriptor/evidence mutation controls (paper §8.2, SPEC §5).
+//!
+//! Why: the matrix's positive rows are self-certified unless small, plausible
+//! corruptions of the evidence under them make them fall. Each of the sixteen
+//! kinds is applied to *every* positive row it can apply to — for evidence-item
+//! kinds, to every item the checker relied on, one mutant per item — and the
+//! mutant is re-judged by the real checker at the same mode. A kind passes when
+//! it produced at least one mutant and every mutant fell to a non-positive
+//! label (for trace-shaped kinds: every mutated trace is rejected by the real
+//! gate, see [`crate::trace_controls`]).
+
+use std::fmt::Write as _;
+
+use kvlower_core::descriptor::{Adapter, Anchor, SignalEvidence};
+use kvlower_core::vocab::Ambiguity;
+use kvlower_core::{
+    Catalog, Depth, Descriptor, Environment, Label, Precondition, Scope, Signal, Status, judge,
+};
+use serde::Serialize;
+
+use crate::render::{cell, to_json};
+use crate::rows::PositiveRow;
+
+/// The sixteen mutation kinds, in the order of SPEC §5.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MutationKind {
+    AnchorDeleted,
+    AnchorEmptied,
+    SupportedToPartial,
+    SupportedToUnknown,
+    SupportedToMissing,
+    PressureAtomsWithoutAnchors,
+    AdapterScopeDocsOnly,
+    AdapterScopeSourceInspection,
+    TelemetryJoinPreconditionRemoved,
+    RoutingOnlyEvidence,
+    WrongClaimIdInFailureAttribution,
+    PostHocClaimNaming,
+    RestoreAfterReuseOrdering,
+    FallbackRecompute,
+    GenericCounters,
+    StorageOnlyOffloadEvidence,
+}
+
+impl MutationKind {
+    pub const ALL: [MutationKind; 16] = [
+        MutationKind::AnchorDeleted,
+        MutationKind::AnchorEmptied,
+        MutationKind::SupportedToPartial,
+        MutationKind::SupportedToUnknown,
+        MutationKind::SupportedToMissing,
+        MutationKind::PressureAtomsWithoutAnchors,
+        MutationKind::AdapterScopeDocsOnly,
+        MutationKind::AdapterScopeSourceInspection,
+        MutationKind::TelemetryJoinPreconditionRemoved,
+        MutationKind::RoutingOnlyEvidence,
+        MutationKind::WrongClaimIdInFailureAttribution,
+        MutationKind::PostHocClaimNaming,
+        MutationKind::RestoreAfterReuseOrdering,
+        MutationKind::FallbackRecompute,
+        MutationKind::GenericCounters,
+        MutationKind::StorageOnlyOffloadEvidence,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MutationKind::AnchorDeleted => "anchor_deleted",
+            MutationKind::AnchorEmptied => "anchor_emptied",
+            MutationKind::SupportedToPartial => "supported_to_partial",
+            MutationKind::SupportedToUnknown => "supported_to_unknown",
+            MutationKind::SupportedToMissing => "supported_to_missing",
+            MutationKind::PressureAtomsWithoutAnchors => "pressure_atoms_without_anchors",
+            MutationKind::AdapterScopeDocsOnly => "adapter_scope_docs_only",
+            MutationKind::AdapterScopeSourceInspection => "adapter_scope_source_inspection",
+            MutationKind::TelemetryJoinPreconditionRemoved => "telemetry_join_precondition_removed",
+            MutationKind::RoutingOnlyEvidence => "routing_only_evidence",
+            MutationKind::WrongClaimIdInFailureAttribution => {
+                "wrong_claim_id_in_failure_attribution"
+            }
+            MutationKind::PostHocClaimNaming => "post_hoc_claim_naming",
+            MutationKind::RestoreAfterReuseOrdering => "restore_after_reuse_ordering",
+            MutationKind::FallbackRecompute => "fallback_recompute",
+            MutationKind::GenericCounters => "generic_counters",
+            MutationKind::StorageOnlyOffloadEvidence => "storage_only_offload_evidence",
+        }
+    }
+
+    /// What the mutation does, in one sentence.
+    pub fn description(self) -> &'static str {
+        match self {
+            MutationKind::AnchorDeleted => {
+                "each supporting evidence item's anchor replaced by an empty anchor (no kind)"
+            }
+            MutationKind::AnchorEmptied => {
+                "each supporting item's anchor keeps its kind but every field and the note are blanked"
+            }
+            MutationKind::SupportedToPartial => "each supporting item's status set to `partial`",
+            MutationKind::SupportedToUnknown => "each supporting item's status set to `unknown`",
+            MutationKind::SupportedToMissing => "each supporting item's status set to `missing`",
+            MutationKind::PressureAtomsWithoutAnchors => {
+                "each observed pressure atom a row requires loses its anchor"
+            }
+            MutationKind::AdapterScopeDocsOnly => {
+                "each supporting adapter item's scope weakened to `docs_only`"
+            }
+            MutationKind::AdapterScopeSourceInspection => {
+                "each supporting adapter item's scope weakened to `source_inspection`"
+            }
+            MutationKind::TelemetryJoinPreconditionRemoved => {
+                "each of the nine preconditions of a supporting telemetry_join adapter removed"
+            }
+            MutationKind::RoutingOnlyEvidence => {
+                "the row's evidence replaced by the same items at routing_hook depth only (preconditions anchored), judged at routing_hook or deeper"
+            }
+            MutationKind::WrongClaimIdInFailureAttribution => {
+                "a passing same-claim failure trace whose failure attribution names another claim"
+            }
+            MutationKind::PostHocClaimNaming => {
+                "each supporting adapter declares `post_hoc_claim_naming`; and a passing reference trace whose claim is registered `post_hoc`"
+            }
+            MutationKind::RestoreAfterReuseOrdering => {
+                "a passing reference trace whose predicate-satisfying reuse comes before the restore"
+            }
+            MutationKind::FallbackRecompute => {
+                "a passing same-claim failure trace followed by a fallback-recompute `restore`"
+            }
+            MutationKind::GenericCounters => {
+                "a passing failure trace whose claim-scoped failure events are replaced by generic counters"
+            }
+            MutationKind::StorageOnlyOffloadEvidence => {
+                "the row keeps only a storage_tier signal; and, separately, only storage_restorability-scoped partial evidence"
+            }
+        }
+    }
+
+    /// Kinds that mutate a trace and ask the gate, rather than a descriptor.
+    pub fn is_trace_kind(self) -> bool {
+        matches!(
+            self,
+            MutationKind::WrongClaimIdInFailureAttribution
+                | MutationKind::RestoreAfterReuseOrdering
+                | MutationKind::FallbackRecompute
+                | MutationKind::GenericCounters
+        )
+    }
+}
+
+impl std::fmt::Display for MutationKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One mutant and what the real checker (or gate) made of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MutantOutcome {
+    /// The row (`path mode@depth`) or trace the mutant came from.
+    pub target: String,
+    /// What exactly was mutated.
+    pub mutation: String,
+    /// The re-judged label, or the gate verdict for a trace.
+    pub result: String,
+    pub failed_closed: bool,
+}
+
+/// One descriptor mutant, before judging.
+struct DescriptorMutant {
+    mutation: String,
+    descriptor: Descriptor,
+    depth: Depth,
+}
+
+/// All descriptor mutants of `kind` for one positive row (empty when the kind
+/// does not apply to the row).
+fn descriptor_mutants(kind: MutationKind, row: &PositiveRow<'_>) -> Vec<DescriptorMutant> {
+    let base = row.descriptor;
+    let depth = row.depth();
+    let per_item = |edit: &dyn Fn(&mut kvlower_core::descriptor::EvidenceItem),
+                    adapter_only: bool| {
+        row.support
+            .iter()
+            .filter(|s| !adapter_only || s.item.adapter().is_some())
+            .filter_map(|s| {
+                let mut d = base.clone();
+                let item = s.item.get_mut(&mut d)?;
+                edit(item);
+                Some(DescriptorMutant {
+                    mutation: format!("{} ({})", s.item.path(), s.obligation),
+                    descriptor: d,
+                    depth,
+                })
+            })
+            .collect::<Vec<_>>()
+    };
+    match kind {
+        MutationKind::AnchorDeleted => per_item(&|i| i.anchor = Anchor::default(), false),
+        MutationKind::AnchorEmptied => per_item(&|i| empty_anchor(&mut i.anchor), false),
+        MutationKind::SupportedToPartial => per_item(&|i| i.status = Status::Partial, false),
+        MutationKind::SupportedToUnknown => per_item(&|i| i.status = Status::Unknown, false),
+        MutationKind::SupportedToMissing => per_item(&|i| i.status = Status::Missing, false),
+        MutationKind::AdapterScopeDocsOnly => per_item(&|i| i.scope = Scope::DocsOnly, true),
+        MutationKind::AdapterScopeSourceInspection => {
+            per_item(&|i| i.scope = Scope::SourceInspection, true)
+        }
+        MutationKind::PressureAtomsWithoutAnchors => row
+            .atom_items()
+            .map(|(i, a)| {
+                let mut d = base.clone();
+                if let Some(atom) = d.atoms.get_mut(i) {
+                    atom.anchor = Anchor::default();
+                }
+                DescriptorMutant {
+                    mutation: format!("atoms[{i}] ({})", a.atom),
+                    descriptor: d,
+                    depth,
+                }
+            })
+            .collect(),
+        MutationKind::TelemetryJoinPreconditionRemoved => row
+            .supporting_adapters()
+            .into_iter()
+            .filter(|&a| {
+                base.adapters
+                    .get(a)
+                    .is_some_and(|a| a.depth == Depth::TelemetryJoin)
+            })
+            .flat_map(|a| {
+                let present: Vec<Precondition> = base
+                    .adapters
+                    .get(a)
+                    .map(|ad| ad.preconditions.keys().copied().collect())
+                    .unwrap_or_default();
+                present.into_iter().map(move |p| (a, p))
+            })
+            .map(|(a, p)| {
+                let mut d = base.clone();
+                if let Some(ad) = d.adapters.get_mut(a) {
+                    ad.preconditions.remove(&p);
+                }
+                DescriptorMutant {
+                    mutation: format!("adapters[{a}].preconditions.{p} removed"),
+                    descriptor: d,
+                    depth,
+                }
+            })
+            .collect(),
+        MutationKind::PostHocClaimNaming => row
+            .supporting_adapters()
+            .into_iter()
+            .map(|a| {
+                let mut d = base.clone();
+                if let Some(ad) = d.adapters.get_mut(a) {
+                    ad.ambiguities.push(Ambiguity::PostHocClaimNaming);
+                }
+                DescriptorMutant {
+                    mutation: format!("adapters[{a}] declares post_hoc_claim_naming"),
+                    descriptor: d,
+                    depth,
+                }
+            })
+            .collect(),
+        MutationKind::RoutingOnlyEvidence => {
+            let Some(template) = template_anchor(row) else {
+                return Vec::new();
+            };
+            let mut d = base.clone();
+            d.native.clear();
+            d.adapters = vec![moved_adapter(
+                row,
+                Depth::RoutingHook,
+                &[
+                    Precondition::RouteDecisionSeesAcceptedClaim,
+                    Precondition::FixedWorkerCacheNamespace,
+                    Precondition::RouteCostPlacementReuseSameClaim,
+                ],
+                &template,
+                None,
+            )];
+            vec![DescriptorMutant {
+                mutation:
+                    "every supporting item moved to a routing_hook adapter (no other evidence)"
+                        .into(),
+                descriptor: d,
+                depth: depth.max(Depth::RoutingHook),
+            }]
+        }
+        MutationKind::StorageOnlyOffloadEvidence => {
+            let Some(template) = template_anchor(row) else {
+                return Vec::new();
+            };
+            let mut signal_only = base.clone();
+            signal_only.native.clear();
+            signal_only.adapters.clear();
+            signal_only.signals = vec![SignalEvidence {
+                signal: Signal::StorageTier,
+                anchor: template.clone(),
+                note: "storage tier only".into(),
+            }];
+            let mut storage = base.clone();
+            storage.native.clear();
+            storage.adapters = vec![moved_adapter(
+                row,
+                Depth::StorageRestorability,
+                &[
+                    Precondition::ClaimAcceptedBeforeOffload,
+                    Precondition::HooksNameSameClaimAndCacheIdentity,
+                    Precondition::RestorationOrderedBeforeReuse,
+                    Precondition::FailureOutcomeBeforeFallback,
+                ],
+                &template,
+                Some(Status::Partial),
+            )];
+            vec![
+                DescriptorMutant {
+                    mutation: "all evidence removed; only an anchored storage_tier signal kept".into(),
+                    descriptor: signal_only,
+                    depth,
+                },
+                DescriptorMutant {
+                    mutation: "every supporting item moved to a storage_restorability adapter as `partial`"
+                        .into(),
+                    descriptor: storage,
+                    depth: depth.max(Depth::StorageRestorability),
+                },
+            ]
+        }
+        MutationKind::WrongClaimIdInFailureAttribution
+        | MutationKind::RestoreAfterReuseOrdering
+        | MutationKind::FallbackRecompute
+        | MutationKind::GenericCounters => Vec::new(),
+    }
+}
+
+/// Blanks every field of an anchor but its kind and trace flags.
+fn empty_anchor(a: &mut Anchor) {
+    for field in [
+        &mut a.repository,
+        &mut a.commit,
+        &mut a.path,
+        &mut a.section,
+        &mut a.url,
+        &mut a.retrieved,
+    ] {
+        if field.is_some() {
+            *field = Some(String::new());
+        }
+    }
+    a.note.clear();
+}
+
+/// A known-good anchor of the row (its first supporting item's), used to anchor
+/// the preconditions of adapters a mutation introduces, so that such a mutant
+/// falls for the reason under test and not for a missing precondition.
+fn template_anchor(row: &PositiveRow<'_>) -> Option<Anchor> {
+    row.items().next().map(|(_, item)| item.anchor.clone())
+}
+
+/// An adapter at `depth` carrying the row's supporting items (optionally with
+/// a new status), with the given preconditions anchored.
+fn moved_adapter(
+    row: &PositiveRow<'_>,
+    depth: Depth,
+    preconditions: &[Precondition],
+    template: &Anchor,
+    status: Option<Status>,
+) -> Adapter {
+    Adapter {
+        depth,
+        name: format!("mutant {depth} adapter"),
+        preconditions: preconditions
+            .iter()
+            .map(|p| (*p, template.clone()))
+            .collect(),
+        ambiguities: Vec::new(),
+        evidence: row
+            .items()
+            .map(|(_, item)| {
+                let mut item = item.clone();
+                if let Some(s) = status {
+                    item.status = s;
+                }
+                item
+            })
+            .collect(),
+    }
+}
+
+/// The verdicts of one kind.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KindResult {
+    pub kind: MutationKind,
+    pub description: &'static str,
+    /// Positive rows (or traces) the kind applied to.
+    pub applied_to: Vec<String>,
+    /// Mutants judged.
+    pub mutated_rows: usize,
+    /// Mutants that fell to a non-positive label (or were rejected by the gate).
+    pub failed_closed: usize,
+    pub pass: bool,
+    pub mutants: Vec<MutantOutcome>,
+}
+
+/// The whole suite.
+#[derive(Debug, Clone)]
+pub struct MutationControls {
+    pub kinds: Vec<KindResult>,
+}
+
+/// Runs every descriptor-shaped mutation over the positive rows and adds the
+/// trace-shaped outcomes computed by [`crate::trace_controls`].
+pub fn run(
+    catalog: &Catalog,
+    rows: &[PositiveRow<'_>],
+    env: &dyn Environment,
+    trace_outcomes: &dyn Fn(MutationKind) -> Vec<(String, MutantOutcome)>,
+) -> MutationControls {
+    let kinds = MutationKind::ALL
+        .iter()
+        .map(|&kind| {
+            let mut applied_to = Vec::new();
+            let mut mutants = Vec::new();
+            for row in rows {
+                let ms = descriptor_mutants(kind, row);
+                if ms.is_empty() {
+                    continue;
+                }
+                applied_to.push(row.id());
+                for m in ms {
+                    let j = judge(catalog, &m.descriptor, row.mode(), m.depth, env);
+                    mutants.push(MutantOutcome {
+                        target: row.id(),
+                        mutation: m.mutation,
+                        result: label_text(j.label, m.depth),
+                        failed_closed: !j.label.is_positive(),
+                    });
+                }
+            }
+            for (target, outcome) in trace_outcomes(kind) {
+                if !applied_to.contains(&target) {
+                    applied_to.push(target);
+                }
+                mutants.push(outcome);
+            }
+            let failed_closed = mutants.iter().filter(|m| m.failed_closed).count();
+            KindResult {
+                kind,
+                description: kind.description(),
+                applied_to,
+                mutated_rows: mutants.len(),
+                failed_closed,
+                pass: !mutants.is_empty() && failed_closed == mutants.len(),
+                mutants,
+            }
+        })
+        .collect();
+    MutationControls { kinds }
+}
+
+fn label_text(label: Label, depth: Depth) -> String {
+    format!("{label} at {depth}")
+}
+
+impl MutationControls {
+    pub fn passing_kinds(&self) -> usize {
+        self.kinds.iter().filter(|k| k.pass).count()
+    }
+
+    pub fn mutated_rows(&self) -> usize {
+        self.kinds.iter().map(|k| k.mutated_rows).sum()
+    }
+
+    /// "16/16 kinds fail closed over N mutated rows".
+    pub fn summary(&self) -> String {
+        format!(
+            "{}/{} kinds fail closed over {} mutated rows",
+            self.passing_kinds(),
+            self.kinds.len(),
+            self.mutated_rows()
+        )
+    }
+
+    pub fn failures(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        // A kind with no applicable row is reported in the summary (it does not
+        // count as passing) but is not a finding: a repository may have no row
+        // it applies to. The committed repository's coverage is guarded by the
+        // audit tests. A mutant that stays positive is always a finding.
+        for k in self.kinds.iter().filter(|k| !k.pass) {
+            for m in k.mutants.iter().filter(|m| !m.failed_closed) {
+                out.push(format!(
+                    "mutation controls: kind `{}` on {} ({}) stayed positive: {}",
+                    k.kind, m.target, m.mutation, m.result
+                ));
+            }
+        }
+        out
+    }
+
+    /// `results/descriptor-evidence-mutation-controls.json`.
+    pub fn json(&self) -> String {
+        #[derive(Serialize)]
+        struct Doc<'a> {
+            schema_version: u32,
+            kinds: &'a [KindResult],
+            summary: String,
+        }
+        to_json(&Doc {
+            schema_version: crate::SCHEMA_VERSION,
+            kinds: &self.kinds,
+            summary: self.summary(),
+        })
+    }
+
+    /// `results/descriptor-evidence-mutation-controls.md`.
+    pub fn markdown(&self) -> String {
+        let mut md = String::new();
+        md.push_str("# Descriptor/evidence mutation controls\n\n");
+        md.push_str("Generated by `kvlower matrix`; do not edit. Each kind mutates every positive row it can\n");
+        md.push_str("apply to (evidence-item kinds: every item the checker relied on, one mutant per item) and\n");
+        md.push_str("re-judges the mutant with the real checker; trace-shaped kinds mutate a small synthetic\n");
+        md.push_str("passing trace and ask the real gate. A kind passes when every mutant fails closed.\n\n");
+        let _ = writeln!(md, "**{}.**\n", self.summary());
+        md.push_str("| kind | mutation | applied to | mutants | failed closed | pass |\n");
+        md.push_str("|---|---|---|---|---|---|\n");
+        for k in &self.kinds {
+            let _ = writeln!(
+                md,
+                "| `{}` | {} | {} | {} | {} | {} |",
+                k.kind,
+                cell(k.description),
+                k.applied_to.len(),
+                k.mutated_rows,
+                k.failed_closed,
+                if k.pass { "yes" } else { "**NO**" }
+            );
+        }
+        md.push_str("\n## Mutants\n");
+        for k in &self.kinds {
+            let _ = writeln!(md, "\n### `{}`\n", k.kind);
+            for m in &k.mutants {
+                let _ = writeln!(
+                    md,
+                    "- {} — {} → {}{}",
+                    cell(&m.target),
+                    cell(&m.mutation),
+                    cell(&m.result),
+                    if m.failed_closed {
+                        ""
+                    } else {
+                        " **(stayed positive)**"
+                    }
+                );
+            }
+        }
+        md
+    }
+}

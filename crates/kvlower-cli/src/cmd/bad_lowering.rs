@@ -1,0 +1,160 @@
+//! `kvlower bad-lowering`: run the bad-lowering counterexamples of
+//! `bad_lowering/*.yaml` through the real checker and gate and write
+//! `results/bad-lowering-counterexamples.{md,json}`.
+//!
+//! Also the CLI's bridge to `kvlower-audit` (which is pure): this module reads
+//! the counterexample files, hands every audit result to [`crate::results`]
+//! (so `kvlower matrix` writes and `kvlower check` compares them), and turns
+//! suite failures into `check` findings.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use kvlower_audit::{Audit, BAD_LOWERING_DIR, CaseSource};
+use kvlower_load::{Code, Diagnostic, FsEnvironment, LoadFailure, Repository, load_repository};
+
+use crate::Exit;
+use crate::cmd::matrix::write_if_changed;
+use crate::results::GeneratedFile;
+
+#[derive(Debug, clap::Args)]
+pub struct BadLoweringArgs {
+    /// Repository root holding modes/, capabilities/, bad_lowering/ and results/
+    #[arg(long, default_value = ".")]
+    pub root: PathBuf,
+}
+
+/// The counterexample files under `root/bad_lowering` (`*.yaml`, `*.yml`), sorted;
+/// `None` when the directory does not exist (a scratch repository: the suite and
+/// its results are then left out; the committed repository's eleven cases are
+/// guarded by `tests/tests/bad_lowering.rs`). A file or directory that cannot be
+/// read is handed on with empty contents, so that the suite reports a case error
+/// instead of silently dropping it.
+pub fn read_cases(root: &Path) -> Option<Vec<CaseSource>> {
+    let dir = root.join(BAD_LOWERING_DIR);
+    if !dir.exists() {
+        return None;
+    }
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Some(vec![CaseSource {
+            path: BAD_LOWERING_DIR.to_string(),
+            contents: String::new(),
+        }]);
+    };
+    let mut cases: Vec<CaseSource> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")))
+        .filter_map(|p| {
+            let name = p.file_name()?.to_str()?.to_string();
+            Some(CaseSource {
+                path: format!("{BAD_LOWERING_DIR}/{name}"),
+                contents: std::fs::read_to_string(&p).unwrap_or_default(),
+            })
+        })
+        .collect();
+    cases.sort_by(|a, b| a.path.cmp(&b.path));
+    Some(cases)
+}
+
+/// Runs every audit suite over a loaded repository.
+pub fn audit(repo: &Repository) -> Audit {
+    let env = FsEnvironment {
+        root: repo.root.clone(),
+    };
+    let descriptors: Vec<(&str, &kvlower_core::Descriptor)> = repo
+        .descriptors
+        .iter()
+        .map(|d| (d.path.as_str(), &d.descriptor))
+        .collect();
+    let cases = read_cases(&repo.root);
+    Audit::run(&repo.catalog, &descriptors, &env, cases.as_deref())
+}
+
+/// The audit results, for [`crate::results::generate`].
+pub fn generated_files(repo: &Repository) -> Vec<GeneratedFile> {
+    audit(repo)
+        .files()
+        .into_iter()
+        .map(|f| GeneratedFile {
+            path: f.path,
+            contents: f.contents,
+        })
+        .collect()
+}
+
+/// One `check` finding per way an audit suite does not pass.
+pub fn suite_diagnostics(repo: &Repository) -> Vec<Diagnostic> {
+    audit(repo)
+        .failures()
+        .into_iter()
+        .map(|(path, message)| {
+            Diagnostic::new(Code::StaleResult, path, message)
+                .with_hint("an audit suite does not pass; see the result file for the failing case")
+        })
+        .collect()
+}
+
+pub fn run(
+    args: &BadLoweringArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> anyhow::Result<Exit> {
+    let repo = match load_repository(&args.root) {
+        Ok((repo, diagnostics)) if diagnostics.is_empty() => repo,
+        Ok((_, diagnostics)) | Err(LoadFailure::Invalid(diagnostics)) => {
+            for d in &diagnostics {
+                writeln!(err, "{d}")?;
+            }
+            writeln!(
+                err,
+                "kvlower bad-lowering: {} finding(s); nothing written",
+                diagnostics.len()
+            )?;
+            return Ok(Exit::Findings);
+        }
+        Err(LoadFailure::NoDescriptors { dir }) => {
+            writeln!(err, "error: no descriptors found in {}", dir.display())?;
+            return Ok(Exit::Usage);
+        }
+    };
+    let env = FsEnvironment {
+        root: repo.root.clone(),
+    };
+    let cases = read_cases(&repo.root).unwrap_or_default();
+    if cases.is_empty() {
+        writeln!(
+            err,
+            "error: no counterexamples found in {}",
+            repo.root.join(BAD_LOWERING_DIR).display()
+        )?;
+        return Ok(Exit::Usage);
+    }
+    let suite = kvlower_audit::bad_lowering::run(&repo.catalog, &cases, &env);
+    for (path, contents) in [
+        (kvlower_audit::BAD_LOWERING_JSON, suite.json()),
+        (kvlower_audit::BAD_LOWERING_MD, suite.markdown()),
+    ] {
+        if write_if_changed(&args.root.join(path), &contents)? {
+            writeln!(out, "wrote {path}")?;
+        }
+    }
+    for c in &suite.cases {
+        writeln!(
+            out,
+            "{} {}: expected {}, got {}",
+            if c.pass { "ok  " } else { "FAIL" },
+            c.id,
+            c.expected
+                .map_or("(unreadable)".to_string(), |e| e.to_string()),
+            c.actual
+        )?;
+    }
+    writeln!(out, "kvlower bad-lowering: {}", suite.summary())?;
+    Ok(if suite.failures().is_empty() {
+        Exit::Success
+    } else {
+        Exit::Findings
+    })
+}
