@@ -208,6 +208,8 @@ vocabulary! {
         CachedTokenTelemetry = "cached_token_telemetry",
         RequestScopedPin = "request_scoped_pin",
         LeaseTtl = "lease_ttl",
+        ObjectHardPin = "object_hard_pin",
+        RequestScopedLoadFailure = "request_scoped_load_failure",
     }
 }
 
