@@ -150,6 +150,14 @@ impl Machine {
 
 /// Parses one non-blank line into a typed event, or says what is wrong with it.
 pub(crate) fn parse_line(bytes: &[u8]) -> Result<RawEvent<'_>, Problem> {
+    // JSON text is UTF-8. Checked once per line here, so string values need no check of
+    // their own (see `event::Str`).
+    if let Err(e) = std::str::from_utf8(bytes) {
+        return Err(Problem::NotJson(format!(
+            "invalid UTF-8 at byte {}",
+            e.valid_up_to()
+        )));
+    }
     let error = match serde_json::from_slice::<RawEvent<'_>>(bytes) {
         Ok(event) => return Ok(event),
         Err(e) => e,
@@ -170,12 +178,8 @@ pub(crate) fn parse_line(bytes: &[u8]) -> Result<RawEvent<'_>, Problem> {
     if !error.is_data() {
         return Err(Problem::NotJson(without_position(&error)));
     }
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let message = match serde_path_to_error::deserialize::<_, RawEvent<'_>>(&mut de) {
-        Err(e) => format!("field `{}`: {}", e.path(), without_position(e.inner())),
-        Ok(_) => without_position(&error),
-    };
-    Err(Problem::FieldType(message))
+    // The event visitor prefixes a value's error with its field name.
+    Err(Problem::FieldType(without_position(&error)))
 }
 
 /// serde_json's message without its "at line 1 column N" (the trace line is reported

@@ -7,14 +7,19 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::marker::PhantomData;
+use std::sync::OnceLock;
 
 use serde::Deserialize;
-use serde::de::{self, Deserializer, IgnoredAny, SeqAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 /// A JSON string that borrows from the line when it can.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(transparent)]
-pub(crate) struct Str<'a>(#[serde(borrow)] pub Cow<'a, str>);
+///
+/// Read through `deserialize_bytes`, which serde_json answers without a UTF-8 check (the
+/// reader checks each whole line once, which is cheaper than one check per string), then
+/// checked here only for the few strings the gate keeps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Str<'a>(pub Cow<'a, str>);
 
 impl Str<'_> {
     pub fn as_str(&self) -> &str {
@@ -22,87 +27,224 @@ impl Str<'_> {
     }
 }
 
-/// The fields of one event that any gate reads. Field names are the exact trace keys.
-#[derive(Debug, Default, Deserialize)]
-pub(crate) struct RawEvent<'a> {
-    #[serde(borrow)]
-    pub event: Option<Str<'a>>,
-    pub event_sequence: Option<u64>,
+impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct StrVisitor<'a>(PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for StrVisitor<'a> {
+            type Value = Str<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Str<'a>, E> {
+                Ok(Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Str<'a>, E> {
+                Ok(Str(Cow::Owned(v.to_owned())))
+            }
+            fn visit_borrowed_bytes<E: de::Error>(self, v: &'de [u8]) -> Result<Str<'a>, E> {
+                match std::str::from_utf8(v) {
+                    Ok(s) => Ok(Str(Cow::Borrowed(s))),
+                    Err(_) => Err(E::invalid_value(de::Unexpected::Bytes(v), &self)),
+                }
+            }
+            fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Str<'a>, E> {
+                match std::str::from_utf8(v) {
+                    Ok(s) => Ok(Str(Cow::Owned(s.to_owned()))),
+                    Err(_) => Err(E::invalid_value(de::Unexpected::Bytes(v), &self)),
+                }
+            }
+        }
+        d.deserialize_bytes(StrVisitor(PhantomData))
+    }
+}
+
+/// Declares [`RawEvent`] and its hand-written `Deserialize`: keys are matched as bytes by
+/// binary search, unknown keys skipped as `IgnoredAny`, a repeated key is an error, and an
+/// error in a value names its field.
+macro_rules! raw_event {
+    ($( $(#[$meta:meta])* $field:ident : $ty:ty, )*) => {
+        /// The fields of one event that any gate reads. Field names are the exact trace keys.
+        #[derive(Debug, Default)]
+        pub(crate) struct RawEvent<'a> {
+            $( $(#[$meta])* pub $field: $ty, )*
+        }
+
+        #[allow(non_camel_case_types)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        enum Field { $( $field, )* }
+
+        // Repeated keys are tracked in a u64 bitmask.
+        const _: () = assert!([$( stringify!($field), )*].len() <= 64);
+
+        /// Every declared key with its field, bucketed by [`key_bucket`].
+        fn field_table() -> &'static KeyTable {
+            static TABLE: OnceLock<KeyTable> = OnceLock::new();
+            TABLE.get_or_init(|| {
+                let mut t: KeyTable = (0..KEY_BUCKETS).map(|_| Vec::new()).collect();
+                $(
+                    let key: &'static [u8] = stringify!($field).as_bytes();
+                    if let Some(bucket) = t.get_mut(key_bucket(key)) {
+                        bucket.push((key, Field::$field));
+                    }
+                )*
+                t
+            })
+        }
+
+        impl<'de: 'a, 'a> Visitor<'de> for EventVisitor<'a> {
+            type Value = RawEvent<'a>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawEvent<'a>, A::Error> {
+                let mut event = RawEvent::default();
+                let mut seen: u64 = 0;
+                let table = field_table();
+                while let Some(key) = map.next_key_seed(KeySeed(table))? {
+                    let Some(field) = key else {
+                        map.next_value::<IgnoredAny>()?;
+                        continue;
+                    };
+                    let bit = 1u64 << (field as u32);
+                    match field {
+                        $( Field::$field => {
+                            if seen & bit != 0 {
+                                return Err(de::Error::duplicate_field(stringify!($field)));
+                            }
+                            seen |= bit;
+                            event.$field = map
+                                .next_value()
+                                .map_err(|e| in_field(stringify!($field), e))?;
+                        } )*
+                    }
+                }
+                Ok(event)
+            }
+        }
+    };
+}
+
+/// Wraps a value's error with the field it belongs to (without the inner position: the
+/// reader reports the line, serde_json adds the column).
+fn in_field<E: de::Error>(field: &str, e: E) -> E {
+    let text = e.to_string();
+    let message = text
+        .rfind(" at line ")
+        .map_or(text.as_str(), |i| text.get(..i).unwrap_or(""));
+    E::custom(format_args!("field `{field}`: {message}"))
+}
+
+struct EventVisitor<'a>(PhantomData<&'a ()>);
+
+/// Declared keys by bucket: every line has some twenty keys, so their lookup must cost a
+/// hash of three bytes and (almost always) one comparison.
+type KeyTable = Vec<Vec<(&'static [u8], Field)>>;
+
+const KEY_BUCKETS: usize = 256;
+
+fn key_bucket(key: &[u8]) -> usize {
+    let len = key.len();
+    let byte = |i: usize| usize::from(key.get(i).copied().unwrap_or(0));
+    (len.wrapping_mul(131)
+        ^ byte(0).wrapping_mul(31)
+        ^ byte(len / 2).wrapping_mul(7)
+        ^ byte(len.wrapping_sub(1)))
+        % KEY_BUCKETS
+}
+
+/// Reads one key as bytes and looks it up (`None`: a key no gate reads).
+struct KeySeed(&'static KeyTable);
+
+impl<'de> DeserializeSeed<'de> for KeySeed {
+    type Value = Option<Field>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<Field>, D::Error> {
+        struct KeyVisitor(&'static KeyTable);
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Option<Field>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a field name")
+            }
+            fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Option<Field>, E> {
+                Ok(self
+                    .0
+                    .get(key_bucket(v))
+                    .and_then(|bucket| bucket.iter().find(|(k, _)| *k == v).map(|(_, f)| *f)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Option<Field>, E> {
+                self.visit_bytes(v.as_bytes())
+            }
+        }
+        d.deserialize_bytes(KeyVisitor(self.0))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for RawEvent<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(EventVisitor(PhantomData))
+    }
+}
+
+raw_event! {
+    event: Option<Str<'a>>,
+    event_sequence: Option<u64>,
 
     // Family markers: only their presence matters (except the schema version's value).
-    pub schema_version: Option<u64>,
-    pub timestamp_ns: Option<IgnoredAny>,
-    pub monotonic_ns: Option<IgnoredAny>,
-    pub hook_scope: Option<IgnoredAny>,
+    schema_version: Option<u64>,
+    timestamp_ns: Option<IgnoredAny>,
+    monotonic_ns: Option<IgnoredAny>,
+    hook_scope: Option<IgnoredAny>,
 
     // Claim identity.
-    #[serde(borrow)]
-    pub claim_id: Option<Str<'a>>,
-    #[serde(borrow)]
-    pub resident_claim_id: Option<Str<'a>>,
-    #[serde(borrow)]
-    pub predicate_id: Option<Str<'a>>,
-    #[serde(borrow)]
-    pub materialization_predicate: Option<Str<'a>>,
-    #[serde(borrow)]
-    pub prefix_id: Option<Str<'a>>,
-    #[serde(borrow)]
-    pub reusable_object_id: Option<Str<'a>>,
-    #[serde(borrow)]
-    pub cache_identity: Option<Str<'a>>,
-    #[serde(borrow)]
-    pub request_token_map_id: Option<Str<'a>>,
+    claim_id: Option<Str<'a>>,
+    resident_claim_id: Option<Str<'a>>,
+    predicate_id: Option<Str<'a>>,
+    materialization_predicate: Option<Str<'a>>,
+    prefix_id: Option<Str<'a>>,
+    reusable_object_id: Option<Str<'a>>,
+    cache_identity: Option<Str<'a>>,
+    request_token_map_id: Option<Str<'a>>,
 
     // Connector lifecycle.
-    pub num_hit_tokens: Option<f64>,
-    pub will_load_async: Option<bool>,
-    pub transfer_type: Option<TransferDirection>,
-    pub success: Option<bool>,
-    pub is_store: Option<bool>,
-    #[serde(borrow)]
-    pub restoration_source: Option<Str<'a>>,
-    pub restored_from_offload_tier: Option<bool>,
+    num_hit_tokens: Option<f64>,
+    will_load_async: Option<bool>,
+    transfer_type: Option<TransferDirection>,
+    success: Option<bool>,
+    is_store: Option<bool>,
+    restoration_source: Option<Str<'a>>,
+    restored_from_offload_tier: Option<bool>,
 
     // Failure injection and outcomes.
-    pub controlled_restoration_unavailable: Option<bool>,
-    pub failure_injection_flag: Option<bool>,
-    pub injected_restoration_failure: Option<bool>,
-    #[serde(borrow)]
-    pub failure_target_claim_id: Option<Str<'a>>,
-    #[serde(borrow)]
-    pub failure_matched_claim_id: Option<Str<'a>>,
-    #[serde(borrow)]
-    pub outcome_claim_id: Option<Str<'a>>,
-    #[serde(borrow)]
-    pub blocking_claim_ids: Option<Vec<Str<'a>>>,
-    #[serde(borrow)]
-    pub claim_scoped_outcome_type: Option<Str<'a>>,
-    #[serde(borrow)]
-    pub outcome_type: Option<Str<'a>>,
-    pub fallback_recompute_counted_as_satisfaction: Option<bool>,
-    pub fallback_recompute_counted_as_satisfying_claim: Option<bool>,
+    controlled_restoration_unavailable: Option<bool>,
+    failure_injection_flag: Option<bool>,
+    injected_restoration_failure: Option<bool>,
+    failure_target_claim_id: Option<Str<'a>>,
+    failure_matched_claim_id: Option<Str<'a>>,
+    outcome_claim_id: Option<Str<'a>>,
+    blocking_claim_ids: Option<Vec<Str<'a>>>,
+    claim_scoped_outcome_type: Option<Str<'a>>,
+    outcome_type: Option<Str<'a>>,
+    fallback_recompute_counted_as_satisfaction: Option<bool>,
+    fallback_recompute_counted_as_satisfying_claim: Option<bool>,
 
     // Scheduler boundary.
-    pub scheduler_side_failure_outcome: Option<bool>,
-    pub scheduler_side_refusal: Option<bool>,
-    pub native_scheduler_admission_refusal: Option<bool>,
-    pub scheduler_event_before_finish_requests: Option<bool>,
-    #[serde(borrow)]
-    pub scheduler_failure_policy: Option<Str<'a>>,
-    #[serde(borrow)]
-    pub finish_status: Option<Str<'a>>,
+    scheduler_side_failure_outcome: Option<bool>,
+    scheduler_side_refusal: Option<bool>,
+    native_scheduler_admission_refusal: Option<bool>,
+    scheduler_event_before_finish_requests: Option<bool>,
+    scheduler_failure_policy: Option<Str<'a>>,
+    finish_status: Option<Str<'a>>,
 
     // Reference lifecycle.
-    #[serde(borrow)]
-    pub claim_registration: Option<Str<'a>>,
-    pub predicate_materialized: Option<bool>,
-    pub offload_generation: Option<u64>,
-    #[serde(borrow)]
-    pub cache_tier_from: Option<Str<'a>>,
-    #[serde(borrow)]
-    pub cache_tier_to: Option<Str<'a>>,
-    pub reuse_requires_restoration: Option<bool>,
-    pub predicate_satisfied: Option<bool>,
+    claim_registration: Option<Str<'a>>,
+    predicate_materialized: Option<bool>,
+    offload_generation: Option<u64>,
+    cache_tier_from: Option<Str<'a>>,
+    cache_tier_to: Option<Str<'a>>,
+    reuse_requires_restoration: Option<bool>,
+    predicate_satisfied: Option<bool>,
 }
 
 /// A non-empty string field, or `None` (absent, `null` and `""` all mean "not given").

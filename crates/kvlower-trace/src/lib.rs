@@ -69,21 +69,18 @@ pub fn evaluate_reader_each<R: BufRead>(
     mut on_verdict: impl FnMut(ClaimVerdict),
 ) -> TraceOutline {
     let mut evaluator = evaluate::TraceEvaluator::new(name);
-    let mut buf = Vec::new();
     let mut line: u64 = 0;
-    loop {
+    let read = lines::for_each_line(&mut r, MAX_LINE_BYTES, |l| {
         line = line.saturating_add(1);
-        match lines::next_line(&mut r, &mut buf, MAX_LINE_BYTES) {
-            Ok(lines::Line::Text) => evaluator.push_line(line, &buf),
-            Ok(lines::Line::TooLong) => {
+        match l {
+            lines::Line::Text(bytes) => evaluator.push_line(line, bytes),
+            lines::Line::TooLong => {
                 evaluator.line_problem(line, Problem::LineTooLong(MAX_LINE_BYTES))
             }
-            Ok(lines::Line::End) => break,
-            Err(e) => {
-                evaluator.line_problem(line, Problem::Read(e.to_string()));
-                break;
-            }
         }
+    });
+    if let Err(e) = read {
+        evaluator.line_problem(line.saturating_add(1), Problem::Read(e.to_string()));
     }
     evaluator.finish(&mut on_verdict)
 }

@@ -1,46 +1,30 @@
 //! Splits a byte stream into lines without loading it whole, with a cap on line length.
+//!
+//! A line that lies whole in the reader's buffer is handed out in place (no copy); only a
+//! line that straddles a buffer refill is assembled in a side buffer.
 
-use std::io::{self, BufRead, Read};
+use std::io::{self, BufRead};
 
 /// The longest line the gate reads (16 MiB); a longer one is skipped and reported, so a
 /// corrupt trace cannot make the reader allocate without bound.
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
-/// What reading one line produced.
-pub(crate) enum Line {
-    /// A line (without its terminator) is in the buffer.
-    Text,
+/// One line as read.
+pub(crate) enum Line<'b> {
+    /// A line, without its `\n` (a trailing `\r` is left to the caller's trimming).
+    Text(&'b [u8]),
     /// The line was longer than the cap; it was skipped.
     TooLong,
-    /// End of input.
-    End,
 }
 
-/// Reads the next line into `buf` (cleared first), never holding more than `cap` bytes.
-pub(crate) fn next_line<R: BufRead>(r: &mut R, buf: &mut Vec<u8>, cap: usize) -> io::Result<Line> {
-    buf.clear();
-    let limit = u64::try_from(cap).unwrap_or(u64::MAX).saturating_add(1);
-    let n = r.by_ref().take(limit).read_until(b'\n', buf)?;
-    if n == 0 {
-        return Ok(Line::End);
-    }
-    if buf.last() == Some(&b'\n') {
-        buf.pop();
-        if buf.last() == Some(&b'\r') {
-            buf.pop();
-        }
-        return Ok(Line::Text);
-    }
-    if buf.len() <= cap {
-        // The last line of the input, without a terminator.
-        return Ok(Line::Text);
-    }
-    buf.clear();
-    skip_rest_of_line(r)?;
-    Ok(Line::TooLong)
-}
-
-fn skip_rest_of_line<R: BufRead>(r: &mut R) -> io::Result<()> {
+/// Calls `f` with every line of `r`, in order.
+pub(crate) fn for_each_line<R: BufRead>(
+    mut r: R,
+    cap: usize,
+    mut f: impl FnMut(Line<'_>),
+) -> io::Result<()> {
+    let mut partial: Vec<u8> = Vec::new();
+    let mut overflowed = false;
     loop {
         let available = match r.fill_buf() {
             Ok(b) => b,
@@ -48,17 +32,38 @@ fn skip_rest_of_line<R: BufRead>(r: &mut R) -> io::Result<()> {
             Err(e) => return Err(e),
         };
         if available.is_empty() {
+            // End of input: a last line without a terminator.
+            if overflowed {
+                f(Line::TooLong);
+            } else if !partial.is_empty() {
+                f(Line::Text(&partial));
+            }
             return Ok(());
         }
-        match available.iter().position(|&b| b == b'\n') {
-            Some(i) => {
-                r.consume(i.saturating_add(1));
-                return Ok(());
+        let Some(end) = memchr::memchr(b'\n', available) else {
+            let n = available.len();
+            if !overflowed {
+                if partial.len().saturating_add(n) > cap {
+                    overflowed = true;
+                    partial = Vec::new();
+                } else {
+                    partial.extend_from_slice(available);
+                }
             }
-            None => {
-                let n = available.len();
-                r.consume(n);
-            }
+            r.consume(n);
+            continue;
+        };
+        let (head, _) = available.split_at(end);
+        if overflowed || partial.len().saturating_add(head.len()) > cap {
+            f(Line::TooLong);
+        } else if partial.is_empty() {
+            f(Line::Text(head));
+        } else {
+            partial.extend_from_slice(head);
+            f(Line::Text(&partial));
         }
+        partial.clear();
+        overflowed = false;
+        r.consume(end.saturating_add(1));
     }
 }
