@@ -100,23 +100,27 @@ fn main() {
         (format!("1000 claims x {cycles_large} reuse cycles"), large),
     ] {
         let gate = child("gate", &path);
+        let parallel = child("gate-parallel", &path);
         let ceiling = child("ceiling", &path);
         assert_eq!(gate.lines, ceiling.lines, "both read the same lines");
         let mb = gate.bytes as f64 / 1e6;
+        let cols = |m: &Measured| {
+            format!(
+                "{:>5.2} {:>5.0} {:>5.1} {:>4.2}",
+                m.lines as f64 / m.secs / 1e6,
+                mb / m.secs,
+                m.peak_kb as f64 / 1024.0,
+                ceiling.secs / m.secs
+            )
+        };
         println!(
-            "{:<34} {:>10.1} {:>12} | {:>8.3} {:>9.2} {:>8.0} {:>9.1} | {:>8.3} {:>9.2} {:>8.0} {:>9.1} | {:>6.2}",
+            "{:<34} {:>7.1} {:>9} | {} | {} | {}",
             label,
             mb,
             gate.lines,
-            gate.secs,
-            gate.lines as f64 / gate.secs / 1e6,
-            mb / gate.secs,
-            gate.peak_kb as f64 / 1024.0,
-            ceiling.secs,
-            ceiling.lines as f64 / ceiling.secs / 1e6,
-            mb / ceiling.secs,
-            ceiling.peak_kb as f64 / 1024.0,
-            ceiling.secs / gate.secs,
+            cols(&gate),
+            cols(&parallel),
+            cols(&ceiling)
         );
     }
 }
@@ -174,6 +178,14 @@ fn measure(mode: &str, path: &Path) {
             "gate" => {
                 let outline =
                     kvlower_trace::evaluate_reader_each("bench", reader, |_| verdicts += 1);
+                assert!(outline.diagnostics.is_empty(), "{:?}", outline.diagnostics);
+                lines += outline.events;
+            }
+            "gate-parallel" => {
+                let par = kvlower_trace::Parallelism::default();
+                let outline = kvlower_trace::evaluate_reader_each_with("bench", reader, par, |_| {
+                    verdicts += 1
+                });
                 assert!(outline.diagnostics.is_empty(), "{:?}", outline.diagnostics);
                 lines += outline.events;
             }

@@ -148,6 +148,26 @@ impl Machine {
     }
 }
 
+/// One line, parsed (the part of the work that may run on another thread).
+// Nearly every line is an event, so boxing it would only add an allocation per line.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Parsed<'b> {
+    Blank,
+    Event(RawEvent<'b>),
+    Problem(Problem),
+}
+
+/// Parses one trimmed line.
+pub(crate) fn parse(bytes: &[u8]) -> Parsed<'_> {
+    if bytes.is_empty() {
+        return Parsed::Blank;
+    }
+    match parse_line(bytes) {
+        Ok(event) => Parsed::Event(event),
+        Err(problem) => Parsed::Problem(problem),
+    }
+}
+
 /// Parses one non-blank line into a typed event, or says what is wrong with it.
 pub(crate) fn parse_line(bytes: &[u8]) -> Result<RawEvent<'_>, Problem> {
     // JSON text is UTF-8. Checked once per line here, so string values need no check of
@@ -244,14 +264,21 @@ impl TraceEvaluator {
     /// Judges one line (1-based `line`, without its terminator).
     pub fn push_line(&mut self, line: u64, bytes: &[u8]) {
         let bytes = bytes.trim_ascii();
-        if bytes.is_empty() {
-            return;
-        }
-        self.nonblank_lines = self.nonblank_lines.saturating_add(1);
-        let event = match parse_line(bytes) {
-            Ok(event) => event,
-            Err(problem) => return self.line_problem(line, problem),
+        let parsed = parse(bytes);
+        self.push_parsed(line, bytes, parsed);
+    }
+
+    /// Judges one line already parsed by [`parse`] (`bytes` trimmed, as given to it).
+    pub fn push_parsed(&mut self, line: u64, bytes: &[u8], parsed: Parsed<'_>) {
+        let event = match parsed {
+            Parsed::Blank => return,
+            Parsed::Problem(problem) => {
+                self.nonblank_lines = self.nonblank_lines.saturating_add(1);
+                return self.line_problem(line, problem);
+            }
+            Parsed::Event(event) => event,
         };
+        self.nonblank_lines = self.nonblank_lines.saturating_add(1);
         if let Machine::Undecided = self.machine {
             let kind = event
                 .event

@@ -91,9 +91,10 @@ fn evaluate_file(path: &Path, name: &str, sink: &mut dyn Sink) -> anyhow::Result
         }
     };
     let mut write_error: Option<io::Error> = None;
-    let outline = kvlower_trace::evaluate_reader_each(
+    let outline = kvlower_trace::evaluate_reader_each_with(
         name,
         BufReader::with_capacity(1 << 16, file),
+        kvlower_trace::Parallelism::default(),
         |verdict| {
             if write_error.is_none() {
                 if let Err(e) = sink.verdict(name, &verdict) {
