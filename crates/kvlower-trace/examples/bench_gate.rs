@@ -181,11 +181,19 @@ fn measure(mode: &str, path: &Path) {
                 assert!(outline.diagnostics.is_empty(), "{:?}", outline.diagnostics);
                 lines += outline.events;
             }
-            "gate-parallel" => {
-                let par = kvlower_trace::Parallelism::default();
-                let outline = kvlower_trace::evaluate_reader_each_with("bench", reader, par, |_| {
-                    verdicts += 1
-                });
+            m if m.starts_with("gate-parallel") => {
+                let mut par = kvlower_trace::Parallelism::default();
+                if let Some(n) = m.strip_prefix("gate-parallel:") {
+                    let mut parts = n.split(':');
+                    par.threads = parts.next().unwrap().parse().unwrap();
+                    if let Some(kb) = parts.next() {
+                        par.block_bytes = kb.parse::<usize>().unwrap() * 1024;
+                    }
+                }
+                let outline =
+                    kvlower_trace::evaluate_reader_each_with("bench", reader, par, |_| {
+                        verdicts += 1
+                    });
                 assert!(outline.diagnostics.is_empty(), "{:?}", outline.diagnostics);
                 lines += outline.events;
             }

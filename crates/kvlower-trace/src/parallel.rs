@@ -51,14 +51,25 @@ impl Block {
     }
 }
 
-fn parse_spans<'b>(block: &'b Block, spans: &[Span]) -> Vec<Parsed<'b>> {
-    spans
-        .iter()
-        .map(|span| match span {
-            Span::Text { bytes, .. } => parse(block.text(bytes)),
-            Span::TooLong { .. } => Parsed::Blank,
-        })
-        .collect()
+/// Parses `spans` into `out` (cleared first; its allocation is reused).
+fn parse_spans<'b>(block: &'b Block, spans: &[Span], mut out: Vec<Parsed<'b>>) -> Vec<Parsed<'b>> {
+    out.clear();
+    out.extend(spans.iter().map(|span| match span {
+        Span::Text { bytes, .. } => parse(block.text(bytes)),
+        Span::TooLong { .. } => Parsed::Blank,
+    }));
+    out
+}
+
+/// Empties `v` and frees it from the block it borrowed, keeping its allocation: a block's
+/// parsed events take hundreds of KiB, which would otherwise be mapped and unmapped (page
+/// faults and all) once per block.
+fn recycle(mut v: Vec<Parsed<'_>>) -> Vec<Parsed<'static>> {
+    v.clear();
+    // In-place collect of an empty vector: no element is produced, the buffer is kept.
+    // (`filter_map`, not `filter`: it is what lets the element type change lifetime.)
+    #[allow(clippy::unnecessary_filter_map)]
+    v.into_iter().filter_map(|_| None).collect()
 }
 
 /// A last, partial block smaller than this is parsed on the caller's thread: a thread
@@ -66,38 +77,67 @@ fn parse_spans<'b>(block: &'b Block, spans: &[Span]) -> Vec<Parsed<'b>> {
 const MIN_PARALLEL_BYTES: usize = 64 * 1024;
 
 /// Parses the block (in parallel when asked and worth it) and judges its lines in order.
-fn flush(block: &Block, par: Parallelism, evaluator: &mut TraceEvaluator) {
+///
+/// The caller's thread takes a smaller first share and judges it while the workers are
+/// still parsing theirs, so judging overlaps parsing.
+fn flush(
+    block: &Block,
+    par: Parallelism,
+    evaluator: &mut TraceEvaluator,
+    spare: &mut Vec<Vec<Parsed<'static>>>,
+) {
     let worth_it = block.bytes.len() >= par.block_bytes.min(MIN_PARALLEL_BYTES);
     let threads = if worth_it { par.threads.max(1) } else { 1 };
-    let per_thread = block.spans.len().div_ceil(threads).max(1);
-    let mut chunks = block.spans.chunks(per_thread);
-    let first = chunks.next().unwrap_or(&[]);
-    let parsed: Vec<Vec<Parsed<'_>>> = std::thread::scope(|scope| {
-        let workers: Vec<_> = chunks
-            .map(|chunk| scope.spawn(move || parse_spans(block, chunk)))
+    let spans = block.spans.as_slice();
+    let first_len = if threads > 1 {
+        (spans.len() * 4 / (5 * threads)).clamp(1, spans.len())
+    } else {
+        spans.len()
+    };
+    let (first, rest) = spans.split_at(first_len);
+    let per_worker = rest.len().div_ceil(threads.saturating_sub(1).max(1)).max(1);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = rest
+            .chunks(per_worker)
+            .map(|chunk| {
+                let out = spare.pop().unwrap_or_default();
+                (chunk, scope.spawn(move || parse_spans(block, chunk, out)))
+            })
             .collect();
-        let mut all = vec![parse_spans(block, first)];
-        for worker in workers {
-            // A worker cannot panic on any input (the parser never does); should one
-            // anyway, its lines are reported, never silently skipped.
-            all.push(worker.join().unwrap_or_default());
+        let mine = parse_spans(block, first, spare.pop().unwrap_or_default());
+        spare.push(recycle(judge(block, first, mine, evaluator)));
+        for (chunk, worker) in workers {
+            // The parser never panics on any input; should a worker panic anyway, its
+            // lines are reported as lost, never silently skipped.
+            let parsed = worker.join().unwrap_or_default();
+            spare.push(recycle(judge(block, chunk, parsed, evaluator)));
         }
-        all
     });
-    let mut parsed = parsed.into_iter().flatten();
-    for span in &block.spans {
+}
+
+/// Judges `spans` in order with their parsed lines.
+fn judge<'b>(
+    block: &'b Block,
+    spans: &[Span],
+    mut parsed: Vec<Parsed<'b>>,
+    evaluator: &mut TraceEvaluator,
+) -> Vec<Parsed<'b>> {
+    let mut lines = parsed.drain(..);
+    for span in spans {
         match span {
             Span::TooLong { line } => {
                 evaluator.line_problem(*line, Problem::LineTooLong(lines::MAX_LINE_BYTES))
             }
             Span::Text { line, bytes } => {
-                let p = parsed.next().unwrap_or(Parsed::Problem(Problem::Read(
+                let p = lines.next().unwrap_or(Parsed::Problem(Problem::Read(
                     "line lost by a parser thread".to_owned(),
                 )));
                 evaluator.push_parsed(*line, block.text(bytes), p);
             }
         }
     }
+    drop(lines);
+    parsed
 }
 
 /// Feeds every line of `r` to `evaluator`, parsing blocks on `par.threads` threads.
@@ -106,6 +146,7 @@ pub(crate) fn feed<R: BufRead>(r: R, par: Parallelism, evaluator: &mut TraceEval
         bytes: Vec::new(),
         spans: Vec::new(),
     };
+    let mut spare: Vec<Vec<Parsed<'static>>> = Vec::new();
     let mut line: u64 = 0;
     let read = lines::for_each_line(r, lines::MAX_LINE_BYTES, |l| {
         line = line.saturating_add(1);
@@ -122,12 +163,12 @@ pub(crate) fn feed<R: BufRead>(r: R, par: Parallelism, evaluator: &mut TraceEval
             Line::TooLong => block.spans.push(Span::TooLong { line }),
         }
         if block.bytes.len() >= par.block_bytes {
-            flush(&block, par, evaluator);
+            flush(&block, par, evaluator, &mut spare);
             block.bytes.clear();
             block.spans.clear();
         }
     });
-    flush(&block, par, evaluator);
+    flush(&block, par, evaluator, &mut spare);
     if let Err(e) = read {
         evaluator.line_problem(line.saturating_add(1), Problem::Read(e.to_string()));
     }
