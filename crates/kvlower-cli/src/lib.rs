@@ -13,6 +13,7 @@ use clap::{Parser, Subcommand};
 pub mod cmd;
 pub mod output;
 pub mod results;
+pub mod schema;
 
 /// The documented exit status of a kvlower run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +53,12 @@ enum Command {
     Check(cmd::check::CheckArgs),
     /// Explain, row by row, why each mode got its label for one descriptor
     Explain(cmd::explain::ExplainArgs),
+    /// Write a descriptor scaffold for a new runtime (every row starts unknown)
+    New(cmd::scaffold::NewArgs),
+    /// Print the JSON Schema for descriptors or modes.yaml
+    Schema(cmd::completions::SchemaArgs),
+    /// Print shell completions
+    Completions(cmd::completions::CompletionsArgs),
     /// List the stable diagnostic codes
     Codes(cmd::codes::CodesArgs),
     /// Explain one diagnostic code
@@ -64,6 +71,11 @@ enum Command {
     Join(cmd::join::JoinArgs),
     /// Run the bad-lowering counterexamples (bad_lowering/*.yaml) through the real checker and gate
     BadLowering(cmd::bad_lowering::BadLoweringArgs),
+}
+
+/// The clap definition of the command line (for completions).
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
 }
 
 /// Runs kvlower with `args` (including the program name), writing to `out` and `err`.
@@ -92,6 +104,9 @@ where
         Command::Check(a) => cmd::check::run(a, out, err),
         Command::Matrix(a) => cmd::matrix::run(a, out, err),
         Command::Explain(a) => cmd::explain::run(a, out, err),
+        Command::New(a) => cmd::scaffold::run(a, out, err),
+        Command::Schema(a) => cmd::completions::run_schema(a, out, err),
+        Command::Completions(a) => cmd::completions::run(a, out, err),
         Command::Codes(a) => cmd::codes::run_codes(a, out, err),
         Command::ExplainCode(a) => cmd::codes::run_explain_code(a, out, err),
         Command::Gate(a) => cmd::gate::run(a, out, err),

@@ -50,6 +50,7 @@ pub fn generate(repo: &Repository) -> Vec<GeneratedFile> {
             contents: central_table(&rows),
         },
     ];
+    files.extend(crate::schema::files());
     files.extend(crate::cmd::bad_lowering::generated_files(repo));
     files
 }

@@ -3,7 +3,9 @@
 pub mod bad_lowering;
 pub mod check;
 pub mod codes;
+pub mod completions;
 pub mod explain;
 pub mod gate;
 pub mod join;
 pub mod matrix;
+pub mod scaffold;
