@@ -9,7 +9,13 @@ use kvlower_tests::{kvlower, repo_root};
 /// A copy of the repository's inputs and results in a temporary directory.
 fn sandbox() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
-    for sub in ["modes", "capabilities", "results", "schemas", "bad_lowering"] {
+    for sub in [
+        "modes",
+        "capabilities",
+        "results",
+        "schemas",
+        "bad_lowering",
+    ] {
         copy_dir(&repo_root().join(sub), &dir.path().join(sub));
     }
     dir
