@@ -70,34 +70,14 @@ fn main() {
     // Written data is flushed and read once untimed, so no measurement pays for writeback
     // or a cold page cache; each mode then runs 3 times and the fastest run counts.
     let _ = Command::new("sync").status();
-    let threads = kvlower_trace::Parallelism::default().threads;
     println!("rel = ceiling time / this time (1.00 = as fast as the ceiling); RSS = peak, MB");
     println!(
-        "{:<34} {:>7} {:>9} | {:^23} | {:^23} | {:^23}",
-        "",
-        "",
-        "",
-        "gate, 1 thread",
-        format!("gate, {threads} parse threads"),
-        "ceiling: IgnoredAny"
+        "{:<34} {:>7} {:>9} | {:^23} | {:^23}",
+        "", "", "", "gate (kvlower-trace)", "ceiling: IgnoredAny"
     );
     println!(
-        "{:<34} {:>7} {:>9} | {:>5} {:>5} {:>5} {:>5} | {:>5} {:>5} {:>5} {:>5} | {:>5} {:>5} {:>5} {:>5}",
-        "dataset",
-        "MB",
-        "events",
-        "Mev/s",
-        "MB/s",
-        "RSS",
-        "rel",
-        "Mev/s",
-        "MB/s",
-        "RSS",
-        "rel",
-        "Mev/s",
-        "MB/s",
-        "RSS",
-        "rel"
+        "{:<34} {:>7} {:>9} | {:>5} {:>5} {:>5} {:>5} | {:>5} {:>5} {:>5} {:>5}",
+        "dataset", "MB", "events", "Mev/s", "MB/s", "RSS", "rel", "Mev/s", "MB/s", "RSS", "rel"
     );
     for (label, path) in [
         (format!("campaign ({campaign} traces)"), campaign_dir),
@@ -113,7 +93,6 @@ fn main() {
                 .unwrap()
         };
         let gate = best("gate");
-        let parallel = best("gate-parallel");
         let ceiling = best("ceiling");
         assert_eq!(gate.lines, ceiling.lines, "both read the same lines");
         let mb = gate.bytes as f64 / 1e6;
@@ -127,12 +106,11 @@ fn main() {
             )
         };
         println!(
-            "{:<34} {:>7.1} {:>9} | {} | {} | {}",
+            "{:<34} {:>7.1} {:>9} | {} | {}",
             label,
             mb,
             gate.lines,
             cols(&gate),
-            cols(&parallel),
             cols(&ceiling)
         );
     }
@@ -210,28 +188,12 @@ fn measure(mode: &str, path: &Path) {
     let start = Instant::now();
     let mut lines = 0u64;
     let mut verdicts = 0u64;
-    let mut par = kvlower_trace::Parallelism::default();
-    if let Some(spec) = mode.strip_prefix("gate-parallel:") {
-        let mut parts = spec.split(':');
-        par.threads = parts.next().unwrap().parse().unwrap();
-        if let Some(kb) = parts.next() {
-            par.block_bytes = kb.parse::<usize>().unwrap() * 1024;
-        }
-    }
     for f in &files {
         let reader = BufReader::with_capacity(1 << 16, File::open(f).unwrap());
         match mode {
             "gate" => {
                 let outline =
                     kvlower_trace::evaluate_reader_each("bench", reader, |_| verdicts += 1);
-                assert!(outline.diagnostics.is_empty(), "{:?}", outline.diagnostics);
-                lines += outline.events;
-            }
-            m if m.starts_with("gate-parallel") => {
-                let outline =
-                    kvlower_trace::evaluate_reader_each_with("bench", reader, par, |_| {
-                        verdicts += 1
-                    });
                 assert!(outline.diagnostics.is_empty(), "{:?}", outline.diagnostics);
                 lines += outline.events;
             }

@@ -148,7 +148,7 @@ impl Machine {
     }
 }
 
-/// One line, parsed (the part of the work that may run on another thread).
+/// One line, parsed.
 // Nearly every line is an event, so boxing it would only add an allocation per line.
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Parsed<'b> {

@@ -45,7 +45,6 @@ mod identity;
 mod lines;
 mod multi_claim;
 pub mod names;
-mod parallel;
 mod reference;
 mod report;
 
@@ -54,7 +53,6 @@ pub use diagnostic::{Diagnostic, Problem};
 pub use evaluate::MAX_DIAGNOSTICS;
 pub use lines::MAX_LINE_BYTES;
 pub use names::{Control, GateName, Requirement};
-pub use parallel::Parallelism;
 pub use report::{ClaimVerdict, GateResult, TraceFamily, TraceOutline, TraceReport, TraceTally};
 
 /// A position in a trace: the 1-based ordinal of an accepted event.
@@ -84,19 +82,6 @@ pub fn evaluate_reader_each<R: BufRead>(
     if let Err(e) = read {
         evaluator.line_problem(line.saturating_add(1), Problem::Read(e.to_string()));
     }
-    evaluator.finish(&mut on_verdict)
-}
-
-/// Like [`evaluate_reader_each`], parsing lines on several threads (see [`Parallelism`]).
-/// The verdicts and diagnostics are identical; only the speed differs.
-pub fn evaluate_reader_each_with<R: BufRead>(
-    name: &str,
-    r: R,
-    par: Parallelism,
-    mut on_verdict: impl FnMut(ClaimVerdict),
-) -> TraceOutline {
-    let mut evaluator = evaluate::TraceEvaluator::new(name);
-    parallel::feed(r, par, &mut evaluator);
     evaluator.finish(&mut on_verdict)
 }
 

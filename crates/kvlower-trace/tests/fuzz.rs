@@ -9,9 +9,7 @@ use std::collections::BTreeMap;
 use std::io::BufReader;
 
 use common::*;
-use kvlower_trace::{
-    GateName, Parallelism, TraceReport, evaluate_reader, evaluate_reader_each_with,
-};
+use kvlower_trace::{GateName, TraceReport, evaluate_reader};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use serde_json::{Map, Value, json};
@@ -42,24 +40,11 @@ fn verdicts(r: &TraceReport) -> BTreeMap<(Option<String>, GateName), bool> {
         .collect()
 }
 
-/// Evaluates `bytes` whole, through a tiny read buffer, and on parser threads with tiny
-/// blocks; all must agree.
+/// Evaluates `bytes` whole and through a tiny read buffer; both must agree.
 fn eval_both_ways(bytes: &[u8]) -> TraceReport {
     let whole = evaluate_reader("fuzz", bytes);
     let chunked = evaluate_reader("fuzz", BufReader::with_capacity(3, bytes));
     assert_eq!(whole, chunked, "verdict depends on read chunking");
-    let mut claims = Vec::new();
-    let par = Parallelism {
-        threads: 3,
-        block_bytes: 64,
-    };
-    let outline = evaluate_reader_each_with("fuzz", bytes, par, |v| claims.push(v));
-    assert_eq!(
-        outline.diagnostics, whole.diagnostics,
-        "parallel parsing changed diagnostics"
-    );
-    assert_eq!(outline.tally, whole.tally);
-    assert_eq!(claims, whole.claims, "parallel parsing changed verdicts");
     whole
 }
 

@@ -54,13 +54,11 @@ pub fn run(args: &GateArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
         Format::Json => Box::new(JsonSink::new(out)),
     };
     sink.begin()?;
-    // Decided once: asking the OS for the core count costs more than a small trace.
-    let par = kvlower_trace::Parallelism::default();
     let mut summary = CampaignSummary::default();
     let mut diagnostics: Vec<(String, Diagnostic)> = Vec::new();
     for path in &traces {
         let name = display(path);
-        let outline = evaluate_file(path, &name, par, sink.as_mut())?;
+        let outline = evaluate_file(path, &name, sink.as_mut())?;
         summary.add(&outline);
         for d in outline.diagnostics {
             sink.diagnostic(&name, &d)?;
@@ -76,12 +74,7 @@ pub fn run(args: &GateArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
 }
 
 /// Evaluates one file, streaming its verdicts to `sink`.
-fn evaluate_file(
-    path: &Path,
-    name: &str,
-    par: kvlower_trace::Parallelism,
-    sink: &mut dyn Sink,
-) -> anyhow::Result<TraceOutline> {
+fn evaluate_file(path: &Path, name: &str, sink: &mut dyn Sink) -> anyhow::Result<TraceOutline> {
     let file = match File::open(path) {
         Ok(file) => file,
         Err(e) => {
@@ -98,10 +91,9 @@ fn evaluate_file(
         }
     };
     let mut write_error: Option<io::Error> = None;
-    let outline = kvlower_trace::evaluate_reader_each_with(
+    let outline = kvlower_trace::evaluate_reader_each(
         name,
         BufReader::with_capacity(1 << 16, file),
-        par,
         |verdict| {
             if write_error.is_none() {
                 if let Err(e) = sink.verdict(name, &verdict) {
