@@ -115,6 +115,15 @@ where
     };
     match result {
         Ok(exit) => exit,
+        // A closed pipe (`kvlower gate ... | head`) is the reader's choice, not an error.
+        Err(e)
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) =>
+        {
+            Exit::Success
+        }
         Err(e) => {
             let _ = writeln!(err, "error: {e:#}");
             Exit::Findings

@@ -19,23 +19,18 @@ use kvlower_trace::{
 use serde::Serialize;
 
 use crate::Exit;
+use crate::output::{Format, ReportOptions};
 
 /// Version of the `--format json` document.
 const JSON_SCHEMA_VERSION: u32 = 1;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// One line per claim, then the campaign summary; diagnostics on stderr
-    Human,
-    /// One JSON document: {schema_version, results, summary, diagnostics}
-    Json,
-}
-
 #[derive(Debug, clap::Args)]
 pub struct GateArgs {
-    /// Output format
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
+    /// human: one line per claim, then the campaign summary, diagnostics on stderr;
+    /// json: {schema_version, results, summary, diagnostics}; github: `::error`
+    /// annotations for malformed lines plus the human report; markdown: a table
+    #[command(flatten)]
+    pub report: ReportOptions,
     /// Trace files, or directories searched for *.jsonl (recursively, sorted)
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
@@ -49,9 +44,20 @@ pub fn run(args: &GateArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
             return Ok(Exit::Usage);
         }
     };
-    let mut sink: Box<dyn Sink + '_> = match args.format {
-        Format::Human => Box::new(HumanSink { out, err }),
+    let opts = &args.report;
+    let mut sink: Box<dyn Sink + '_> = match opts.format {
+        Format::Human | Format::Github => Box::new(HumanSink {
+            out,
+            err,
+            github: opts.format == Format::Github,
+            quiet: opts.quiet,
+            color: opts.color.enabled(),
+        }),
         Format::Json => Box::new(JsonSink::new(out)),
+        Format::Markdown => Box::new(MarkdownSink {
+            out,
+            quiet: opts.quiet,
+        }),
     };
     sink.begin()?;
     let mut summary = CampaignSummary::default();
@@ -170,14 +176,24 @@ trait Sink {
 struct HumanSink<'a> {
     out: &'a mut dyn Write,
     err: &'a mut dyn Write,
+    /// Also print a GitHub Actions annotation per diagnostic.
+    github: bool,
+    /// Only the campaign summary and the diagnostics.
+    quiet: bool,
+    color: bool,
 }
 
-fn human_gate(name: GateName, result: &GateResult) -> String {
+fn human_gate(name: GateName, result: &GateResult, color: bool) -> String {
+    let (pass, fail) = if color {
+        ("\x1b[32mPASS\x1b[0m", "\x1b[31mFAIL\x1b[0m")
+    } else {
+        ("PASS", "FAIL")
+    };
     if result.pass {
-        format!("{name} PASS")
+        format!("{name} {pass}")
     } else {
         let missing: Vec<&str> = result.missing.iter().map(|r| r.as_str()).collect();
-        format!("{name} FAIL (missing: {})", missing.join(", "))
+        format!("{name} {fail} (missing: {})", missing.join(", "))
     }
 }
 
@@ -187,11 +203,18 @@ impl Sink for HumanSink<'_> {
     }
 
     fn verdict(&mut self, trace: &str, v: &ClaimVerdict) -> io::Result<()> {
+        if self.quiet {
+            return Ok(());
+        }
         let who = match &v.claim_id {
             Some(id) => format!("claim {id}"),
             None => "unclaimed events".to_owned(),
         };
-        let gates: Vec<String> = v.gates.iter().map(|(n, r)| human_gate(*n, r)).collect();
+        let gates: Vec<String> = v
+            .gates
+            .iter()
+            .map(|(n, r)| human_gate(*n, r, self.color))
+            .collect();
         write!(
             self.out,
             "{trace}: {who} [{}]: {}",
@@ -206,6 +229,23 @@ impl Sink for HumanSink<'_> {
     }
 
     fn diagnostic(&mut self, trace: &str, d: &Diagnostic) -> io::Result<()> {
+        if self.github {
+            let file = trace
+                .replace('%', "%25")
+                .replace(',', "%2C")
+                .replace(':', "%3A");
+            let message = d.message().replace('%', "%25").replace('\n', "%0A");
+            match d.line {
+                Some(line) => writeln!(
+                    self.out,
+                    "::error file={file},line={line},title=kvlower gate::{message}"
+                )?,
+                None => writeln!(
+                    self.out,
+                    "::error file={file},title=kvlower gate::{message}"
+                )?,
+            }
+        }
         match d.line {
             Some(line) => writeln!(self.err, "{trace}:{line}: {}", d.message()),
             None => writeln!(self.err, "{trace}: {}", d.message()),
@@ -218,7 +258,7 @@ impl Sink for HumanSink<'_> {
         diagnostics: &[(String, Diagnostic)],
         traces: usize,
     ) -> io::Result<()> {
-        if traces > 1 {
+        if traces > 1 || self.quiet {
             let o = &mut self.out;
             writeln!(o, "campaign: {} runs", s.runs)?;
             writeln!(
@@ -339,5 +379,103 @@ impl Sink for JsonSink<'_> {
             serde_json::to_writer(&mut *self.out, &row)?;
         }
         writeln!(self.out, "\n]}}")
+    }
+}
+
+/// A Markdown report (e.g. for `$GITHUB_STEP_SUMMARY`): a table of verdicts, the
+/// campaign counts and the diagnostics.
+struct MarkdownSink<'a> {
+    out: &'a mut dyn Write,
+    quiet: bool,
+}
+
+impl Sink for MarkdownSink<'_> {
+    fn begin(&mut self) -> io::Result<()> {
+        writeln!(self.out, "### kvlower gate\n")?;
+        if !self.quiet {
+            writeln!(
+                self.out,
+                "| trace | claim | family | gates | rejected as control |"
+            )?;
+            writeln!(self.out, "|---|---|---|---|---|")?;
+        }
+        Ok(())
+    }
+
+    fn verdict(&mut self, trace: &str, v: &ClaimVerdict) -> io::Result<()> {
+        if self.quiet {
+            return Ok(());
+        }
+        let gates: Vec<String> = v
+            .gates
+            .iter()
+            .map(|(n, r)| human_gate(*n, r, false))
+            .collect();
+        let controls: Vec<&str> = v.controls_rejected.iter().map(|c| c.as_str()).collect();
+        writeln!(
+            self.out,
+            "| `{trace}` | {} | {} | {} | {} |",
+            v.claim_id
+                .as_deref()
+                .map_or("(unclaimed)".to_string(), |c| format!("`{c}`")),
+            v.family,
+            gates.join("<br>"),
+            controls.join(", ")
+        )
+    }
+
+    fn diagnostic(&mut self, _trace: &str, _d: &Diagnostic) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn end(
+        &mut self,
+        s: &CampaignSummary,
+        diagnostics: &[(String, Diagnostic)],
+        _traces: usize,
+    ) -> io::Result<()> {
+        let o = &mut self.out;
+        writeln!(o, "\n| campaign | count |\n|---|---|")?;
+        writeln!(o, "| runs | {} |", s.runs)?;
+        writeln!(o, "| valid sequences | {}/{} |", s.valid_sequences, s.runs)?;
+        writeln!(
+            o,
+            "| observation passes | {}/{} |",
+            s.observation_passes, s.connector_runs
+        )?;
+        writeln!(
+            o,
+            "| failure-outcome passes | {}/{} |",
+            s.failure_outcome_passes, s.connector_runs
+        )?;
+        writeln!(
+            o,
+            "| control passes (must be 0) | {}/{} |",
+            s.control_passes, s.control_runs
+        )?;
+        writeln!(
+            o,
+            "| multi-claim attributions | {}/{} |",
+            s.multi_claim_attributions, s.multi_claim_runs
+        )?;
+        writeln!(
+            o,
+            "| reference lifecycle passes | {}/{} |",
+            s.reference_passes, s.reference_runs
+        )?;
+        if !diagnostics.is_empty() {
+            writeln!(
+                o,
+                "\n**{} malformed-trace diagnostic(s)** (malformed traces cannot pass):\n",
+                diagnostics.len()
+            )?;
+            for (file, d) in diagnostics {
+                match d.line {
+                    Some(line) => writeln!(o, "- `{file}:{line}`: {}", d.message())?,
+                    None => writeln!(o, "- `{file}`: {}", d.message())?,
+                }
+            }
+        }
+        Ok(())
     }
 }

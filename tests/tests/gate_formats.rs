@@ -1,0 +1,73 @@
+//! `kvlower gate` in CI: GitHub annotations, a Markdown summary, quiet and colour.
+
+use kvlower_tests::{kvlower, repo_root};
+
+fn fixture(rel: &str) -> String {
+    repo_root()
+        .join("tests/fixtures/traces")
+        .join(rel)
+        .display()
+        .to_string()
+}
+
+#[test]
+fn github_format_annotates_malformed_lines_with_file_and_line() {
+    let path = fixture("malformed/not_json.jsonl");
+    let run = kvlower(&["gate", "--format", "github", &path]);
+    assert_eq!(run.code, 1);
+    let annotation = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("::error "))
+        .expect("an annotation");
+    assert!(
+        annotation.contains("not_json.jsonl,line=2,title=kvlower gate::not JSON"),
+        "{annotation}"
+    );
+    assert!(
+        run.stderr.contains("not_json.jsonl:2: not JSON"),
+        "the human report follows"
+    );
+}
+
+#[test]
+fn markdown_format_is_a_table_with_the_campaign() {
+    let run = kvlower(&["gate", "--format", "markdown", &fixture("scenarios")]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.starts_with("### kvlower gate\n"));
+    assert!(
+        run.stdout
+            .contains("| trace | claim | family | gates | rejected as control |")
+    );
+    assert!(
+        run.stdout.contains("| control passes (must be 0) | 0/6 |"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn quiet_prints_only_the_campaign_and_colour_is_opt_in() {
+    let run = kvlower(&["gate", "-q", &fixture("scenarios/connector_success.jsonl")]);
+    assert_eq!(run.code, 0);
+    assert!(run.stdout.starts_with("campaign: 1 runs"), "{}", run.stdout);
+    assert!(!run.stdout.contains("PASS"));
+    let plain = kvlower(&[
+        "gate",
+        "--color",
+        "never",
+        &fixture("scenarios/connector_success.jsonl"),
+    ]);
+    assert!(!plain.stdout.contains('\x1b'));
+    let coloured = kvlower(&[
+        "gate",
+        "--color",
+        "always",
+        &fixture("scenarios/connector_success.jsonl"),
+    ]);
+    assert!(
+        coloured.stdout.contains("\x1b[32mPASS"),
+        "{}",
+        coloured.stdout
+    );
+}
