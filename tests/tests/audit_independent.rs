@@ -86,9 +86,7 @@ fn the_oracle_agrees_on_every_row_of_every_committed_descriptor() {
     assert_eq!(agree, total, "{:#?}", ind.failures());
     assert!(ind.failures().is_empty());
     // Also at every depth of the ladder, not only the represented ones.
-    let env = FsEnvironment {
-        root: repo.root.clone(),
-    };
+    let env = FsEnvironment::new(repo.root.clone());
     for d in &repo.descriptors {
         for &mode in Mode::ALL {
             for &depth in Depth::ALL {
@@ -227,16 +225,25 @@ fn scope() -> impl Strategy<Value = Scope> {
     ]
 }
 
+/// Mostly unscoped; sometimes exercised for one or two modes only.
+fn modes() -> impl Strategy<Value = Vec<kvlower_core::Mode>> {
+    prop_oneof![
+        3 => Just(Vec::new()),
+        1 => subsequence(kvlower_core::Mode::ALL, 1..3),
+    ]
+}
+
 fn item(obligation: impl Strategy<Value = Obligation>) -> impl Strategy<Value = EvidenceItem> {
-    (obligation, status(), scope(), anchor()).prop_map(|(obligation, status, scope, anchor)| {
-        EvidenceItem {
+    (obligation, status(), scope(), anchor(), modes()).prop_map(
+        |(obligation, status, scope, anchor, modes)| EvidenceItem {
             obligation,
             status,
             scope,
             anchor,
+            modes,
             note: String::new(),
-        }
-    })
+        },
+    )
 }
 
 /// Random items, or one item per obligation of a random mode's bundle (clean,
@@ -250,6 +257,7 @@ fn evidence(bundles: Vec<Vec<Obligation>>) -> impl Strategy<Value = Vec<Evidence
                 status: Status::Supported,
                 scope: Scope::LitmusTrace,
                 anchor: paper(),
+                modes: Vec::new(),
                 note: String::new(),
             })
             .collect::<Vec<_>>()
@@ -270,6 +278,7 @@ fn evidence(bundles: Vec<Vec<Obligation>>) -> impl Strategy<Value = Vec<Evidence
                         status,
                         scope,
                         anchor,
+                        modes: Vec::new(),
                         note: String::new(),
                     })
                     .collect()

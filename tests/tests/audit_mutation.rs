@@ -78,9 +78,7 @@ fn sixteen_of_sixteen_kinds_fail_closed() {
 #[test]
 fn item_kinds_cover_every_supporting_item_of_every_positive_row() {
     let (repo, _) = load_repository(&repo_root()).expect("loads");
-    let env = FsEnvironment {
-        root: repo.root.clone(),
-    };
+    let env = FsEnvironment::new(repo.root.clone());
     let descriptors: Vec<(&str, &kvlower_core::Descriptor)> = repo
         .descriptors
         .iter()

@@ -660,3 +660,89 @@ mod monotonicity {
         assert!(before.label.is_positive() && !after.label.is_positive());
     }
 }
+
+// ---------------------------------------------------------------- review findings
+
+#[test]
+fn contradicting_missing_evidence_at_the_same_depth_fails_closed() {
+    let (catalog, mut d) = rc14();
+    let mut contra = join_evidence(&mut d)[0].clone(); // claim_identity, supported
+    contra.status = Status::Missing;
+    join_evidence(&mut d).push(contra);
+    let j = row(&catalog, &d, Mode::BestEffort, Depth::TelemetryJoin);
+    assert!(!j.label.is_positive());
+    assert!(
+        j.obligations[0]
+            .rejected
+            .iter()
+            .any(|(_, ds)| ds.iter().any(|x| matches!(x, Defeat::Contradicted { .. })))
+    );
+}
+
+#[test]
+fn evidence_counts_only_for_the_modes_whose_path_it_exercised() {
+    let (catalog, mut d) = rc14();
+    for e in join_evidence(&mut d) {
+        e.modes = vec![Mode::SoftPriority];
+    }
+    assert!(
+        !row(&catalog, &d, Mode::BestEffort, Depth::TelemetryJoin)
+            .label
+            .is_positive()
+    );
+    assert!(
+        row(&catalog, &d, Mode::SoftPriority, Depth::TelemetryJoin)
+            .label
+            .is_positive()
+    );
+    // The committed vLLM patch descriptor: the offloadable row rests on the
+    // scheduler-boundary witness, not on the hard-claim conformance suite.
+    let (_, descriptors) = repo();
+    let vllm = descriptor(&descriptors, "vllm_patched.yaml");
+    let j = row(&catalog, &vllm, Mode::Offloadable, Depth::BackendPatch);
+    assert!(j.label.is_positive());
+    for f in &j.obligations {
+        let by = f.satisfied_by.as_ref().expect("satisfied");
+        assert!(
+            !by.anchor.contains("artifacts/conformance"),
+            "{}: {}",
+            f.obligation,
+            by.anchor
+        );
+    }
+}
+
+#[test]
+fn a_documentation_page_cannot_anchor_run_time_evidence() {
+    let (catalog, mut d) = rc14();
+    for e in join_evidence(&mut d) {
+        e.anchor.kind = Some(kvlower_core::AnchorKind::DocsPage);
+        e.anchor.url = Some("https://example.org/docs".into());
+        e.anchor.retrieved = Some("2026-11-22".into());
+    }
+    let j = row(&catalog, &d, Mode::BestEffort, Depth::TelemetryJoin);
+    assert!(!j.label.is_positive());
+}
+
+#[test]
+fn the_catalog_cannot_weaken_the_join_boundary() {
+    let (catalog, _) = rc14();
+    let mut doc: CatalogDoc = catalog.doc().clone();
+    let spec = doc
+        .depths
+        .get_mut(&Depth::TelemetryJoin)
+        .expect("described");
+    // Nine entries, but not the nine of Table 5.
+    spec.preconditions = vec![kvlower_core::Precondition::StableClaimId; 9];
+    let errors = Catalog::new(doc).expect_err("rejected");
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.message.contains("exactly the nine preconditions")),
+        "{errors:?}"
+    );
+    assert!(
+        errors.iter().any(|e| e.message.contains("listed twice")),
+        "{errors:?}"
+    );
+}

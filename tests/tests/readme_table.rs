@@ -88,7 +88,7 @@ fn table_from_judgment() -> (String, Vec<(String, Mode, Label)>) {
     let root = repo_root();
     let (repo, diagnostics) = load_repository(&root).expect("the repository loads");
     assert!(diagnostics.is_empty(), "{diagnostics:#?}");
-    let env = FsEnvironment { root: root.clone() };
+    let env = FsEnvironment::new(root.clone());
     let rows = judge_all(
         &repo.catalog,
         repo.descriptors

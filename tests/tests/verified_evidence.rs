@@ -12,14 +12,14 @@ use kvlower_core::{Depth, Label, Mode, judge};
 use kvlower_load::FsEnvironment;
 use kvlower_tests::{kvlower, repo_root};
 
-const TRACE: &str = "traces/synthetic_connector_success.jsonl";
+const TRACE: &str = "traces/synthetic_reference_positive.jsonl";
 
 /// A synthetic descriptor whose best_effort evidence rests on one verdict.
 fn descriptor(gate: &str, pass: bool) -> String {
     let anchor = format!(
-        "{{kind: repo_file, path: {TRACE}, note: synthetic fixture trace (not a real run), preserves_order: true, preserves_claim_scope: true, verdict: {{claim_id: \"fixture:claim-a\", gate: {gate}, pass: {pass}}}}}"
+        "{{kind: repo_file, path: {TRACE}, note: synthetic fixture trace (not a real run), preserves_order: true, preserves_claim_scope: true, verdict: {{claim_id: \"fixture:reference-claim\", gate: {gate}, pass: {pass}}}}}"
     );
-    let pre = "{kind: repo_file, path: traces/synthetic_connector_success.jsonl, note: synthetic fixture}";
+    let pre = "{kind: repo_file, path: traces/synthetic_reference_positive.jsonl, note: synthetic fixture}";
     let mut s = String::from(
         "runtime: {name: synthetic, version: '0', source: simulator, note: a synthetic fixture}\nnon_claims: {default: \"synthetic fixture; claims nothing about a real runtime\"}\nadapters:\n  - depth: backend_patch\n    name: synthetic patch\n    preconditions:\n",
     );
@@ -54,7 +54,7 @@ fn scratch(descriptor_text: &str) -> tempfile::TempDir {
     )
     .expect("copy");
     fs::copy(
-        repo_root().join("tests/fixtures/traces/scenarios/connector_success.jsonl"),
+        repo_root().join("tests/fixtures/traces/scenarios/reference_positive.jsonl"),
         dir.path().join(TRACE),
     )
     .expect("copy fixture");
@@ -70,15 +70,13 @@ fn best_effort_label(dir: &tempfile::TempDir, text: &str) -> Label {
     let (repo, _) = kvlower_load::load_repository(dir.path()).expect("loads");
     let catalog = repo.catalog;
     let d: Descriptor = kvlower_load::yaml::from_str(text).expect("parses");
-    let env = FsEnvironment {
-        root: dir.path().to_path_buf(),
-    };
+    let env = FsEnvironment::new(dir.path().to_path_buf());
     judge(&catalog, &d, Mode::BestEffort, Depth::BackendPatch, &env).label
 }
 
 #[test]
 fn an_agreeing_verdict_counts_and_check_passes() {
-    let text = descriptor("connector_observation", true);
+    let text = descriptor("reference_lifecycle", true);
     let dir = scratch(&text);
     let root = dir.path().display().to_string();
     assert_eq!(kvlower(&["matrix", "--root", &root]).code, 0);
@@ -93,7 +91,7 @@ fn an_agreeing_verdict_counts_and_check_passes() {
 
 #[test]
 fn a_disagreeing_verdict_is_a_finding_and_does_not_count() {
-    // The success trace does not pass the failure-outcome gate.
+    // The reference trace gets no connector verdict at all.
     let text = descriptor("connector_failure_outcome", true);
     let dir = scratch(&text);
     let run = kvlower(&["check", "--root", &dir.path().display().to_string()]);
@@ -109,9 +107,9 @@ fn a_disagreeing_verdict_is_a_finding_and_does_not_count() {
 
 #[test]
 fn a_tampered_trace_no_longer_supports_its_verdict() {
-    let text = descriptor("connector_observation", true);
+    let text = descriptor("reference_lifecycle", true);
     let dir = scratch(&text);
-    // Drop the CPU->GPU restore: the observation gate now fails.
+    // Drop the restore from the offload tier: the lifecycle gate now fails.
     let path = dir.path().join(TRACE);
     let kept: Vec<String> = fs::read_to_string(&path)
         .expect("read")
@@ -125,7 +123,7 @@ fn a_tampered_trace_no_longer_supports_its_verdict() {
 
 #[test]
 fn a_verdict_needs_a_repo_file_trace() {
-    let text = descriptor("connector_observation", true).replacen(
+    let text = descriptor("reference_lifecycle", true).replacen(
         &format!("kind: repo_file, path: {TRACE}, note: synthetic fixture trace"),
         "kind: paper, section: \"§7\", note: synthetic fixture trace",
         1,
@@ -138,4 +136,74 @@ fn a_verdict_needs_a_repo_file_trace() {
         "{}",
         run.stderr
     );
+}
+
+#[test]
+fn a_failing_verdict_supports_nothing_even_when_it_reproduces() {
+    // A verdict that reproduces, but as a failure: the post-hoc fixture fails the lifecycle gate.
+    let text = descriptor("reference_lifecycle", false);
+    let dir = scratch(&text);
+    fs::copy(
+        repo_root().join("tests/fixtures/traces/scenarios/reference_post_hoc.jsonl"),
+        dir.path().join(TRACE),
+    )
+    .expect("copy failing fixture");
+    let run = kvlower(&["check", "--root", &dir.path().display().to_string()]);
+    assert!(
+        !run.stderr.contains("anchor-verdict-disagrees"),
+        "the failing verdict is reproduced: {}",
+        run.stderr
+    );
+    assert_eq!(best_effort_label(&dir, &text), Label::Unknown);
+    let explain = kvlower(&[
+        "explain",
+        &dir.path()
+            .join("capabilities/synthetic.yaml")
+            .display()
+            .to_string(),
+        "--root",
+        &dir.path().display().to_string(),
+        "--mode",
+        "best_effort",
+    ]);
+    assert!(
+        explain
+            .stdout
+            .contains("the anchored gate verdict is a failure"),
+        "{}",
+        explain.stdout
+    );
+}
+
+#[test]
+fn a_gate_counts_only_for_the_obligations_it_witnesses() {
+    // The lifecycle gate witnesses I, P, M, T; it does not witness victim exclusion.
+    let text = descriptor("reference_lifecycle", true).replace(
+        "{obligation: claim_identity,",
+        "{obligation: victim_exclusion_before_violation, status: supported, scope: conformance_trace, anchor: {kind: paper, section: x, note: y}}\n      - {obligation: claim_identity,",
+    );
+    let mut d: Descriptor = kvlower_load::yaml::from_str(&text).expect("parses");
+    let dir = scratch(&text);
+    let anchor = d.adapters[0].evidence[1].anchor.clone();
+    d.adapters[0].evidence[0].anchor = anchor;
+    let (repo, _) = kvlower_load::load_repository(dir.path()).expect("loads");
+    let env = FsEnvironment::new(dir.path().to_path_buf());
+    let j = judge(
+        &repo.catalog,
+        &d,
+        Mode::HardProtected,
+        Depth::BackendPatch,
+        &env,
+    );
+    let v = j
+        .obligations
+        .iter()
+        .find(|f| f.obligation == kvlower_core::Obligation::VictimExclusionBeforeViolation)
+        .expect("V is in the bundle");
+    assert!(v.satisfied_by.is_none());
+    assert!(v.rejected.iter().any(|(_, ds)| ds.contains(
+        &kvlower_core::judgment::Defeat::GateDoesNotWitness {
+            gate: kvlower_core::vocab::TraceGate::ReferenceLifecycle
+        }
+    )));
 }

@@ -10,9 +10,33 @@ use std::path::Path;
 
 use kvlower_tests::{kvlower, repo_root};
 
-const DOC: &str = "evidence/vllm.join.json";
+const DOC: &str = "evidence/run.join.json";
 
-fn scratch() -> tempfile::TempDir {
+/// A synthetic fixture set: its directory under tests/fixtures/join, its files, its format.
+struct Fixture {
+    dir: &'static str,
+    files: &'static [&'static str],
+    events: &'static str,
+    format: kvlower_join::EventFormat,
+}
+
+/// TensorRT-LLM events carry `event_id`, so a gap in the stream is detectable.
+const SEQUENCED: Fixture = Fixture {
+    dir: "trtllm",
+    files: &["registry.yaml", "events.jsonl"],
+    events: "events.jsonl",
+    format: kvlower_join::EventFormat::Trtllm,
+};
+
+/// vLLM events without a `seq` envelope: a dropped batch cannot be detected.
+const UNSEQUENCED: Fixture = Fixture {
+    dir: "vllm",
+    files: &["registry.yaml", "events-map.jsonl", "token-map.json"],
+    events: "events-map.jsonl",
+    format: kvlower_join::EventFormat::Vllm,
+};
+
+fn scratch(fx: &Fixture) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     for sub in ["modes", "capabilities", "evidence"] {
         fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
@@ -22,23 +46,24 @@ fn scratch() -> tempfile::TempDir {
         dir.path().join("modes/modes.yaml"),
     )
     .expect("copy");
-    for f in ["registry.yaml", "events-map.jsonl", "token-map.json"] {
+    for f in fx.files {
         fs::copy(
-            repo_root().join("tests/fixtures/join/vllm").join(f),
+            repo_root().join("tests/fixtures/join").join(fx.dir).join(f),
             dir.path().join("evidence").join(f),
         )
         .expect("copy");
     }
+    let events_rel = format!("evidence/{}", fx.events);
     // The evidence document, with its paths relative to the repository root.
     let registry =
         kvlower_join::Registry::load(&dir.path().join("evidence/registry.yaml")).expect("registry");
-    let events = fs::File::open(dir.path().join("evidence/events-map.jsonl")).expect("events");
+    let events = fs::File::open(dir.path().join(&events_rel)).expect("events");
     let report = kvlower_join::join_reader(
         &registry,
         Path::new("evidence/registry.yaml"),
         std::io::BufReader::new(events),
-        Path::new("evidence/events-map.jsonl"),
-        kvlower_join::EventFormat::Vllm,
+        Path::new(&events_rel),
+        fx.format,
     )
     .expect("join");
     fs::write(
@@ -101,7 +126,7 @@ fn best_effort_label(dir: &tempfile::TempDir) -> String {
 
 #[test]
 fn a_reproducible_join_document_counts() {
-    let dir = scratch();
+    let dir = scratch(&SEQUENCED);
     let root = dir.path().display().to_string();
     assert_eq!(kvlower(&["matrix", "--root", &root]).code, 0);
     let run = kvlower(&["check", "--root", &root]);
@@ -119,8 +144,8 @@ fn a_reproducible_join_document_counts() {
 
 #[test]
 fn a_join_document_the_events_no_longer_reproduce_does_not_count() {
-    let dir = scratch();
-    let events = dir.path().join("evidence/events-map.jsonl");
+    let dir = scratch(&SEQUENCED);
+    let events = dir.path().join("evidence/events.jsonl");
     let text = fs::read_to_string(&events).expect("read");
     let kept: Vec<&str> = text
         .lines()
@@ -134,6 +159,56 @@ fn a_join_document_the_events_no_longer_reproduce_does_not_count() {
         "{}",
         run.stderr
     );
+    assert!(
+        run.stderr.contains("does not reproduce it"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn an_unsequenced_stream_cannot_anchor_evidence() {
+    // The document reproduces, but a dropped batch would have gone unnoticed.
+    let dir = scratch(&UNSEQUENCED);
+    let run = kvlower(&["check", "--root", &dir.path().display().to_string()]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .contains("the anchored join evidence does not hold"),
+        "{}",
+        run.stderr
+    );
+    // And the judgment itself does not count it.
+    let mut diagnostics = Vec::new();
+    let catalog = kvlower_load::load_catalog(dir.path(), &mut diagnostics).expect("catalog");
+    let text = fs::read_to_string(dir.path().join("capabilities/synthetic.yaml")).expect("read");
+    let d: kvlower_core::Descriptor = kvlower_load::yaml::from_str(&text).expect("parses");
+    let env = kvlower_load::FsEnvironment::new(dir.path().to_path_buf());
+    let j = kvlower_core::judge(
+        &catalog,
+        &d,
+        kvlower_core::Mode::BestEffort,
+        kvlower_core::Depth::TelemetryJoin,
+        &env,
+    );
+    assert_eq!(j.label, kvlower_core::Label::Unknown);
+}
+
+#[test]
+fn a_join_document_may_not_point_outside_the_repository() {
+    let dir = scratch(&SEQUENCED);
+    let doc = dir.path().join(DOC);
+    let outside = dir
+        .path()
+        .join("evidence/registry.yaml")
+        .display()
+        .to_string();
+    let text = fs::read_to_string(&doc)
+        .expect("read")
+        .replace("\"evidence/registry.yaml\"", &format!("{outside:?}"));
+    fs::write(&doc, text).expect("write");
+    let run = kvlower(&["check", "--root", &dir.path().display().to_string()]);
+    assert_eq!(run.code, 1);
     assert!(
         run.stderr.contains("does not reproduce it"),
         "{}",

@@ -84,7 +84,9 @@ pub fn anchor_holds(a: &Anchor, observed_scope: bool, env: &dyn Environment) -> 
         .path
         .as_deref()
         .is_none_or(|p| !p.starts_with('/') && !p.split('/').any(|s| s == ".."));
-    let trace_ok = !observed_scope || (a.preserves_order && a.preserves_claim_scope);
+    // Observed evidence needs a trace-preserving anchor, and a docs page is never a trace.
+    let trace_ok = !observed_scope
+        || (a.preserves_order && a.preserves_claim_scope && a.kind != Some(AnchorKind::DocsPage));
     // A claimed gate verdict must sit on a repo_file trace and survive a re-run.
     let verdict_ok = a.verdict.as_ref().is_none_or(|v| {
         a.kind == Some(AnchorKind::RepoFile)
@@ -117,8 +119,42 @@ fn atoms_held(d: &Descriptor, env: &dyn Environment) -> BTreeSet<Atom> {
         .collect()
 }
 
-fn item_holds(item: &EvidenceItem, env: &dyn Environment) -> bool {
+/// Whether a mode scope (empty = all modes) covers `mode`.
+fn covers(scope: &[Mode], mode: Mode) -> bool {
+    scope.is_empty() || scope.contains(&mode)
+}
+
+/// Whether two mode scopes share a mode (empty = all modes).
+fn overlap(a: &[Mode], b: &[Mode]) -> bool {
+    a.is_empty() || b.is_empty() || a.iter().any(|m| b.contains(m))
+}
+
+/// Whether a supported item counts for `mode`: its anchor holds, it was exercised
+/// for the mode, a claimed verdict passes on a gate that witnesses the obligation,
+/// and no `missing` item beside it (same list) says the opposite.
+fn item_holds(
+    doc: &CatalogDoc,
+    item: &EvidenceItem,
+    siblings: &[EvidenceItem],
+    mode: Mode,
+    env: &dyn Environment,
+) -> bool {
+    let verdict_counts = item.anchor.verdict.as_ref().is_none_or(|v| {
+        v.pass
+            && doc
+                .trace_gates
+                .get(&v.gate)
+                .is_some_and(|witnessed| witnessed.contains(&item.obligation))
+    });
+    let contradicted = siblings.iter().any(|other| {
+        other.obligation == item.obligation
+            && other.status == kvlower_core::Status::Missing
+            && overlap(&other.modes, &item.modes)
+    });
     item.status == kvlower_core::Status::Supported
+        && covers(&item.modes, mode)
+        && verdict_counts
+        && !contradicted
         && anchor_holds(&item.anchor, observed(item.scope), env)
 }
 
@@ -161,19 +197,28 @@ fn adapter_may_supply(
 fn supply_table(
     doc: &CatalogDoc,
     d: &Descriptor,
+    mode: Mode,
     row: Depth,
     env: &dyn Environment,
 ) -> SupplyTable {
     let atoms = atoms_held(d, env);
     let mut supplied: BTreeMap<Obligation, BTreeSet<Supplier>> = BTreeMap::new();
-    for item in d.native.iter().filter(|i| item_holds(i, env)) {
+    for item in d
+        .native
+        .iter()
+        .filter(|i| item_holds(doc, i, &d.native, mode, env))
+    {
         supplied
             .entry(item.obligation)
             .or_default()
             .insert(Supplier::Native);
     }
     for adapter in &d.adapters {
-        for item in adapter.evidence.iter().filter(|i| item_holds(i, env)) {
+        for item in adapter
+            .evidence
+            .iter()
+            .filter(|i| item_holds(doc, i, &adapter.evidence, mode, env))
+        {
             if adapter_may_supply(doc, adapter, item, row, &atoms, env) {
                 supplied
                     .entry(item.obligation)
@@ -201,7 +246,7 @@ pub fn derive(
     row: Depth,
     env: &dyn Environment,
 ) -> OracleRow {
-    let table = supply_table(doc, d, row, env);
+    let table = supply_table(doc, d, mode, row, env);
     let spec = doc.modes.get(&mode);
     let bundle: Vec<Obligation> = spec.map(|s| s.obligations.clone()).unwrap_or_default();
     let critical: BTreeSet<Obligation> = spec

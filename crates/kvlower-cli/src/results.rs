@@ -26,9 +26,7 @@ pub struct GeneratedFile {
 
 /// Computes every generated result.
 pub fn generate(repo: &Repository) -> Vec<GeneratedFile> {
-    let env = FsEnvironment {
-        root: repo.root.clone(),
-    };
+    let env = FsEnvironment::new(repo.root.clone());
     let rows = judge_all(
         &repo.catalog,
         repo.descriptors

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::vocab::{Atom, Depth, Mode, Obligation, Precondition, Signal};
+use crate::vocab::{Atom, Depth, Mode, Obligation, Precondition, Signal, TraceGate};
 
 /// `modes/modes.yaml` as written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -21,6 +21,9 @@ pub struct CatalogDoc {
     pub signals: BTreeMap<Signal, SignalSpec>,
     #[serde(default)]
     pub forbidden_lowerings: Vec<ForbiddenLowering>,
+    /// Which obligations each trace gate's verdict can witness (evidence anchored
+    /// to a gate verdict counts only for these).
+    pub trace_gates: BTreeMap<TraceGate, Vec<Obligation>>,
 }
 
 /// One mode's bundle O[m] and what decides its negative labels.
@@ -81,6 +84,20 @@ pub struct ForbiddenLowering {
     pub why: String,
 }
 
+/// Paper Table 5: the nine preconditions of `telemetry_join`, all required.
+/// Code, not data, so that a mis-edited catalog cannot weaken the join's trust boundary.
+pub const TELEMETRY_JOIN_PRECONDITIONS: [Precondition; 9] = [
+    Precondition::ExternalAcceptedClaimRegistry,
+    Precondition::StableClaimId,
+    Precondition::ReusableObjectId,
+    Precondition::FixedMaterializationPredicate,
+    Precondition::DeterministicRequestTokenMap,
+    Precondition::FixedCacheIdentity,
+    Precondition::NamedObservationPoint,
+    Precondition::JoinableBackendEvents,
+    Precondition::AmbiguityFailsClosed,
+];
+
 /// A catalog problem, with the YAML path it concerns.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CatalogError {
@@ -113,6 +130,15 @@ impl Catalog {
                 );
             }
             report_duplicates(&spec.obligations, &format!("{path}.obligations"), &mut err);
+            let mut atoms = BTreeSet::new();
+            for a in &spec.required_atoms {
+                if !atoms.insert(a) {
+                    err(
+                        format!("{path}.required_atoms"),
+                        format!("`{a}` is listed twice"),
+                    );
+                }
+            }
             for o in &spec.enforcement_critical {
                 if !spec.obligations.contains(o) {
                     err(
@@ -153,13 +179,22 @@ impl Catalog {
                         ),
                     );
                 }
-                if spec.preconditions.len() != 9 {
+                let listed: BTreeSet<&Precondition> = spec.preconditions.iter().collect();
+                let table5: BTreeSet<&Precondition> = TELEMETRY_JOIN_PRECONDITIONS.iter().collect();
+                if listed != table5 {
                     err(
                         format!("{path}.preconditions"),
-                        format!(
-                            "telemetry_join needs all nine preconditions of paper Table 5, found {}",
-                            spec.preconditions.len()
-                        ),
+                        "telemetry_join needs exactly the nine preconditions of paper Table 5"
+                            .into(),
+                    );
+                }
+            }
+            let mut seen = BTreeSet::new();
+            for p in &spec.preconditions {
+                if !seen.insert(p) {
+                    err(
+                        format!("{path}.preconditions"),
+                        format!("`{p}` is listed twice"),
                     );
                 }
             }
@@ -175,6 +210,15 @@ impl Catalog {
                 "depths.none".into(),
                 "`none` is native evidence only and takes no description".into(),
             );
+        }
+        for gate in TraceGate::ALL {
+            match doc.trace_gates.get(gate) {
+                None => err(
+                    "trace_gates".into(),
+                    format!("gate `{gate}` has no witness list"),
+                ),
+                Some(w) => report_duplicates(w, &format!("trace_gates.{gate}"), &mut err),
+            }
         }
         for signal in Signal::ALL {
             if !doc.signals.contains_key(signal) {
@@ -213,6 +257,14 @@ impl Catalog {
     pub fn depth_may_supply(&self, depth: Depth, obligation: Obligation) -> bool {
         self.depth(depth)
             .is_some_and(|s| s.supplies_any || s.supplies.contains(&obligation))
+    }
+
+    /// Whether a verdict of `gate` can witness `obligation`.
+    pub fn gate_witnesses(&self, gate: TraceGate, obligation: Obligation) -> bool {
+        self.doc
+            .trace_gates
+            .get(&gate)
+            .is_some_and(|w| w.contains(&obligation))
     }
 
     /// Modes a signal makes plausible.

@@ -64,6 +64,10 @@ pub struct EvidenceItem {
     pub status: Status,
     pub scope: Scope,
     pub anchor: Anchor,
+    /// The modes whose path this evidence exercised; empty means every mode.
+    /// A run that exercised the hard-claim path is no witness for the offload path.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub modes: Vec<Mode>,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub note: String,
 }
@@ -232,6 +236,11 @@ pub enum AnchorDefect {
     TraceVerdictDisagrees,
     /// The environment cannot re-run the gate, so a claimed verdict is unverified.
     TraceVerdictUnverified,
+    /// A documentation page is not a trace: it cannot anchor run-time evidence.
+    DocsPageIsNotATrace,
+    /// A committed join evidence document whose join did not hold: a precondition
+    /// not met, an unsequenced stream, or no claim materialized without ambiguity.
+    JoinEvidenceInsufficient,
     /// A committed join evidence document (`*.join.json`) that re-running the
     /// join on its registry and event file does not reproduce.
     JoinEvidenceDisagrees,
@@ -267,6 +276,12 @@ impl std::fmt::Display for AnchorDefect {
             }
             AnchorDefect::JoinEvidenceDisagrees => f.write_str(
                 "re-running the join on the document's registry and event file does not reproduce it",
+            ),
+            AnchorDefect::DocsPageIsNotATrace => {
+                f.write_str("a documentation page cannot anchor run-time (trace-scoped) evidence")
+            }
+            AnchorDefect::JoinEvidenceInsufficient => f.write_str(
+                "the anchored join evidence does not hold: a precondition unmet, an unsequenced stream, or no unambiguous materialized claim",
             ),
         }
     }
@@ -322,6 +337,9 @@ impl Anchor {
             if !self.preserves_claim_scope {
                 defects.push(AnchorDefect::TraceClaimScopeNotPreserved);
             }
+            if self.kind == Some(AnchorKind::DocsPage) {
+                defects.push(AnchorDefect::DocsPageIsNotATrace);
+            }
         }
         defects
     }
@@ -365,7 +383,9 @@ pub trait Environment {
     }
 }
 
-/// An environment in which every repository file exists (for pure tests).
+/// An environment in which every repository file exists and every claimed
+/// verdict is confirmed. For pure tests of the judgment only: it is fail-open
+/// by design, so no command uses it (they use `kvlower_load::FsEnvironment`).
 pub struct AssumeRepoFilesPresent;
 
 impl Environment for AssumeRepoFilesPresent {

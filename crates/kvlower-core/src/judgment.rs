@@ -75,6 +75,14 @@ pub enum Defeat {
     AmbiguityDeclared { ambiguities: Vec<Ambiguity> },
     /// Rule 4: docs-only or source-inspection evidence cannot make an adapter positive.
     ScopeTooWeak { scope: crate::vocab::Scope },
+    /// The evidence exercised other modes' paths, not this row's mode.
+    NotExercisedForMode { modes: Vec<Mode> },
+    /// Rule 7: another item at the same depth says the obligation is `missing`.
+    Contradicted { by: String },
+    /// The anchored trace verdict is a failing one: it cannot support anything.
+    VerdictIsAFailure,
+    /// The anchored gate does not witness this obligation (catalog `trace_gates`).
+    GateDoesNotWitness { gate: crate::vocab::TraceGate },
 }
 
 impl std::fmt::Display for Defeat {
@@ -124,6 +132,18 @@ impl std::fmt::Display for Defeat {
             ),
             Defeat::ScopeTooWeak { scope } => {
                 write!(f, "{scope} evidence cannot make an adapter-scoped positive")
+            }
+            Defeat::NotExercisedForMode { modes } => write!(
+                f,
+                "exercised for {} only",
+                list(&modes.iter().map(ToString::to_string).collect::<Vec<_>>())
+            ),
+            Defeat::Contradicted { by } => write!(f, "contradicted by `missing` evidence at {by}"),
+            Defeat::VerdictIsAFailure => {
+                f.write_str("the anchored gate verdict is a failure (`pass: false`)")
+            }
+            Defeat::GateDoesNotWitness { gate } => {
+                write!(f, "gate {gate} does not witness this obligation")
             }
         }
     }
@@ -248,7 +268,7 @@ pub fn judge(
     let obligations: Vec<ObligationFinding> = catalog
         .bundle(mode)
         .iter()
-        .map(|&o| judge_obligation(catalog, descriptor, o, depth, &anchored_atoms, env))
+        .map(|&o| judge_obligation(catalog, descriptor, o, mode, depth, &anchored_atoms, env))
         .collect();
     let required_atoms = catalog.mode(mode).map_or(&[][..], |s| &s.required_atoms);
     let atoms: Vec<AtomFinding> = required_atoms
@@ -408,6 +428,7 @@ fn judge_obligation(
     catalog: &Catalog,
     descriptor: &Descriptor,
     obligation: Obligation,
+    mode: Mode,
     row_depth: Depth,
     anchored_atoms: &[Atom],
     env: &dyn Environment,
@@ -418,7 +439,9 @@ fn judge_obligation(
             continue;
         }
         let r = evidence_ref(EvidenceDepth::Native, format!("native[{i}]"), item);
-        candidates.push((r, item_defeats(item, env)));
+        let mut defeats = item_defeats(catalog, item, mode, env);
+        defeats.extend(contradiction(&descriptor.native, "native", item));
+        candidates.push((r, defeats));
     }
     for (ai, adapter) in descriptor.adapters.iter().enumerate() {
         for (i, item) in adapter.evidence.iter().enumerate() {
@@ -430,7 +453,12 @@ fn judge_obligation(
                 format!("adapters[{ai}].evidence[{i}]"),
                 item,
             );
-            let mut defeats = item_defeats(item, env);
+            let mut defeats = item_defeats(catalog, item, mode, env);
+            defeats.extend(contradiction(
+                &adapter.evidence,
+                &format!("adapters[{ai}]"),
+                item,
+            ));
             defeats.extend(adapter_defeats(
                 catalog,
                 adapter,
@@ -470,9 +498,48 @@ fn evidence_ref(depth: EvidenceDepth, path: String, item: &EvidenceItem) -> Evid
     }
 }
 
-/// Rule 2: supported and anchored.
-fn item_defeats(item: &EvidenceItem, env: &dyn Environment) -> Vec<Defeat> {
+/// Rule 7: a `missing` item for the same obligation at the same depth (and
+/// exercised for the same modes) contradicts a `supported` one; neither wins.
+fn contradiction(items: &[EvidenceItem], at: &str, item: &EvidenceItem) -> Option<Defeat> {
+    if item.status != Status::Supported {
+        return None;
+    }
+    items
+        .iter()
+        .position(|other| {
+            other.obligation == item.obligation
+                && other.status == Status::Missing
+                && (other.modes.is_empty()
+                    || item.modes.is_empty()
+                    || other.modes.iter().any(|m| item.modes.contains(m)))
+        })
+        .map(|i| Defeat::Contradicted {
+            by: format!("{at}{}[{i}]", if at == "native" { "" } else { ".evidence" }),
+        })
+}
+
+/// Rule 2: supported and anchored; the item exercised this mode's path; a
+/// claimed trace verdict passes and its gate witnesses the obligation.
+fn item_defeats(
+    catalog: &Catalog,
+    item: &EvidenceItem,
+    mode: Mode,
+    env: &dyn Environment,
+) -> Vec<Defeat> {
     let mut defeats = Vec::new();
+    if !item.modes.is_empty() && !item.modes.contains(&mode) {
+        defeats.push(Defeat::NotExercisedForMode {
+            modes: item.modes.clone(),
+        });
+    }
+    if let Some(verdict) = &item.anchor.verdict {
+        if !verdict.pass {
+            defeats.push(Defeat::VerdictIsAFailure);
+        }
+        if !catalog.gate_witnesses(verdict.gate, item.obligation) {
+            defeats.push(Defeat::GateDoesNotWitness { gate: verdict.gate });
+        }
+    }
     if item.status != Status::Supported {
         defeats.push(Defeat::StatusNotSupported {
             status: item.status,

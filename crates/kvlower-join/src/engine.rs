@@ -866,6 +866,9 @@ impl<'r> Engine<'r> {
 ///
 /// `registry_path` and `events_path` only label the report and the errors; they are
 /// recorded exactly as given.
+/// The longest event line the join reads (one event batch); longer lines are malformed.
+pub const MAX_EVENT_LINE_BYTES: usize = 16 * 1024 * 1024;
+
 pub fn join_reader<R: BufRead>(
     registry: &Registry,
     registry_path: &Path,
@@ -886,7 +889,7 @@ pub fn join_reader<R: BufRead>(
 pub(crate) fn join_reader_with<R: BufRead>(
     registry: &Registry,
     registry_path: &Path,
-    mut events: R,
+    events: R,
     events_path: &Path,
     format: EventFormat,
     opts: JoinOptions,
@@ -895,18 +898,31 @@ pub(crate) fn join_reader_with<R: BufRead>(
     let mut decoder = Decoder::new(format);
     let mut buf = Vec::new();
     let mut line: u64 = 0;
+    let mut events = events;
     loop {
         buf.clear();
-        let n = events
-            .read_until(b'\n', &mut buf)
-            .map_err(|source| JoinError::Io {
-                path: events_path.to_path_buf(),
-                source,
-            })?;
+        // Read at most one byte past the cap, so a hostile line cannot exhaust memory.
+        let n = std::io::Read::take(
+            std::io::Read::by_ref(&mut events),
+            MAX_EVENT_LINE_BYTES as u64 + 1,
+        )
+        .read_until(b'\n', &mut buf)
+        .map_err(|source| JoinError::Io {
+            path: events_path.to_path_buf(),
+            source,
+        })?;
         if n == 0 {
             break;
         }
         line += 1;
+        if buf.len() > MAX_EVENT_LINE_BYTES {
+            return Err(JoinError::Event {
+                path: events_path.to_path_buf(),
+                line,
+                json_path: None,
+                message: format!("line longer than {MAX_EVENT_LINE_BYTES} bytes"),
+            });
+        }
         let text = std::str::from_utf8(&buf).map_err(|e| JoinError::Event {
             path: events_path.to_path_buf(),
             line,

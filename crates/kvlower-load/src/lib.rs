@@ -5,6 +5,8 @@
 //! All YAML goes through [`yaml`]; this crate does the file-system I/O so that
 //! kvlower-core does none.
 
+use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use kvlower_core::descriptor::{AnchorDefect, ClaimedVerdict, Environment};
@@ -65,9 +67,7 @@ pub fn load_repository(root: &Path) -> Result<(Repository, Vec<Diagnostic>), Loa
         diagnostics.sort();
         return Err(LoadFailure::Invalid(diagnostics));
     };
-    let env = FsEnvironment {
-        root: root.to_path_buf(),
-    };
+    let env = FsEnvironment::new(root.to_path_buf());
     let mut descriptors = Vec::new();
     for rel in files {
         if let Some(descriptor) = load_descriptor(root, &rel, &catalog, &env, &mut diagnostics) {
@@ -219,38 +219,97 @@ pub fn parse_yaml<T: serde::de::DeserializeOwned>(
 /// The file system as the judgment's [`Environment`]: anchored repository
 /// files must exist, a claimed gate verdict is re-run with `kvlower-trace`, and
 /// a join evidence document (`*.join.json`) is re-run with `kvlower-join`.
+///
+/// Re-runs are cached per file, because the judgment asks about the same
+/// anchor for every row (and every mutant of the audit suites).
 pub struct FsEnvironment {
     pub root: PathBuf,
+    traces: RefCell<BTreeMap<String, Option<kvlower_trace::TraceReport>>>,
+    joins: RefCell<BTreeMap<String, Option<AnchorDefect>>>,
 }
 
 /// Anchored files with this suffix are `kvlower join` evidence documents.
 pub const JOIN_EVIDENCE_SUFFIX: &str = ".join.json";
 
 impl FsEnvironment {
-    /// Re-runs the join the document records (its registry and event file,
-    /// relative to the root) and compares the result with the document.
-    fn join_evidence_reproduces(&self, path: &str) -> bool {
+    pub fn new(root: impl Into<PathBuf>) -> FsEnvironment {
+        FsEnvironment {
+            root: root.into(),
+            traces: RefCell::default(),
+            joins: RefCell::default(),
+        }
+    }
+
+    /// A path recorded in a committed document must stay inside the repository.
+    fn inside(&self, rel: &str) -> Option<PathBuf> {
+        let p = Path::new(rel);
+        let escapes = p.is_absolute()
+            || p.components().any(|c| {
+                !matches!(
+                    c,
+                    std::path::Component::Normal(_) | std::path::Component::CurDir
+                )
+            });
+        (!escapes).then(|| self.root.join(p))
+    }
+
+    /// Re-runs the join a document records and decides whether it may anchor
+    /// evidence: it must reproduce exactly, every precondition must hold, the
+    /// stream must be sequenced (a gap must be detectable) and ambiguity-free,
+    /// and some claim must be materialized with no claim left insufficient.
+    fn join_evidence_defect(&self, path: &str) -> Option<AnchorDefect> {
+        if let Some(cached) = self.joins.borrow().get(path) {
+            return cached.clone();
+        }
+        let defect = self.join_evidence_defect_uncached(path);
+        self.joins
+            .borrow_mut()
+            .insert(path.to_string(), defect.clone());
+        defect
+    }
+
+    fn join_evidence_defect_uncached(&self, path: &str) -> Option<AnchorDefect> {
+        let disagrees = Some(AnchorDefect::JoinEvidenceDisagrees);
         let Ok(text) = std::fs::read_to_string(self.root.join(path)) else {
-            return false;
+            return disagrees;
         };
         let Ok(committed) = serde_json::from_str::<kvlower_join::JoinReport>(&text) else {
-            return false;
+            return disagrees;
         };
-        let Ok(registry) = kvlower_join::Registry::load(&self.root.join(&committed.registry))
-        else {
-            return false;
+        let (Some(registry_path), Some(events_path)) = (
+            self.inside(&committed.registry),
+            self.inside(&committed.events),
+        ) else {
+            return disagrees;
         };
-        let Ok(events) = std::fs::File::open(self.root.join(&committed.events)) else {
-            return false;
+        let Ok(registry) = kvlower_join::Registry::load(&registry_path) else {
+            return disagrees;
         };
-        kvlower_join::join_reader(
+        let Ok(events) = std::fs::File::open(events_path) else {
+            return disagrees;
+        };
+        let reproduces = kvlower_join::join_reader(
             &registry,
             Path::new(&committed.registry),
             std::io::BufReader::new(events),
             Path::new(&committed.events),
             committed.format,
         )
-        .is_ok_and(|rerun| rerun == committed)
+        .is_ok_and(|rerun| rerun == committed);
+        if !reproduces {
+            return disagrees;
+        }
+        let statuses: Vec<&str> = committed
+            .claims
+            .iter()
+            .map(|c| c.verdict.status())
+            .collect();
+        let holds = committed.preconditions.iter().all(|p| p.held)
+            && committed.stream.sequence_checked
+            && committed.stream.ambiguities.is_empty()
+            && statuses.contains(&"materialized")
+            && !statuses.contains(&"insufficient_evidence");
+        (!holds).then_some(AnchorDefect::JoinEvidenceInsufficient)
     }
 }
 
@@ -259,14 +318,18 @@ impl Environment for FsEnvironment {
         if !self.root.join(path).is_file() {
             return Some(AnchorDefect::RepoFileMissing);
         }
-        if path.ends_with(JOIN_EVIDENCE_SUFFIX) && !self.join_evidence_reproduces(path) {
-            return Some(AnchorDefect::JoinEvidenceDisagrees);
+        if path.ends_with(JOIN_EVIDENCE_SUFFIX) {
+            return self.join_evidence_defect(path);
         }
         None
     }
 
     fn trace_verdict_defect(&self, path: &str, verdict: &ClaimedVerdict) -> Option<AnchorDefect> {
-        let Ok(report) = kvlower_trace::evaluate_path(&self.root.join(path)) else {
+        let mut cache = self.traces.borrow_mut();
+        let report = cache
+            .entry(path.to_string())
+            .or_insert_with(|| kvlower_trace::evaluate_path(&self.root.join(path)).ok());
+        let Some(report) = report else {
             return Some(AnchorDefect::TraceVerdictUnverified);
         };
         let agrees = report.claims.iter().any(|claim| {

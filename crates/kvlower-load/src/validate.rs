@@ -26,7 +26,8 @@ pub(crate) fn descriptor(
                 AnchorDefect::RepoFileMissing => Code::AnchorFileMissing,
                 AnchorDefect::TraceVerdictDisagrees
                 | AnchorDefect::TraceVerdictUnverified
-                | AnchorDefect::JoinEvidenceDisagrees => Code::AnchorVerdictDisagrees,
+                | AnchorDefect::JoinEvidenceDisagrees
+                | AnchorDefect::JoinEvidenceInsufficient => Code::AnchorVerdictDisagrees,
                 _ => Code::AnchorIncomplete,
             };
             let hint = match defect {
@@ -52,6 +53,12 @@ pub(crate) fn descriptor(
                 }
                 AnchorDefect::JoinEvidenceDisagrees => {
                     "regenerate it with `kvlower join --output json` from the repository root and commit it"
+                }
+                AnchorDefect::JoinEvidenceInsufficient => {
+                    "anchor only a join whose preconditions all hold, whose stream is sequenced, and with a materialized claim"
+                }
+                AnchorDefect::DocsPageIsNotATrace => {
+                    "anchor run-time evidence to the trace or the paper section instead"
                 }
                 AnchorDefect::TraceOrderNotPreserved
                 | AnchorDefect::TraceClaimScopeNotPreserved => "",

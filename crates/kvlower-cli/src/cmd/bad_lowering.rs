@@ -60,9 +60,7 @@ pub fn read_cases(root: &Path) -> Option<Vec<CaseSource>> {
 
 /// Runs every audit suite over a loaded repository.
 pub fn audit(repo: &Repository) -> Audit {
-    let env = FsEnvironment {
-        root: repo.root.clone(),
-    };
+    let env = FsEnvironment::new(repo.root.clone());
     let descriptors: Vec<(&str, &kvlower_core::Descriptor)> = repo
         .descriptors
         .iter()
@@ -119,9 +117,7 @@ pub fn run(
             return Ok(Exit::Usage);
         }
     };
-    let env = FsEnvironment {
-        root: repo.root.clone(),
-    };
+    let env = FsEnvironment::new(repo.root.clone());
     let cases = read_cases(&repo.root).unwrap_or_default();
     if cases.is_empty() {
         writeln!(

@@ -50,9 +50,7 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
     let catalog = load_catalog(&args.root, &mut diagnostics);
     let shown = args.descriptor.to_string_lossy().replace('\\', "/");
     let descriptor = catalog.as_ref().and_then(|catalog| {
-        let env = FsEnvironment {
-            root: args.root.clone(),
-        };
+        let env = FsEnvironment::new(args.root.clone());
         load_descriptor(Path::new(""), &shown, catalog, &env, &mut diagnostics)
     });
     let (Some(catalog), Some(descriptor)) = (catalog, descriptor) else {
@@ -64,9 +62,7 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
         report(&args.report, "explain", &diagnostics, &summary, out, err)?;
         return Ok(Exit::Findings);
     };
-    let env = FsEnvironment {
-        root: args.root.clone(),
-    };
+    let env = FsEnvironment::new(args.root.clone());
     let judgments: Vec<Judgment> = Mode::ALL
         .iter()
         .filter(|m| args.mode.is_none_or(|want| want == **m))

@@ -66,7 +66,7 @@ pub fn write_if_changed(path: &Path, contents: &str) -> anyhow::Result<bool> {
     }
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+    let mut tmp = readable_temp_file(dir)
         .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
     tmp.write_all(contents.as_bytes())?;
     tmp.as_file().sync_all()?;
@@ -83,4 +83,17 @@ fn print_findings(
         writeln!(err, "{d}")?;
     }
     Ok(())
+}
+
+/// A temporary file in `dir` (same file system, so the final rename is atomic)
+/// with ordinary permissions: tempfile creates them private (0600).
+pub fn readable_temp_file(dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+    let tmp = tempfile::NamedTempFile::new_in(dir)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))?;
+    }
+    Ok(tmp)
 }

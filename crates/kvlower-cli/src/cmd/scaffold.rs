@@ -10,7 +10,6 @@ use kvlower_core::{Catalog, Mode, Obligation};
 use kvlower_load::{CAPABILITIES_DIR, load_catalog};
 
 use crate::Exit;
-use crate::cmd::matrix::write_if_changed;
 
 #[derive(Debug, clap::Args)]
 pub struct NewArgs {
@@ -58,14 +57,18 @@ pub fn run(args: &NewArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::
         return Ok(Exit::Success);
     }
     let path = args.root.join(&rel);
-    if path.exists() {
+    let dir = args.root.join(CAPABILITIES_DIR);
+    std::fs::create_dir_all(&dir)?;
+    let mut tmp = crate::cmd::matrix::readable_temp_file(&dir)?;
+    tmp.write_all(text.as_bytes())?;
+    // Never overwrite: persist_noclobber fails if the file exists, even if it appeared meanwhile.
+    if tmp.persist_noclobber(&path).is_err() {
         writeln!(
             err,
             "error: {rel} already exists; choose another name or edit it"
         )?;
         return Ok(Exit::Usage);
     }
-    write_if_changed(&path, &text)?;
     writeln!(
         out,
         "wrote {rel}; fill in the evidence, then run `kvlower check` and `kvlower matrix`"
