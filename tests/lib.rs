@@ -30,3 +30,19 @@ pub fn kvlower(args: &[&str]) -> Run {
         stderr: String::from_utf8_lossy(&err).into_owned(),
     }
 }
+
+/// A scratch repository: a temporary directory holding the real catalog
+/// (`modes/modes.yaml`) and the given empty subdirectories.
+pub fn scratch_repo(subdirs: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(dir.path().join("modes")).expect("mkdir modes");
+    std::fs::copy(
+        repo_root().join("modes/modes.yaml"),
+        dir.path().join("modes/modes.yaml"),
+    )
+    .expect("copy modes.yaml");
+    for sub in subdirs {
+        std::fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
+    }
+    dir
+}

@@ -3,7 +3,7 @@
 
 use std::fs;
 
-use kvlower_tests::{kvlower, repo_root};
+use kvlower_tests::{kvlower, repo_root, scratch_repo};
 
 fn root() -> String {
     repo_root().display().to_string()
@@ -114,14 +114,7 @@ fn the_code_list_is_pinned() {
 
 /// A scratch repository with the real catalog and one broken descriptor.
 fn broken_repo() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
-    fs::create_dir_all(dir.path().join("modes")).expect("mkdir");
-    fs::copy(
-        repo_root().join("modes/modes.yaml"),
-        dir.path().join("modes/modes.yaml"),
-    )
-    .expect("copy");
-    fs::create_dir_all(dir.path().join("capabilities")).expect("mkdir");
+    let dir = scratch_repo(&["capabilities"]);
     fs::write(
         dir.path().join("capabilities/broken.yaml"),
         "runtime:\n  name: x\n  version: '1'\n  source: simulatr\nnon_claims: {default: y}\n",
@@ -205,14 +198,8 @@ fn markdown_and_quiet_formats() {
 
 #[test]
 fn a_fresh_scaffold_passes_check_with_every_row_unknown() {
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = scratch_repo(&[]);
     let root = dir.path().display().to_string();
-    fs::create_dir_all(dir.path().join("modes")).expect("mkdir");
-    fs::copy(
-        repo_root().join("modes/modes.yaml"),
-        dir.path().join("modes/modes.yaml"),
-    )
-    .expect("copy");
     let new = kvlower(&["new", "Acme Serve 2.1", "--root", &root]);
     assert_eq!(new.code, 0, "{}", new.stderr);
     assert!(

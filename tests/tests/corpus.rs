@@ -4,18 +4,11 @@
 use std::fs;
 use std::path::Path;
 
-use kvlower_tests::{Run, kvlower, repo_root};
+use kvlower_tests::{Run, kvlower, repo_root, scratch_repo};
 
 /// A scratch repository with the real catalog and one descriptor named `name.yaml`.
 fn scratch(name: &str, write: impl FnOnce(&Path)) -> (tempfile::TempDir, Run) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    fs::create_dir_all(dir.path().join("modes")).expect("mkdir");
-    fs::copy(
-        repo_root().join("modes/modes.yaml"),
-        dir.path().join("modes/modes.yaml"),
-    )
-    .expect("copy");
-    fs::create_dir_all(dir.path().join("capabilities")).expect("mkdir");
+    let dir = scratch_repo(&["capabilities"]);
     write(&dir.path().join(format!("capabilities/{name}.yaml")));
     let run = kvlower(&[
         "check",

@@ -10,7 +10,7 @@ use std::fs;
 use kvlower_core::descriptor::Descriptor;
 use kvlower_core::{Depth, Label, Mode, judge};
 use kvlower_load::FsEnvironment;
-use kvlower_tests::{kvlower, repo_root};
+use kvlower_tests::{kvlower, repo_root, scratch_repo};
 
 const TRACE: &str = "traces/synthetic_reference_positive.jsonl";
 
@@ -44,15 +44,7 @@ fn descriptor(gate: &str, pass: bool) -> String {
 }
 
 fn scratch(descriptor_text: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
-    for sub in ["modes", "capabilities", "traces"] {
-        fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
-    }
-    fs::copy(
-        repo_root().join("modes/modes.yaml"),
-        dir.path().join("modes/modes.yaml"),
-    )
-    .expect("copy");
+    let dir = scratch_repo(&["capabilities", "traces"]);
     fs::copy(
         repo_root().join("tests/fixtures/traces/scenarios/reference_positive.jsonl"),
         dir.path().join(TRACE),

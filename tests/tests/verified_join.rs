@@ -8,7 +8,7 @@
 use std::fs;
 use std::path::Path;
 
-use kvlower_tests::{kvlower, repo_root};
+use kvlower_tests::{kvlower, repo_root, scratch_repo};
 
 const DOC: &str = "evidence/run.join.json";
 
@@ -37,15 +37,7 @@ const UNSEQUENCED: Fixture = Fixture {
 };
 
 fn scratch(fx: &Fixture) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
-    for sub in ["modes", "capabilities", "evidence"] {
-        fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
-    }
-    fs::copy(
-        repo_root().join("modes/modes.yaml"),
-        dir.path().join("modes/modes.yaml"),
-    )
-    .expect("copy");
+    let dir = scratch_repo(&["capabilities", "evidence"]);
     for f in fx.files {
         fs::copy(
             repo_root().join("tests/fixtures/join").join(fx.dir).join(f),
