@@ -24,6 +24,7 @@ pub enum Code {
     AdapterAtNativeDepth,
     StaleResult,
     MissingResult,
+    AuditSuiteFailed,
 }
 
 impl Code {
@@ -46,6 +47,7 @@ impl Code {
         Code::AdapterAtNativeDepth,
         Code::StaleResult,
         Code::MissingResult,
+        Code::AuditSuiteFailed,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -68,6 +70,7 @@ impl Code {
             Code::AdapterAtNativeDepth => "adapter-at-native-depth",
             Code::StaleResult => "stale-result",
             Code::MissingResult => "missing-result",
+            Code::AuditSuiteFailed => "audit-suite-failed",
         }
     }
 
@@ -119,6 +122,9 @@ impl Code {
             }
             Code::AnchorVerdictDisagrees => {
                 "A trace anchor claims a gate verdict that re-running `kvlower gate` on the committed trace does not give; the evidence does not count."
+            }
+            Code::AuditSuiteFailed => {
+                "An audit suite (bad-lowering cases, mutation controls, provenance, independent audit) does not pass; the result file names the failing case."
             }
             Code::StaleResult => {
                 "A committed generated result differs from what the descriptors produce; run `kvlower matrix`."

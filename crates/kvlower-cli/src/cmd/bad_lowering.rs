@@ -88,7 +88,7 @@ pub fn suite_diagnostics(repo: &Repository) -> Vec<Diagnostic> {
         .failures()
         .into_iter()
         .map(|(path, message)| {
-            Diagnostic::new(Code::StaleResult, path, message)
+            Diagnostic::new(Code::AuditSuiteFailed, path, message)
                 .with_hint("an audit suite does not pass; see the result file for the failing case")
         })
         .collect()
