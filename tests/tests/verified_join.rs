@@ -71,17 +71,7 @@ fn scratch(fx: &Fixture) -> tempfile::TempDir {
     let mut d = String::from(
         "runtime: {name: synthetic, version: '0', source: simulator}\nnon_claims: {default: synthetic fixture}\nadapters:\n  - depth: telemetry_join\n    name: synthetic join\n    preconditions:\n",
     );
-    for p in [
-        "external_accepted_claim_registry",
-        "stable_claim_id",
-        "reusable_object_id",
-        "fixed_materialization_predicate",
-        "deterministic_request_token_map",
-        "fixed_cache_identity",
-        "named_observation_point",
-        "joinable_backend_events",
-        "ambiguity_fails_closed",
-    ] {
+    for p in kvlower_core::catalog::TELEMETRY_JOIN_PRECONDITIONS {
         d.push_str(&format!("      {p}: {pre}\n"));
     }
     d.push_str("    evidence:\n");
