@@ -356,6 +356,33 @@ struct StoredFields<'a> {
     metadata: Option<&'a Value>,
 }
 
+/// The positional `BlockStored` fields vLLM's array encoding and SGLang share:
+/// `[tag, block_hashes, parent_block_hash, token_ids, block_size, lora_id, medium?, ...]`.
+/// Each encoding fills in its own trailing fields.
+fn positional_stored<'a>(a: &'a [Value], path: &str) -> Result<StoredFields<'a>, DecodeError> {
+    if a.len() < 6 {
+        return Err(err(
+            path,
+            format!(
+                "BlockStored array needs at least [tag, block_hashes, parent_block_hash, token_ids, block_size, lora_id], got {} elements",
+                a.len()
+            ),
+        ));
+    }
+    Ok(StoredFields {
+        block_hashes: a.get(1),
+        parent_block_hash: a.get(2),
+        token_ids: a.get(3),
+        block_size: a.get(4),
+        lora_id: a.get(5),
+        medium: a.get(6),
+        lora_name: None,
+        extra_keys: None,
+        group_idx: None,
+        metadata: None,
+    })
+}
+
 /// Field name → positional JSON path, or `.name` for maps.
 fn field_path(base: &str, name: &str, pos: Option<usize>) -> String {
     match pos {
@@ -494,26 +521,11 @@ fn decode_vllm_event(
                 .ok_or_else(|| err(&format!("{path}[0]"), "event tag must be a string"))?;
             match tag {
                 "BlockStored" => {
-                    if a.len() < 6 {
-                        return Err(err(
-                            path,
-                            format!(
-                                "BlockStored array needs at least [tag, block_hashes, parent_block_hash, token_ids, block_size, lora_id], got {} elements",
-                                a.len()
-                            ),
-                        ));
-                    }
                     let f = StoredFields {
-                        block_hashes: a.get(1),
-                        parent_block_hash: a.get(2),
-                        token_ids: a.get(3),
-                        block_size: a.get(4),
-                        lora_id: a.get(5),
-                        medium: a.get(6),
                         lora_name: a.get(7),
                         extra_keys: a.get(8),
                         group_idx: a.get(9),
-                        metadata: None,
+                        ..positional_stored(a, path)?
                     };
                     build_stored(f, path, true, issues)
                 }
@@ -582,26 +594,9 @@ fn decode_sglang_event(
         .ok_or_else(|| err(&format!("{path}[0]"), "event tag must be a string"))?;
     match tag {
         "BlockStored" => {
-            if a.len() < 6 {
-                return Err(err(
-                    path,
-                    format!(
-                        "BlockStored array needs [tag, block_hashes, parent_block_hash, token_ids, block_size, lora_id], got {} elements",
-                        a.len()
-                    ),
-                ));
-            }
             let f = StoredFields {
-                block_hashes: a.get(1),
-                parent_block_hash: a.get(2),
-                token_ids: a.get(3),
-                block_size: a.get(4),
-                lora_id: a.get(5),
-                medium: a.get(6),
-                lora_name: None,
-                extra_keys: None,
-                group_idx: None,
                 metadata: a.get(7),
+                ..positional_stored(a, path)?
             };
             build_stored(f, path, true, issues)
         }
