@@ -21,8 +21,9 @@ fn explain_tells_why_each_of_the_fourteen_rc14_rows_got_its_label() {
     let run = kvlower(&["explain", &rc14(), "--root", &root(), "--format", "json"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
-    assert_eq!(doc["schema_version"], 1);
-    let rows = doc["rows"].as_array().expect("rows");
+    assert_eq!(doc["schema_version"], 2);
+    assert_eq!(doc["command"], "explain");
+    let rows = doc["payload"]["rows"].as_array().expect("rows");
     assert_eq!(rows.len(), 14);
     for row in rows {
         assert!(!row["reason_text"].as_str().unwrap_or_default().is_empty());
@@ -160,9 +161,10 @@ fn json_format_carries_a_schema_version_and_every_finding() {
     ]);
     assert_eq!(run.code, 1);
     let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
-    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["schema_version"], 2);
     assert_eq!(doc["ok"], false);
-    let f = &doc["findings"][0];
+    assert_eq!(doc["exit_code"], 1);
+    let f = &doc["diagnostics"][0];
     assert_eq!(f["file"], "capabilities/broken.yaml");
     assert_eq!(f["line"], 4);
     assert_eq!(f["code"], "unknown-name");
@@ -200,7 +202,7 @@ fn markdown_and_quiet_formats() {
 fn a_fresh_scaffold_passes_check_with_every_row_unknown() {
     let dir = scratch_repo(&[]);
     let root = dir.path().display().to_string();
-    let new = kvlower(&["new", "Acme Serve 2.1", "--root", &root]);
+    let new = kvlower(&["new", "Acme Serve", "--version", "2.1", "--root", &root]);
     assert_eq!(new.code, 0, "{}", new.stderr);
     assert!(
         dir.path()
@@ -208,7 +210,7 @@ fn a_fresh_scaffold_passes_check_with_every_row_unknown() {
             .is_file()
     );
     assert_eq!(
-        kvlower(&["new", "Acme Serve 2.1", "--root", &root]).code,
+        kvlower(&["new", "Acme Serve", "--version", "2.1", "--root", &root]).code,
         2,
         "never overwrites"
     );
@@ -222,6 +224,10 @@ fn a_fresh_scaffold_passes_check_with_every_row_unknown() {
     let rows = matrix["rows"].as_array().expect("rows");
     assert_eq!(rows.len(), 7);
     assert!(rows.iter().all(|r| r["label"] == "unknown"), "{rows:?}");
+    assert!(
+        rows.iter().all(|r| r["runtime"] == "Acme Serve 2.1"),
+        "the version given to `new` reaches the results, never \"unknown\": {rows:?}"
+    );
 }
 
 #[test]

@@ -12,6 +12,7 @@ use clap::{Parser, Subcommand};
 
 pub mod cmd;
 pub mod output;
+pub mod readme;
 pub mod results;
 pub mod schema;
 
@@ -84,7 +85,8 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(args) {
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) => {
             let is_info = matches!(
@@ -96,10 +98,34 @@ where
                 let _ = write!(out, "{rendered}");
                 return Exit::Success;
             }
+            // Asked for JSON: a usage error is a JSON document too (on stdout),
+            // with clap's message also on stderr for the person reading the log.
+            if wants_json(&args) {
+                let command = args
+                    .get(1)
+                    .and_then(|a| a.to_str())
+                    .filter(|a| !a.starts_with('-'))
+                    .unwrap_or("kvlower");
+                let message = rendered.lines().next().unwrap_or("usage error");
+                let message = message.strip_prefix("error: ").unwrap_or(message);
+                let _ = output::report_error(
+                    output::Format::Json,
+                    command,
+                    Exit::Usage,
+                    message,
+                    out,
+                    err,
+                );
+            }
             let _ = write!(err, "{rendered}");
             return Exit::Usage;
         }
     };
+    // A reader that goes away (`kvlower check | head -1`) must not change the verdict:
+    // the writers swallow a closed pipe, and the command still returns its real exit.
+    let mut out = PipeSafe::new(out);
+    let mut err = PipeSafe::new(err);
+    let (out, err): (&mut dyn Write, &mut dyn Write) = (&mut out, &mut err);
     let result = match &cli.command {
         Command::Check(a) => cmd::check::run(a, out, err),
         Command::Matrix(a) => cmd::matrix::run(a, out, err),
@@ -115,18 +141,69 @@ where
     };
     match result {
         Ok(exit) => exit,
-        // A closed pipe (`kvlower gate ... | head`) is the reader's choice, not an error.
-        Err(e)
-            if e.chain().any(|c| {
-                c.downcast_ref::<std::io::Error>()
-                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-            }) =>
-        {
-            Exit::Success
-        }
         Err(e) => {
             let _ = writeln!(err, "error: {e:#}");
             Exit::Findings
+        }
+    }
+}
+
+/// Whether the command line asks for `--format json` (looked up before parsing
+/// succeeds, so a usage error can still answer in JSON).
+fn wants_json(args: &[OsString]) -> bool {
+    args.iter()
+        .zip(args.iter().skip(1))
+        .any(|(a, b)| a == "--format" && b == "json")
+        || args.iter().any(|a| a == "--format=json")
+}
+
+/// A writer that treats a closed pipe as "nobody is reading any more": the
+/// write is dropped and reported as done, so the command runs to its verdict
+/// and exits with its real code (1 for findings), never 0 because a reader left.
+/// Every other I/O error is passed through.
+pub struct PipeSafe<'a> {
+    inner: &'a mut dyn Write,
+    closed: bool,
+}
+
+impl<'a> PipeSafe<'a> {
+    pub fn new(inner: &'a mut dyn Write) -> PipeSafe<'a> {
+        PipeSafe {
+            inner,
+            closed: false,
+        }
+    }
+
+    /// Whether the reader closed the pipe.
+    pub fn closed(&self) -> bool {
+        self.closed
+    }
+}
+
+impl Write for PipeSafe<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.closed {
+            return Ok(buf.len());
+        }
+        match self.inner.write(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(buf.len())
+            }
+            other => other,
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        match self.inner.flush() {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(())
+            }
+            other => other,
         }
     }
 }

@@ -1,18 +1,38 @@
-//! Output formats and colour shared by the subcommands that report findings.
+//! Output formats, colour, escaping and the stream policy shared by every subcommand.
+//!
+//! Stream policy (documented in the README, the same for every command):
+//! - **stdout** carries the command's result: the payload (rows, verdicts, a
+//!   scaffold, a schema) and the one-line summary; in a machine format
+//!   (`json`, `sarif`, `markdown`, and the `::error` lines of `github`) it
+//!   carries exactly one document and nothing else.
+//! - **stderr** carries the human diagnostics (findings with their source
+//!   line, hints, stale-result diffs) and error messages.
+//! - With `--format json` every outcome, an exit-2 usage error included, is one
+//!   JSON [`Envelope`] on stdout, so a CI step can always parse what it got.
+//!
+//! Text that came from input files (YAML values, file names) is escaped
+//! before it is printed: control characters in human output
+//! ([`escape_control`]), and `|` and line breaks in Markdown ([`md_cell`]).
 
-use std::io::{IsTerminal, Write};
+use std::borrow::Cow;
+use std::io::{IsTerminal, Read, Write};
+use std::path::Path;
 
-use kvlower_load::Diagnostic;
+use kvlower_load::{Code, Diagnostic};
 use serde::Serialize;
 
-use crate::results::SCHEMA_VERSION;
+use crate::Exit;
+
+/// Version of the `--format json` envelope every command prints; bump on a breaking change.
+/// (Version 1 had `findings` instead of `diagnostics` and no `payload`.)
+pub const OUTPUT_SCHEMA_VERSION: u32 = 2;
 
 /// How a report is printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// For people: `file:line:col: error[code]: message` and hints
+    /// For people: `file:line:col: error[code]: message`, the source line with a caret, a hint
     Human,
-    /// One JSON document on stdout, with a `schema_version`
+    /// One JSON document on stdout (the shared envelope, with a `schema_version`)
     Json,
     /// GitHub Actions `::error` annotations, then the human report
     Github,
@@ -57,6 +77,59 @@ pub struct ReportOptions {
     pub quiet: bool,
 }
 
+// ------------------------------------------------------------------ escaping
+
+/// Escapes control characters (`\n`, `\r`, `\t`, ESC, DEL, C1, ...) so a value
+/// read from a file can neither move the cursor, colour the terminal nor
+/// forge a line of output. Printable text is returned unchanged.
+pub fn escape_control(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&c.escape_unicode().to_string()),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Text for one Markdown table cell: `|` escaped, line breaks as `<br>`,
+/// other control characters escaped, so no value can end the cell or the row.
+pub fn md_cell(s: &str) -> String {
+    let s = s.replace("\r\n", "\n");
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '\n' | '\r' => out.push_str("<br>"),
+            c if c.is_control() => out.push_str(&c.escape_unicode().to_string()),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// An inline code span for a Markdown table cell (`` `x` ``), with `|` and line
+/// breaks neutralised and a fence longer than any backtick run inside.
+pub fn md_code(s: &str) -> String {
+    let inner = md_cell(s).replace("<br>", " ");
+    let longest = inner.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    if longest == 0 {
+        format!("{fence}{inner}{fence}")
+    } else {
+        format!("{fence} {inner} {fence}")
+    }
+}
+
+// ------------------------------------------------------------------ JSON envelope
+
 /// A diagnostic as JSON (part of the `--format json` contract).
 #[derive(Debug, Serialize)]
 pub struct JsonDiagnostic<'a> {
@@ -83,56 +156,213 @@ impl<'a> From<&'a Diagnostic> for JsonDiagnostic<'a> {
     }
 }
 
-/// Prints findings and the summary line in the chosen format.
+/// The one top-level shape of every command's `--format json` output.
+#[derive(Debug, Serialize)]
+pub struct Envelope<'a, P: Serialize> {
+    pub schema_version: u32,
+    pub command: &'a str,
+    /// `true` exactly when the exit code is 0.
+    pub ok: bool,
+    /// The documented exit code the process ends with.
+    pub exit_code: u8,
+    pub summary: &'a str,
+    /// Input findings (empty when there are none).
+    pub diagnostics: Vec<JsonDiagnostic<'a>>,
+    /// A usage error or an error outside the inputs (exit 2, or an I/O failure).
+    pub error: Option<&'a str>,
+    /// The command's result (rows, verdicts, ...), `null` when there is none.
+    pub payload: Option<P>,
+}
+
+/// Serializes the shared envelope (pretty, trailing newline).
+pub fn envelope_json<P: Serialize>(
+    command: &str,
+    exit: Exit,
+    summary: &str,
+    diagnostics: &[Diagnostic],
+    error: Option<&str>,
+    payload: Option<P>,
+) -> String {
+    crate::results::to_json(&Envelope {
+        schema_version: OUTPUT_SCHEMA_VERSION,
+        command,
+        ok: exit == Exit::Success,
+        exit_code: exit.as_u8(),
+        summary,
+        diagnostics: diagnostics.iter().map(JsonDiagnostic::from).collect(),
+        error,
+        payload,
+    })
+}
+
+/// Reports an error that ends a command before any judgment (usually exit 2):
+/// a JSON envelope on stdout in JSON mode, `error: ...` on stderr otherwise.
+pub fn report_error(
+    format: Format,
+    command: &str,
+    exit: Exit,
+    message: &str,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> std::io::Result<()> {
+    if format == Format::Json {
+        let summary = format!("kvlower {command}: {message}");
+        write!(
+            out,
+            "{}",
+            envelope_json::<()>(command, exit, &summary, &[], Some(message), None)
+        )
+    } else {
+        writeln!(err, "error: {}", escape_control(message))
+    }
+}
+
+// ------------------------------------------------------------------ human rendering
+
+/// The largest file read again to show a source line (descriptors are far smaller).
+const SNIPPET_MAX_BYTES: u64 = 4 << 20;
+
+/// The text of line `line` (1-based) of `root/file`, when that is a regular,
+/// reasonably small file. Never opens a FIFO or a device.
+fn source_line(root: &Path, file: &str, line: usize) -> Option<String> {
+    let path = root.join(file);
+    let meta = std::fs::metadata(&path).ok()?;
+    if !meta.is_file() || meta.len() > SNIPPET_MAX_BYTES {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(&path)
+        .ok()?
+        .take(SNIPPET_MAX_BYTES)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    text.split('\n')
+        .nth(line.checked_sub(1)?)
+        .map(|l| l.trim_end_matches('\r').to_string())
+}
+
+/// Makes a source line safe to print (control characters become their
+/// visible Unicode "control picture", one character each, so columns keep).
+fn visible(line: &str) -> String {
+    line.chars()
+        .map(|c| match c {
+            '\t' => ' ',
+            c if (c as u32) < 0x20 => char::from_u32(0x2400 + c as u32).unwrap_or('?'),
+            '\u{7f}' => '\u{2421}',
+            c if c.is_control() => '\u{fffd}',
+            c => c,
+        })
+        .collect()
+}
+
+/// Byte range of the token starting at 1-based character column `col` of `line`.
+fn token_span(line: &str, col: usize) -> std::ops::Range<usize> {
+    let start = line
+        .char_indices()
+        .nth(col.saturating_sub(1))
+        .map_or(line.len(), |(i, _)| i);
+    let rest = &line[start..];
+    let mut len = rest
+        .find(|c: char| c.is_whitespace() || matches!(c, ',' | ']' | '}' | '#'))
+        .unwrap_or(rest.len());
+    // `key:` points at the key; a `key: value` the caret covers the key only.
+    if let Some(colon) = rest[..len]
+        .find(": ")
+        .or_else(|| rest[..len].ends_with(':').then(|| len.saturating_sub(1)))
+    {
+        len = colon.max(1);
+    }
+    if len == 0 {
+        // At the end of the line (or on a space): a one-character caret.
+        let one = rest.chars().next().map_or(0, char::len_utf8);
+        return start..start + one;
+    }
+    start..start + len
+}
+
+/// One diagnostic for people: the `file:line:col: error[code]: message (at path)`
+/// line editors and problem matchers parse, then (when the file and line are
+/// known) the source line with a caret under the offending span, then the hint.
+/// Every value from the input is escaped.
+pub fn render_human(d: &Diagnostic, color: bool, root: Option<&Path>) -> String {
+    use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
+
+    let file = escape_control(&d.file);
+    let mut header = file.to_string();
+    if let Some((line, col)) = d.location {
+        header.push_str(&format!(":{line}:{col}"));
+    }
+    let tag = if color {
+        "\x1b[1;31merror\x1b[0m"
+    } else {
+        "error"
+    };
+    header.push_str(&format!(
+        ": {tag}[{}]: {}",
+        d.code,
+        escape_control(&d.message)
+    ));
+    if !d.yaml_path.is_empty() {
+        header.push_str(&format!(" (at `{}`)", escape_control(&d.yaml_path)));
+    }
+    let snippet = match (root, d.location) {
+        (Some(root), Some((line, col))) => source_line(root, &d.file, line).map(|text| {
+            let text = visible(&text);
+            let span = token_span(&text, col);
+            let group = Group::with_level(Level::ERROR).element(
+                Snippet::source(text.clone())
+                    .line_start(line)
+                    .path(file.to_string())
+                    .annotation(AnnotationKind::Primary.span(span)),
+            );
+            let renderer = if color {
+                Renderer::styled()
+            } else {
+                Renderer::plain()
+            };
+            renderer.render(&[group])
+        }),
+        _ => None,
+    };
+    let mut s = header;
+    if let Some(snippet) = snippet {
+        s.push('\n');
+        s.push_str(snippet.trim_end());
+    }
+    if let Some(hint) = &d.hint {
+        let label = if color { "\x1b[36mhint\x1b[0m" } else { "hint" };
+        s.push_str(&format!("\n  {label}: {}", escape_control(hint)));
+    }
+    s
+}
+
+// ------------------------------------------------------------------ reports
+
+/// Prints findings and the summary line in the chosen format. `root` is where
+/// the diagnostics' relative file names live (for the source lines).
+#[allow(clippy::too_many_arguments)]
 pub fn report(
     opts: &ReportOptions,
     command: &str,
+    exit: Exit,
     diagnostics: &[Diagnostic],
     summary: &str,
+    root: Option<&Path>,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> std::io::Result<()> {
     match opts.format {
-        Format::Json => {
-            #[derive(Serialize)]
-            struct Doc<'a> {
-                schema_version: u32,
-                command: &'a str,
-                ok: bool,
-                summary: &'a str,
-                findings: Vec<JsonDiagnostic<'a>>,
-            }
-            let doc = Doc {
-                schema_version: SCHEMA_VERSION,
-                command,
-                ok: diagnostics.is_empty(),
-                summary,
-                findings: diagnostics.iter().map(JsonDiagnostic::from).collect(),
-            };
-            write!(out, "{}", crate::results::to_json(&doc))
-        }
+        Format::Json => write!(
+            out,
+            "{}",
+            envelope_json::<()>(command, exit, summary, diagnostics, None, None)
+        ),
         Format::Markdown => {
             writeln!(out, "### kvlower {command}\n")?;
-            writeln!(out, "{summary}\n")?;
+            writeln!(out, "{}\n", md_cell(summary))?;
             if !diagnostics.is_empty() && !opts.quiet {
-                writeln!(out, "| file | line | code | finding |\n|---|---|---|---|")?;
-                for d in diagnostics {
-                    let line = d
-                        .location
-                        .map_or(String::new(), |l| format!("{}:{}", l.0, l.1));
-                    let mut finding = d.message.replace('|', "\\|");
-                    if !d.yaml_path.is_empty() {
-                        finding.push_str(&format!(" (at `{}`)", d.yaml_path));
-                    }
-                    if let Some(h) = &d.hint {
-                        finding.push_str(&format!("<br>hint: {}", h.replace('|', "\\|")));
-                    }
-                    writeln!(
-                        out,
-                        "| `{}` | {} | `{}` | {} |",
-                        d.file, line, d.code, finding
-                    )?;
-                }
+                write!(out, "{}", markdown_findings(diagnostics))?;
             }
             Ok(())
         }
@@ -145,12 +375,37 @@ pub fn report(
             if !opts.quiet {
                 let color = opts.color.enabled();
                 for d in diagnostics {
-                    writeln!(err, "{}", paint(&d.to_string(), color))?;
+                    writeln!(err, "{}", render_human(d, color, root))?;
                 }
             }
-            writeln!(out, "{summary}")
+            writeln!(out, "{}", escape_control(summary))
         }
     }
+}
+
+/// The findings as a Markdown table (every cell escaped).
+pub fn markdown_findings(diagnostics: &[Diagnostic]) -> String {
+    let mut s = String::from("| file | line | code | finding |\n|---|---|---|---|\n");
+    for d in diagnostics {
+        let line = d
+            .location
+            .map_or(String::new(), |l| format!("{}:{}", l.0, l.1));
+        let mut finding = md_cell(&d.message);
+        if !d.yaml_path.is_empty() {
+            finding.push_str(&format!(" (at {})", md_code(&d.yaml_path)));
+        }
+        if let Some(h) = &d.hint {
+            finding.push_str(&format!("<br>hint: {}", md_cell(h)));
+        }
+        s.push_str(&format!(
+            "| {} | {} | `{}` | {} |\n",
+            md_code(&d.file),
+            line,
+            d.code,
+            finding
+        ));
+    }
+    s
 }
 
 /// A GitHub Actions workflow command; properties and data escaped as the runner expects.
@@ -167,7 +422,7 @@ pub fn github_annotation(d: &Diagnostic) -> String {
             .replace('\r', "%0D")
             .replace('\n', "%0A")
     };
-    let mut props = format!("file={}", prop(&d.file));
+    let mut props = format!("file={}", prop(&escape_control(&d.file)));
     if let Some((line, col)) = d.location {
         props.push_str(&format!(",line={line},col={col}"));
     }
@@ -179,14 +434,127 @@ pub fn github_annotation(d: &Diagnostic) -> String {
     if let Some(h) = &d.hint {
         message.push_str(&format!("\nhint: {h}"));
     }
+    // `\r` and `\n` are encoded by the runner's rules; other control characters escaped.
+    let message: String = message
+        .split('\n')
+        .map(|l| escape_control(l).into_owned())
+        .collect::<Vec<_>>()
+        .join("\n");
     format!("::error {props}::{}", data(&message))
 }
 
-/// Colours the `error[...]` tag red and hints cyan.
-fn paint(text: &str, color: bool) -> String {
-    if !color {
-        return text.to_string();
+// ------------------------------------------------------------------ SARIF
+
+/// A SARIF 2.1.0 log for GitHub code scanning: one rule per diagnostic code
+/// (its `explain-code` text), one result per finding with its location.
+/// `error` marks a run that could not judge (exit 2): the invocation is then
+/// `executionSuccessful: false` with the message as a notification.
+pub fn sarif(diagnostics: &[Diagnostic], error: Option<&str>) -> String {
+    use serde_json::{Value, json};
+    let rules: Vec<Value> = Code::ALL
+        .iter()
+        .map(|c| {
+            json!({
+                "id": c.as_str(),
+                "name": c.as_str(),
+                "shortDescription": {"text": c.explanation()},
+                "fullDescription": {"text": c.explanation()},
+                "help": {"text": format!("{}\nRun `kvlower explain-code {}`.", c.explanation(), c.as_str())},
+                "defaultConfiguration": {"level": "error"}
+            })
+        })
+        .collect();
+    let results: Vec<Value> = diagnostics
+        .iter()
+        .map(|d| {
+            let mut text = d.message.clone();
+            if !d.yaml_path.is_empty() {
+                text.push_str(&format!(" (at `{}`)", d.yaml_path));
+            }
+            if let Some(h) = &d.hint {
+                text.push_str(&format!("\nhint: {h}"));
+            }
+            let mut physical = json!({
+                "artifactLocation": {"uri": sarif_uri(&d.file), "uriBaseId": "%SRCROOT%"}
+            });
+            if let Some((line, col)) = d.location {
+                physical["region"] = json!({"startLine": line, "startColumn": col});
+            }
+            let mut result = json!({
+                "ruleId": d.code.as_str(),
+                "ruleIndex": Code::ALL.iter().position(|c| *c == d.code).unwrap_or(0),
+                "level": "error",
+                "message": {"text": text},
+                "locations": [{"physicalLocation": physical}]
+            });
+            if !d.yaml_path.is_empty() {
+                result["locations"][0]["logicalLocations"] =
+                    json!([{"fullyQualifiedName": d.yaml_path, "kind": "member"}]);
+            }
+            result
+        })
+        .collect();
+    let mut invocation = json!({"executionSuccessful": error.is_none()});
+    if let Some(message) = error {
+        invocation["toolExecutionNotifications"] =
+            json!([{"level": "error", "message": {"text": message}}]);
     }
-    text.replacen("error[", "\x1b[1;31merror\x1b[0m[", 1)
-        .replacen("\n  hint:", "\n  \x1b[36mhint\x1b[0m:", 1)
+    let log = json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "kvlower",
+                "version": env!("CARGO_PKG_VERSION"),
+                "informationUri": "https://github.com/kvlower/kvlower",
+                "rules": rules
+            }},
+            "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "the repository root (--root)"}}},
+            "invocations": [invocation],
+            "results": results
+        }]
+    });
+    crate::results::to_json(&log)
+}
+
+/// A relative path as a URI reference: `/` separators, reserved bytes percent-encoded.
+fn sarif_uri(path: &str) -> String {
+    let mut out = String::new();
+    for b in path.replace('\\', "/").bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(escape_control("a\x1b[2Jb\r\n"), "a\\u{1b}[2Jb\\r\\n");
+        assert_eq!(escape_control("plain"), "plain");
+    }
+
+    #[test]
+    fn markdown_cells_cannot_break_the_table() {
+        assert_eq!(md_cell("a|b\nc"), "a\\|b<br>c");
+        assert_eq!(md_code("x|y"), "`x\\|y`");
+        assert_eq!(md_code("a`b"), "`` a`b ``");
+    }
+
+    #[test]
+    fn the_caret_covers_the_token_at_the_column() {
+        let line = "  source: sorce_tree  # comment";
+        let span = token_span(line, 11);
+        assert_eq!(&line[span], "sorce_tree");
+        let span = token_span(line, 3);
+        assert_eq!(&line[span], "source");
+        let span = token_span("ab", 9);
+        assert_eq!(span, 2..2);
+    }
 }

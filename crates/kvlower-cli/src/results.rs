@@ -13,6 +13,8 @@ use kvlower_core::{Label, Mode};
 use kvlower_load::{FsEnvironment, Repository};
 use serde::Serialize;
 
+use crate::output::{md_cell, md_code};
+
 /// Version of the JSON contracts below; bump on any breaking change.
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -50,6 +52,13 @@ pub fn generate(repo: &Repository) -> Vec<GeneratedFile> {
     ];
     files.extend(crate::schema::files());
     files.extend(crate::cmd::bad_lowering::generated_files(repo));
+    // The README's runtimes table, when the README has the markers.
+    if let Some(readme) = crate::readme::regenerated(&repo.root, &rows) {
+        files.push(GeneratedFile {
+            path: crate::readme::README,
+            contents: readme,
+        });
+    }
     files
 }
 
@@ -200,7 +209,12 @@ pub fn matrix_markdown(rows: &[MatrixRow<'_>]) -> String {
     for row in rows {
         if row.descriptor_path != current {
             current = row.descriptor_path;
-            let _ = writeln!(md, "\n## {} (`{}`)\n", runtime_name(row), current);
+            let _ = writeln!(
+                md,
+                "\n## {} ({})\n",
+                md_cell(&runtime_name(row)),
+                md_code(current)
+            );
             md.push_str(
                 "| mode | depth | label | subtype | satisfied | missing | signals | why |\n",
             );
@@ -292,11 +306,11 @@ pub fn central_table(rows: &[MatrixRow<'_>]) -> String {
         }
         let _ = writeln!(
             md,
-            "| {} | `{}` | {} | {} |",
-            runtime_name(first),
-            path,
-            evidence,
-            boundary
+            "| {} | {} | {} | {} |",
+            md_cell(&runtime_name(first)),
+            md_code(path),
+            md_cell(&evidence),
+            md_cell(&boundary)
         );
     }
     md

@@ -63,7 +63,15 @@ pub(crate) fn descriptor(
                 AnchorDefect::TraceOrderNotPreserved
                 | AnchorDefect::TraceClaimScopeNotPreserved => "",
             };
-            let mut diag = Diagnostic::new(code, file, defect.to_string())
+            // Name the missing file: the reader should not have to find the anchor first.
+            let message = match (&defect, a.path.as_deref()) {
+                (AnchorDefect::RepoFileMissing, Some(p)) => {
+                    let shown: String = p.chars().take(200).collect();
+                    format!("anchored file `{shown}` is not in the repository")
+                }
+                _ => defect.to_string(),
+            };
+            let mut diag = Diagnostic::new(code, file, message)
                 .at_path(path.clone())
                 .located_in(src);
             if !hint.is_empty() {

@@ -18,7 +18,11 @@ pub fn run(
     _err: &mut dyn Write,
 ) -> anyhow::Result<Exit> {
     let mut command = crate::command();
-    clap_complete::generate(args.shell, &mut command, "kvlower", out);
+    // clap_complete panics when its writer fails (a closed pipe: `... | head -1`),
+    // so generate into memory and write once, through the caller's error handling.
+    let mut buffer = Vec::new();
+    clap_complete::generate(args.shell, &mut command, "kvlower", &mut buffer);
+    out.write_all(&buffer)?;
     Ok(Exit::Success)
 }
 

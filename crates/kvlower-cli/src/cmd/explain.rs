@@ -11,8 +11,10 @@ use kvlower_load::{FsEnvironment, load_catalog, load_descriptor};
 use serde::Serialize;
 
 use crate::Exit;
-use crate::output::{Format, ReportOptions, report};
-use crate::results::{SCHEMA_VERSION, reason_sentence, to_json};
+use crate::output::{
+    Format, ReportOptions, envelope_json, escape_control, md_cell, md_code, report, report_error,
+};
+use crate::results::reason_sentence;
 
 #[derive(Debug, clap::Args)]
 pub struct ExplainArgs {
@@ -59,7 +61,16 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
             "kvlower explain: {} finding(s); nothing explained",
             diagnostics.len()
         );
-        report(&args.report, "explain", &diagnostics, &summary, out, err)?;
+        report(
+            &args.report,
+            "explain",
+            Exit::Findings,
+            &diagnostics,
+            &summary,
+            Some(&args.root),
+            out,
+            err,
+        )?;
         return Ok(Exit::Findings);
     };
     let env = FsEnvironment::new(args.root.clone());
@@ -75,31 +86,99 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
         .map(|(mode, depth)| judge(&catalog, &descriptor, mode, depth, &env))
         .collect();
     if judgments.is_empty() {
-        writeln!(
-            err,
-            "error: {shown} has no row for that mode/depth (its depths: {})",
+        let message = format!(
+            "{shown} has no row for that mode/depth (its depths: {})",
             row_depths(&descriptor)
                 .iter()
                 .map(|d| d.name())
                 .collect::<Vec<_>>()
                 .join(", ")
+        );
+        report_error(
+            args.report.format,
+            "explain",
+            Exit::Usage,
+            &message,
+            out,
+            err,
         )?;
         return Ok(Exit::Usage);
     }
+    let summary = format!(
+        "kvlower explain: {} row(s) of {}",
+        judgments.len(),
+        escape_control(&shown)
+    );
     match args.report.format {
-        Format::Json => write!(out, "{}", explain_json(&shown, &descriptor, &judgments))?,
+        Format::Json => write!(
+            out,
+            "{}",
+            envelope_json(
+                "explain",
+                Exit::Success,
+                &summary,
+                &[],
+                None,
+                Some(explain_payload(&shown, &descriptor, &judgments)),
+            )
+        )?,
         Format::Markdown => write!(out, "{}", explain_markdown(&shown, &descriptor, &judgments))?,
         Format::Human | Format::Github => {
+            let color = args.report.color.enabled();
             if args.report.quiet {
                 for j in &judgments {
-                    writeln!(out, "{} @ {}: {}", j.mode, j.depth, label_text(j))?;
+                    writeln!(out, "{} @ {}: {}", j.mode, j.depth, paint_label(j, color))?;
                 }
             } else {
-                write!(out, "{}", explain_human(&shown, &descriptor, &judgments))?;
+                let text = explain_human(&shown, &descriptor, &judgments);
+                write!(out, "{}", paint_explanation(&text, &judgments, color))?;
             }
         }
     }
     Ok(Exit::Success)
+}
+
+/// The label coloured by what it means: green positive, red rejected,
+/// yellow approximate, dim unknown.
+fn paint_label(j: &Judgment, color: bool) -> String {
+    let text = label_text(j);
+    if !color {
+        return text;
+    }
+    let code = match j.label {
+        kvlower_core::Label::NativeSound | kvlower_core::Label::SoundWithAdapter => "32",
+        kvlower_core::Label::Rejected => "31",
+        kvlower_core::Label::Approximate => "33",
+        kvlower_core::Label::Unknown => "2",
+    };
+    format!("\x1b[1;{code}m{text}\x1b[0m")
+}
+
+/// Colours each row's header line (`mode @ depth: label`) of the explanation.
+fn paint_explanation(text: &str, judgments: &[Judgment], color: bool) -> String {
+    if !color {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 16 * judgments.len());
+    let mut rows = judgments.iter();
+    let mut next = rows.next();
+    for line in text.split_inclusive('\n') {
+        match next {
+            Some(j)
+                if line.trim_end() == format!("{} @ {}: {}", j.mode, j.depth, label_text(j)) =>
+            {
+                out.push_str(&format!(
+                    "{} @ {}: {}\n",
+                    j.mode,
+                    j.depth,
+                    paint_label(j, true)
+                ));
+                next = rows.next();
+            }
+            _ => out.push_str(line),
+        }
+    }
+    out
 }
 
 fn label_text(j: &Judgment) -> String {
@@ -115,9 +194,10 @@ pub fn explain_human(path: &str, d: &Descriptor, judgments: &[Judgment]) -> Stri
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{path}: {} {} ({} rows)",
-        d.runtime.name,
-        d.runtime.version,
+        "{}: {} {} ({} rows)",
+        escape_control(path),
+        escape_control(&d.runtime.name),
+        escape_control(&d.runtime.version),
         judgments.len()
     );
     for j in judgments {
@@ -131,9 +211,9 @@ pub fn explain_human(path: &str, d: &Descriptor, judgments: &[Judgment]) -> Stri
                         "  [x] {} ({}) <- {} [{}] {}",
                         f.obligation,
                         f.obligation.code(),
-                        e.path,
+                        escape_control(&e.path),
                         e.depth,
-                        e.anchor
+                        escape_control(&e.anchor)
                     );
                 }
                 None if f.rejected.is_empty() => {
@@ -158,16 +238,22 @@ pub fn explain_human(path: &str, d: &Descriptor, judgments: &[Judgment]) -> Stri
                 let _ = writeln!(
                     s,
                     "        {} [{}]: {}",
-                    e.path,
+                    escape_control(&e.path),
                     e.depth,
-                    reasons.join("; ")
+                    escape_control(&reasons.join("; "))
                 );
             }
         }
         for a in &j.atoms {
             match &a.anchored_by {
                 Some(e) => {
-                    let _ = writeln!(s, "  [x] atom {} <- {} {}", a.atom, e.path, e.anchor);
+                    let _ = writeln!(
+                        s,
+                        "  [x] atom {} <- {} {}",
+                        a.atom,
+                        escape_control(&e.path),
+                        escape_control(&e.anchor)
+                    );
                 }
                 None => {
                     let _ = writeln!(s, "  [ ] atom {}: not anchored to a trace", a.atom);
@@ -175,7 +261,12 @@ pub fn explain_human(path: &str, d: &Descriptor, judgments: &[Judgment]) -> Stri
             }
             for (e, defects) in &a.rejected {
                 let reasons: Vec<String> = defects.iter().map(ToString::to_string).collect();
-                let _ = writeln!(s, "        {}: {}", e.path, reasons.join("; "));
+                let _ = writeln!(
+                    s,
+                    "        {}: {}",
+                    escape_control(&e.path),
+                    escape_control(&reasons.join("; "))
+                );
             }
         }
         if !j.signals.is_empty() {
@@ -211,15 +302,21 @@ pub fn explain_human(path: &str, d: &Descriptor, judgments: &[Judgment]) -> Stri
                 "  (a proposal without the mode's enforcement-critical obligations is a misrepresentation)"
             );
         }
-        let _ = writeln!(s, "  non-claim: {}", d.non_claims.for_mode(j.mode));
+        let _ = writeln!(
+            s,
+            "  non-claim: {}",
+            escape_control(d.non_claims.for_mode(j.mode))
+        );
     }
     s
 }
 
 fn explain_markdown(path: &str, d: &Descriptor, judgments: &[Judgment]) -> String {
     let mut s = format!(
-        "### kvlower explain `{path}`\n\n{} {}\n\n",
-        d.runtime.name, d.runtime.version
+        "### kvlower explain {}\n\n{} {}\n\n",
+        md_code(path),
+        md_cell(&d.runtime.name),
+        md_cell(&d.runtime.version)
     );
     s.push_str("| mode | depth | label | why |\n|---|---|---|---|\n");
     for j in judgments {
@@ -229,7 +326,7 @@ fn explain_markdown(path: &str, d: &Descriptor, judgments: &[Judgment]) -> Strin
             j.mode,
             j.depth,
             label_text(j),
-            reason_sentence(&j.reason)
+            md_cell(&reason_sentence(&j.reason))
         );
     }
     s.push_str("\n<details><summary>obligation by obligation</summary>\n\n```text\n");
@@ -238,7 +335,12 @@ fn explain_markdown(path: &str, d: &Descriptor, judgments: &[Judgment]) -> Strin
     s
 }
 
-fn explain_json(path: &str, d: &Descriptor, judgments: &[Judgment]) -> String {
+/// The `payload` of `explain --format json`: the descriptor and its rows.
+fn explain_payload<'a>(
+    path: &'a str,
+    d: &'a Descriptor,
+    judgments: &'a [Judgment],
+) -> impl Serialize + 'a {
     #[derive(Serialize)]
     struct Row<'a> {
         reason_text: String,
@@ -247,14 +349,12 @@ fn explain_json(path: &str, d: &Descriptor, judgments: &[Judgment]) -> String {
         judgment: &'a Judgment,
     }
     #[derive(Serialize)]
-    struct Doc<'a> {
-        schema_version: u32,
+    struct Payload<'a> {
         descriptor: &'a str,
         runtime: String,
         rows: Vec<Row<'a>>,
     }
-    to_json(&Doc {
-        schema_version: SCHEMA_VERSION,
+    Payload {
         descriptor: path,
         runtime: format!("{} {}", d.runtime.name, d.runtime.version),
         rows: judgments
@@ -265,5 +365,5 @@ fn explain_json(path: &str, d: &Descriptor, judgments: &[Judgment]) -> String {
                 judgment: j,
             })
             .collect(),
-    })
+    }
 }

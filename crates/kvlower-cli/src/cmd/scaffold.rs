@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use std::io::Write;
 use std::path::PathBuf;
 
+use kvlower_core::descriptor::SourceKind;
 use kvlower_core::{Catalog, Mode, Obligation};
 use kvlower_load::{CAPABILITIES_DIR, load_catalog};
 
@@ -13,8 +14,14 @@ use crate::Exit;
 
 #[derive(Debug, clap::Args)]
 pub struct NewArgs {
-    /// Runtime name and version, used for the file name (e.g. `myruntime_1_2`)
+    /// Runtime name, shown in results and used for the file name (e.g. `myruntime`)
     pub runtime: String,
+    /// The release version or source commit the evidence is about (e.g. `1.2.0`, `3bafe17`)
+    #[arg(long = "version", value_name = "VERSION")]
+    pub runtime_version: String,
+    /// What the evidence is read from
+    #[arg(long, value_name = "SOURCE", default_value = "source_tree", value_parser = parse_source)]
+    pub source: SourceKind,
     /// Repository root holding modes/ and capabilities/
     #[arg(long, default_value = ".")]
     pub root: PathBuf,
@@ -23,9 +30,47 @@ pub struct NewArgs {
     pub stdout: bool,
 }
 
+/// Parses a `runtime.source` name with the descriptor format's own names.
+fn parse_source(s: &str) -> Result<SourceKind, String> {
+    serde_json::from_value(serde_json::Value::String(s.to_string())).map_err(|_| {
+        "expected one of: source_tree, release_container, documentation, patched_source, simulator"
+            .to_string()
+    })
+}
+
+/// The name `source` has in descriptors (`source_tree`, ...).
+fn source_name(source: SourceKind) -> String {
+    serde_json::to_value(source)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_else(|| "source_tree".to_string())
+}
+
+/// A runtime name or version must be one printable line: it is written into
+/// YAML comments and Markdown tables, where a line break would escape them.
+fn refuse_control(what: &str, value: &str, err: &mut dyn Write) -> std::io::Result<bool> {
+    if value.chars().any(char::is_control) {
+        writeln!(
+            err,
+            "error: the {what} `{}` contains a control character (a line break, tab, escape, ...); use one printable line",
+            crate::output::escape_control(value)
+        )?;
+        return Ok(true);
+    }
+    if value.trim().is_empty() {
+        writeln!(err, "error: the {what} is empty")?;
+        return Ok(true);
+    }
+    Ok(false)
+}
+
 pub fn run(args: &NewArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
-    let slug: String = args
-        .runtime
+    if refuse_control("runtime name", &args.runtime, err)?
+        || refuse_control("version", &args.runtime_version, err)?
+    {
+        return Ok(Exit::Usage);
+    }
+    let slug: String = format!("{}_{}", args.runtime, args.runtime_version)
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() {
@@ -51,7 +96,15 @@ pub fn run(args: &NewArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::
         return Ok(Exit::Findings);
     };
     let rel = format!("{CAPABILITIES_DIR}/{slug}.yaml");
-    let text = scaffold(&catalog, &args.runtime, &rel);
+    let text = scaffold(
+        &catalog,
+        &Identity {
+            name: &args.runtime,
+            version: &args.runtime_version,
+            source: args.source,
+        },
+        &rel,
+    );
     if args.stdout {
         write!(out, "{text}")?;
         return Ok(Exit::Success);
@@ -71,18 +124,26 @@ pub fn run(args: &NewArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::
     }
     writeln!(
         out,
-        "wrote {rel}; fill in the evidence, then run `kvlower check` and `kvlower matrix`"
+        "wrote {rel}; replace each placeholder with anchored evidence, run `kvlower check`, then `kvlower matrix` and commit"
     )?;
     Ok(Exit::Success)
 }
 
+/// What `runtime:` says in a new descriptor.
+pub struct Identity<'a> {
+    pub name: &'a str,
+    pub version: &'a str,
+    pub source: SourceKind,
+}
+
 /// The scaffold text for `runtime`, to be written at `rel`.
-pub fn scaffold(catalog: &Catalog, runtime: &str, rel: &str) -> String {
+pub fn scaffold(catalog: &Catalog, runtime: &Identity<'_>, rel: &str) -> String {
     let mut s = String::new();
     s.push_str("# yaml-language-server: $schema=../schemas/descriptor.schema.json\n");
     let _ = writeln!(
         s,
-        "# Descriptor scaffold for {runtime}, made by `kvlower new`."
+        "# Descriptor scaffold for {}, made by `kvlower new`.",
+        crate::output::escape_control(runtime.name)
     );
     s.push_str(
         "# Every obligation starts as `unknown` with a placeholder anchor (this file), so every\n\
@@ -96,10 +157,13 @@ pub fn scaffold(catalog: &Catalog, runtime: &str, rel: &str) -> String {
          # preserves_claim_scope: true. See docs/descriptor-format.md.\n\n",
     );
     // A JSON string is a valid YAML double-quoted scalar, whatever the name holds.
-    let quoted = serde_json::to_string(runtime).unwrap_or_else(|_| "\"runtime\"".to_string());
+    let quote = |v: &str| serde_json::to_string(v).unwrap_or_else(|_| "\"\"".to_string());
     let _ = writeln!(
         s,
-        "runtime:\n  name: {quoted}\n  version: \"unknown\"\n  source: source_tree  # source_tree | release_container | documentation | patched_source | simulator\n"
+        "runtime:\n  name: {}\n  version: {}\n  source: {}  # source_tree | release_container | documentation | patched_source | simulator\n",
+        quote(runtime.name),
+        quote(runtime.version),
+        source_name(runtime.source)
     );
     s.push_str("native:\n");
     for o in Obligation::ALL {

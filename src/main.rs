@@ -1,4 +1,4 @@
-//! The `kvlower` binary: a thin shell over [`kvlower_cli::run`].
+//! The `kvlower` binary (the root package): a thin shell over [`kvlower_cli::run`].
 
 use std::io::Write;
 use std::process::ExitCode;

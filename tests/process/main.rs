@@ -1,0 +1,110 @@
+//! Tests that need the real `kvlower` binary as a child process: what it
+//! does when the reader of its output has gone away (issue: exit codes must
+//! never lie). The in-process tests live in the kvlower-tests crate.
+
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs the binary with its stdout connected to a socket whose other end is
+/// already closed, so its very first write fails with EPIPE (deterministic,
+/// unlike `| head` which races the writer). Returns the exit code and stderr.
+fn run_with_closed_stdout(args: &[&str], cwd: &Path) -> (Option<i32>, String) {
+    let (ours, theirs) = UnixStream::pair().expect("socketpair");
+    drop(ours);
+    let output = Command::new(env!("CARGO_BIN_EXE_kvlower"))
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
+        .stderr(Stdio::piped())
+        .output()
+        .expect("run kvlower");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// A scratch repository with the real catalog and one invalid descriptor.
+fn invalid_repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(dir.path().join("modes")).expect("mkdir");
+    std::fs::create_dir_all(dir.path().join("capabilities")).expect("mkdir");
+    std::fs::copy(
+        root().join("modes/modes.yaml"),
+        dir.path().join("modes/modes.yaml"),
+    )
+    .expect("copy modes.yaml");
+    std::fs::write(
+        dir.path().join("capabilities/broken.yaml"),
+        "runtime: {name: x, version: \"1\", source: source_tree}\nnative: [{obligation: claim_identiy}]\n",
+    )
+    .expect("write descriptor");
+    dir
+}
+
+#[test]
+fn a_closed_pipe_keeps_the_findings_exit_code_of_check() {
+    let repo = invalid_repo();
+    for format in ["human", "json", "github", "markdown", "sarif"] {
+        let (code, stderr) = run_with_closed_stdout(&["check", "--format", format], repo.path());
+        assert_eq!(
+            code,
+            Some(1),
+            "check --format {format} on an invalid repository must exit 1 even when stdout \
+             is closed; stderr:\n{stderr}"
+        );
+    }
+}
+
+#[test]
+fn a_closed_pipe_keeps_the_exit_code_of_every_command() {
+    let repo = invalid_repo();
+    let cases: &[(&[&str], i32)] = &[
+        (&["check"], 1),
+        (&["explain", "capabilities/broken.yaml"], 1),
+        (&["matrix"], 1),
+        (&["new", "bad\u{1b}name", "--stdout"], 2),
+        (&["explain-code", "no-such-code"], 2),
+        (&["codes"], 0),
+        (&["schema"], 0),
+        (&["new", "fresh", "--stdout"], 0),
+    ];
+    for (args, want) in cases {
+        let (code, stderr) = run_with_closed_stdout(args, repo.path());
+        assert_eq!(
+            code,
+            Some(*want),
+            "kvlower {args:?} with stdout closed: stderr:\n{stderr}"
+        );
+    }
+}
+
+#[test]
+fn completions_into_a_closed_pipe_do_not_panic() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for shell in ["bash", "zsh", "fish"] {
+        let (code, stderr) = run_with_closed_stdout(&["completions", shell], dir.path());
+        assert_eq!(code, Some(0), "completions {shell}: stderr:\n{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
+
+#[test]
+fn the_real_binary_with_an_open_pipe_prints_and_exits_as_documented() {
+    let repo = invalid_repo();
+    let output = Command::new(env!("CARGO_BIN_EXE_kvlower"))
+        .args(["check", "--format", "json"])
+        .current_dir(repo.path())
+        .output()
+        .expect("run kvlower");
+    assert_eq!(output.status.code(), Some(1));
+    let doc: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("one JSON document on stdout");
+    assert_eq!(doc["command"], "check");
+}
