@@ -69,11 +69,11 @@ fn a_closed_pipe_keeps_the_exit_code_of_every_command() {
         (&["check"], 1),
         (&["explain", "capabilities/broken.yaml"], 1),
         (&["matrix"], 1),
-        (&["new", "bad\u{1b}name", "--stdout"], 2),
+        (&["new", "bad\u{1b}name", "--version", "1", "--stdout"], 2),
         (&["explain-code", "no-such-code"], 2),
         (&["codes"], 0),
         (&["schema"], 0),
-        (&["new", "fresh", "--stdout"], 0),
+        (&["new", "fresh", "--version", "1", "--stdout"], 0),
     ];
     for (args, want) in cases {
         let (code, stderr) = run_with_closed_stdout(args, repo.path());
