@@ -36,10 +36,13 @@ fn rank(label: Label) -> u8 {
     }
 }
 
+/// One table line: descriptor path, runtime name, and the best (rank, cell) per mode.
+type Line<'a> = (&'a str, &'a str, BTreeMap<Mode, (u8, String)>);
+
 /// The table (header, separator, one line per descriptor), every cell escaped.
 pub fn runtimes_table(rows: &[MatrixRow<'_>]) -> String {
     // Rows arrive grouped by descriptor, each mode's depths in ladder order.
-    let mut lines: Vec<(&str, &str, BTreeMap<Mode, (u8, String)>)> = Vec::new();
+    let mut lines: Vec<Line<'_>> = Vec::new();
     for row in rows {
         if lines.last().is_none_or(|l| l.0 != row.descriptor_path) {
             lines.push((
