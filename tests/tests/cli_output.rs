@@ -404,6 +404,17 @@ fn every_json_outcome_is_one_envelope_on_stdout() {
             1,
             "explain",
         ),
+        (vec!["codes", "--format", "json"], 0, "codes"),
+        (
+            vec!["explain-code", "stale-result", "--format", "json"],
+            0,
+            "explain-code",
+        ),
+        (
+            vec!["explain-code", "stale-reslt", "--format", "json"],
+            2,
+            "explain-code",
+        ),
     ];
     for (args, code, command) in cases {
         let run = kvlower(&args);

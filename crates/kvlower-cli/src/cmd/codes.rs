@@ -4,22 +4,56 @@ use std::io::Write;
 
 use kvlower_load::Code;
 
+use serde::Serialize;
+
 use crate::Exit;
+use crate::output::{Format, envelope_json, report_error};
 
 #[derive(Debug, clap::Args)]
-pub struct CodesArgs {}
+pub struct CodesArgs {
+    /// Output format (`json`: the shared envelope, the codes as its payload)
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
 
 #[derive(Debug, clap::Args)]
 pub struct ExplainCodeArgs {
     /// A diagnostic code, e.g. anchor-incomplete
     pub code: String,
+    /// Output format (`json`: the shared envelope, the code as its payload)
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+/// One code in the JSON payload.
+#[derive(Serialize)]
+struct JsonCode {
+    code: &'static str,
+    explanation: &'static str,
+}
+
+fn json_code(c: Code) -> JsonCode {
+    JsonCode {
+        code: c.as_str(),
+        explanation: c.explanation(),
+    }
 }
 
 pub fn run_codes(
-    _args: &CodesArgs,
+    args: &CodesArgs,
     out: &mut dyn Write,
     _err: &mut dyn Write,
 ) -> anyhow::Result<Exit> {
+    if args.format == Format::Json {
+        let summary = format!("kvlower codes: {} code(s)", Code::ALL.len());
+        let payload: Vec<JsonCode> = Code::ALL.iter().map(|c| json_code(*c)).collect();
+        write!(
+            out,
+            "{}",
+            envelope_json("codes", Exit::Success, &summary, &[], None, Some(payload))
+        )?;
+        return Ok(Exit::Success);
+    }
     for code in Code::ALL {
         writeln!(out, "{:<26} {}", code.as_str(), code.explanation())?;
     }
@@ -32,17 +66,36 @@ pub fn run_explain_code(
     err: &mut dyn Write,
 ) -> anyhow::Result<Exit> {
     if let Some(code) = Code::ALL.iter().find(|c| c.as_str() == args.code) {
-        writeln!(out, "{}: {}", code.as_str(), code.explanation())?;
+        if args.format == Format::Json {
+            let summary = format!("kvlower explain-code: {}", code.as_str());
+            write!(
+                out,
+                "{}",
+                envelope_json(
+                    "explain-code",
+                    Exit::Success,
+                    &summary,
+                    &[],
+                    None,
+                    Some(json_code(*code))
+                )
+            )?;
+        } else {
+            writeln!(out, "{}: {}", code.as_str(), code.explanation())?;
+        }
         return Ok(Exit::Success);
     }
     let closest = Code::ALL
         .iter()
         .map(|c| (strsim::jaro_winkler(&args.code, c.as_str()), c.as_str()))
         .max_by(|a, b| a.0.total_cmp(&b.0));
-    write!(err, "error: unknown diagnostic code `{}`", args.code)?;
-    match closest {
-        Some((score, name)) if score > 0.8 => writeln!(err, "; did you mean `{name}`?")?,
-        _ => writeln!(err, "; `kvlower codes` lists them")?,
-    }
+    let shown = crate::output::escape_control(&args.code);
+    let message = match closest {
+        Some((score, name)) if score > 0.8 => {
+            format!("unknown diagnostic code `{shown}`; did you mean `{name}`?")
+        }
+        _ => format!("unknown diagnostic code `{shown}`; `kvlower codes` lists them"),
+    };
+    report_error(args.format, "explain-code", Exit::Usage, &message, out, err)?;
     Ok(Exit::Usage)
 }
