@@ -140,12 +140,8 @@ fn anchor_file_missing_names_the_missing_path() {
         .iter()
         .find(|d| d["code"] == "anchor-file-missing")
         .expect("an anchor-file-missing finding");
-    assert!(
-        d["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("traces/not-there.jsonl")),
-        "{d}"
-    );
+    let text = format!("{} {}", d["message"], d["hint"]);
+    assert!(text.contains("traces/not-there.jsonl"), "{d}");
 }
 
 // ------------------------------------------------------------------ 11: escaping
@@ -157,7 +153,7 @@ fn hostile_repo(broken: bool) -> tempfile::TempDir {
     fs::write(dir.path().join("evidence.txt"), "seen\n").expect("write");
     fs::write(
         dir.path().join("capabilities/hostile.yaml"),
-        "runtime: {name: \"Evil|Name\\nsecond\", version: \"1\", source: source_tree}\n\
+        "runtime: {name: \"Evil|Name\", version: \"1\", source: source_tree}\n\
          native:\n  - obligation: claim_identity\n    status: supported\n    scope: docs_only\n    \
          anchor: {kind: repo_file, path: evidence.txt, note: \"shows \\e[2J | it\\r\"}\n\
          non_claims: {default: \"a | b\\nc \\e[31mred\"}\n",
@@ -194,7 +190,9 @@ fn control_characters_from_yaml_values_are_escaped_in_human_output() {
     assert!(!explain.stdout.contains('\x1b'), "{}", explain.stdout);
     assert!(!explain.stdout.contains('\r'), "{}", explain.stdout);
     assert!(
-        explain.stdout.contains("Evil|Name\\nsecond"),
+        explain
+            .stdout
+            .contains("non-claim: a | b\\nc \\u{1b}[31mred"),
         "{}",
         explain.stdout
     );
@@ -220,8 +218,11 @@ fn pipes_and_newlines_never_break_generated_markdown_tables() {
             assert_eq!(Some(cells), header, "{file}: a cell broke the row: {line}");
         }
         assert!(!md.contains('\x1b'), "{file}");
-        assert!(md.contains("Evil\\|Name<br>second"), "{file}:\n{md}");
+        assert!(md.contains("Evil\\|Name"), "{file}:\n{md}");
     }
+    let central =
+        fs::read_to_string(dir.path().join("results/central-result-table.md")).expect("read");
+    assert!(central.contains("a \\| b<br>c \\u{1b}[31mred"), "{central}");
     let hostile = dir
         .path()
         .join("capabilities/hostile.yaml")
@@ -627,8 +628,25 @@ fn adding_a_runtime_as_the_readme_says_ends_green() {
             .join("capabilities/acme_serve_2_1_0.yaml")
             .is_file()
     );
+    // Step 1: the scaffold is a to-do list; its placeholders are findings.
+    let todo = kvlower(&["check", "--root", &root]);
+    assert_eq!(todo.code, 1, "{}", todo.stdout);
+    let count = fs::read_dir(dir.path().join("capabilities"))
+        .expect("dir")
+        .count();
+    let counts = format!("{count} descriptor(s), 1 invalid");
+    assert!(todo.stdout.contains(&counts), "{}", todo.stdout);
+    // Step 2 with nothing to anchor yet: delete the placeholder items (`native: []`).
+    let path = dir.path().join("capabilities/acme_serve_2_1_0.yaml");
+    let text = fs::read_to_string(&path).expect("read");
+    let (head, rest) = text.split_once("native:\n").expect("a native list");
+    let tail = &rest[rest.find("\n# adapters:").expect("the adapters comment")..];
+    fs::write(&path, format!("{head}native: []\n{tail}")).expect("write");
+    // Step 3: valid now, so the results (and the README table) are stale.
     let stale = kvlower(&["check", "--root", &root]);
     assert_eq!(stale.code, 1, "the new descriptor makes the results stale");
+    let counts = format!("{count} descriptor(s), 0 invalid");
+    assert!(stale.stdout.contains(&counts), "{}", stale.stdout);
     assert!(
         stale.stdout.contains("regenerate with `kvlower matrix"),
         "{}",
@@ -641,6 +659,11 @@ fn adding_a_runtime_as_the_readme_says_ends_green() {
     assert!(
         readme.contains("| Acme Serve | `capabilities/acme_serve_2_1_0.yaml` | unknown |"),
         "the README table gains the runtime"
+    );
+    let matrix = fs::read_to_string(dir.path().join("results/lowering-matrix.json")).expect("read");
+    assert!(
+        matrix.contains("\"runtime\": \"Acme Serve 2.1.0\""),
+        "the version given to `new` reaches the results"
     );
 }
 
