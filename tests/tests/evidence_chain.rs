@@ -75,8 +75,11 @@ fn native_everything(scope: &str, anchor: &str) -> String {
 fn scaffold_placeholders_flipped_to_supported_anchor_nothing() {
     let dir = scratch_repo(&[]);
     let root = dir.path().display().to_string();
-    assert_eq!(kvlower(&["new", "Acme", "--root", &root]).code, 0);
-    let path = dir.path().join("capabilities/acme.yaml");
+    assert_eq!(
+        kvlower(&["new", "Acme", "--version", "1", "--root", &root]).code,
+        0
+    );
+    let path = dir.path().join("capabilities/acme_1.yaml");
     let text = fs::read_to_string(&path)
         .expect("scaffold")
         .replace("status: unknown", "status: supported")
