@@ -71,12 +71,15 @@
 //! - **Fail-closed rules** — the seven rules of paper Table 2; see
 //!   `docs/model.md` for where each is enforced and tested.
 
+pub mod anchoring;
 pub mod catalog;
 pub mod descriptor;
 pub mod judgment;
 pub mod matrix;
+pub mod text;
 pub mod vocab;
 
+pub use anchoring::{AnchorUse, Grade, RepoFile, anchor_counts};
 pub use catalog::{Catalog, CatalogDoc};
 pub use descriptor::{Anchor, AnchorKind, Descriptor, Environment};
 pub use judgment::{Judgment, judge, row_depths};
