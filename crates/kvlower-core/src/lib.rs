@@ -41,12 +41,13 @@
 //! - **Anchor** ([`Anchor`]) — where a piece of evidence can be checked: a paper
 //!   section, a public source file at a commit, a dated docs page, or a file in
 //!   this repository. Trace-scoped evidence also needs `preserves_order` and
-//!   `preserves_claim_scope`. Anchored = [`Anchor::defects`] is empty (and the
-//!   [`Environment`] finds nothing wrong).
-//! - **Verified / cited** — evidence anchored to a file in this repository that
-//!   `kvlower check` re-runs (a trace re-gated, a join document re-joined) is
-//!   *verified*; evidence resting on the paper's runs, public source or docs is
-//!   *cited*. A re-run that disagrees voids the evidence.
+//!   `preserves_claim_scope`. An anchor counts for a use when [`anchor_counts`]
+//!   finds no defect (the [`Environment`] reports facts about repository files).
+//! - **Grade** ([`Grade`]) — a positive row is *verified* when every anchor it
+//!   rests on was re-run by `kvlower check` from files committed here (a trace
+//!   re-gated, a join document re-joined), *cited* when some anchor is the paper,
+//!   a public source or a docs page. Whether an anchor counts for a use is one
+//!   function, [`anchor_counts`].
 //! - **Lower(d, a, E, m)** — holds when every obligation of O\[m\] is supplied by
 //!   some evidence item of descriptor `d` (native, or an adapter at depth ≤ `a`)
 //!   that is `supported`, anchored and allowed at its depth, and every atom the
