@@ -116,21 +116,33 @@ fn campaign_over_the_scenario_fixtures_json() {
         serde_json::json!(["pre_registered_accepted_claim"])
     );
 
-    let s = &doc["summary"];
-    assert_eq!(s["runs"], 15);
-    assert_eq!(s["valid_sequences"], 15);
-    assert_eq!(s["connector_runs"], 8);
+    let restored = row(
+        &doc,
+        "connector_failed_then_restored",
+        Some("fixture:claim-a"),
+    );
+    assert!(pass(restored, "connector_observation"));
+    assert!(!pass(restored, "connector_failure_outcome"));
     assert_eq!(
-        s["observation_passes"], 2,
-        "success and the multi-claim non-target"
+        restored["controls_rejected"],
+        serde_json::json!(["fallback_recompute"])
+    );
+
+    let s = &doc["summary"];
+    assert_eq!(s["runs"], 16);
+    assert_eq!(s["valid_sequences"], 16);
+    assert_eq!(s["connector_runs"], 9);
+    assert_eq!(
+        s["observation_passes"], 4,
+        "success, the multi-claim non-target, and the two later restores after a failure"
     );
     assert_eq!(
         s["failure_outcome_passes"], 2,
         "same-claim failure and the multi-claim target"
     );
     assert_eq!(
-        s["control_runs"], 6,
-        "five connector controls and the reference generic substrate"
+        s["control_runs"], 7,
+        "six connector controls and the reference generic substrate"
     );
     assert_eq!(s["control_passes"], 0);
     assert_eq!(s["multi_claim_runs"], 1);
