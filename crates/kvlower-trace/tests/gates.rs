@@ -710,6 +710,46 @@ fn ref_restoration_failure_outcome() {
     );
 }
 
+/// A refusal whose `blocking_claim_ids` lists the claim *and* others (or a wildcard) is
+/// smeared across claims: it witnesses no same-claim outcome, exactly as the connector
+/// gate's `scheduler_side_claim_match` rejects it.
+#[test]
+fn ref_restoration_failure_outcome_rejects_smeared_blocking_claim_ids() {
+    for blocking in [
+        json!([REF_CLAIM, "fixture:another-claim", "*"]),
+        json!([REF_CLAIM, "*"]),
+        json!(["fixture:another-claim", REF_CLAIM]),
+        json!([REF_CLAIM, ""]),
+    ] {
+        let mut t = reference_positive();
+        t.set("active_request_refused", 0, "blocking_claim_ids", blocking.clone());
+        assert_exactly(
+            &t,
+            Some(REF_CLAIM),
+            REFERENCE,
+            &["restoration_failure_outcome"],
+        );
+    }
+    // A demotion (or a restoration failure) naming another claim is smeared too.
+    let mut t = reference_positive();
+    t.set(
+        "resident_claim_restoration_failed",
+        0,
+        "blocking_claim_ids",
+        json!([REF_CLAIM, "fixture:another-claim"]),
+    );
+    assert_exactly(&t, Some(REF_CLAIM), REFERENCE, &["restoration_failure_outcome"]);
+    // The same smearing is rejected by the connector gate.
+    let mut c = same_claim_failure();
+    c.set(
+        "scheduler_active_request_refused",
+        0,
+        "blocking_claim_ids",
+        json!([CLAIM_A, "fixture:another-claim", "*"]),
+    );
+    assert!(missing(&run(&c), Some(CLAIM_A), FAILURE).contains(&"scheduler_side_claim_match"));
+}
+
 #[test]
 fn ref_ordered_lifecycle_events() {
     let mut t = reference_positive();
