@@ -722,7 +722,12 @@ fn ref_restoration_failure_outcome_rejects_smeared_blocking_claim_ids() {
         json!([REF_CLAIM, ""]),
     ] {
         let mut t = reference_positive();
-        t.set("active_request_refused", 0, "blocking_claim_ids", blocking.clone());
+        t.set(
+            "active_request_refused",
+            0,
+            "blocking_claim_ids",
+            blocking.clone(),
+        );
         assert_exactly(
             &t,
             Some(REF_CLAIM),
@@ -738,7 +743,12 @@ fn ref_restoration_failure_outcome_rejects_smeared_blocking_claim_ids() {
         "blocking_claim_ids",
         json!([REF_CLAIM, "fixture:another-claim"]),
     );
-    assert_exactly(&t, Some(REF_CLAIM), REFERENCE, &["restoration_failure_outcome"]);
+    assert_exactly(
+        &t,
+        Some(REF_CLAIM),
+        REFERENCE,
+        &["restoration_failure_outcome"],
+    );
     // The same smearing is rejected by the connector gate.
     let mut c = same_claim_failure();
     c.set(
