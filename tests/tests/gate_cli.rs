@@ -169,7 +169,10 @@ fn one_trace_prints_no_campaign_summary() {
     let run = kvlower(&["gate", &format!("{SCENARIOS}/connector_success.jsonl")]);
     assert_eq!(run.code, 0);
     assert_eq!(run.stdout.lines().count(), 2, "the verdict and the tally");
-    assert_eq!(run.stdout.lines().last(), Some("1 runs, 1 passed, 0 failed"));
+    assert_eq!(
+        run.stdout.lines().last(),
+        Some("1 runs, 1 passed, 0 failed")
+    );
     assert!(run.stdout.contains("connector_observation PASS; connector_failure_outcome FAIL (missing: controlled_cpu_to_gpu_load_failure"));
 }
 
