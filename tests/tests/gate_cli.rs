@@ -116,21 +116,33 @@ fn campaign_over_the_scenario_fixtures_json() {
         serde_json::json!(["pre_registered_accepted_claim"])
     );
 
-    let s = &doc["summary"];
-    assert_eq!(s["runs"], 15);
-    assert_eq!(s["valid_sequences"], 15);
-    assert_eq!(s["connector_runs"], 8);
+    let restored = row(
+        &doc,
+        "connector_failed_then_restored",
+        Some("fixture:claim-a"),
+    );
+    assert!(pass(restored, "connector_observation"));
+    assert!(!pass(restored, "connector_failure_outcome"));
     assert_eq!(
-        s["observation_passes"], 2,
-        "success and the multi-claim non-target"
+        restored["controls_rejected"],
+        serde_json::json!(["fallback_recompute"])
+    );
+
+    let s = &doc["summary"];
+    assert_eq!(s["runs"], 16);
+    assert_eq!(s["valid_sequences"], 16);
+    assert_eq!(s["connector_runs"], 9);
+    assert_eq!(
+        s["observation_passes"], 4,
+        "success, the multi-claim non-target, and the two later restores after a failure"
     );
     assert_eq!(
         s["failure_outcome_passes"], 2,
         "same-claim failure and the multi-claim target"
     );
     assert_eq!(
-        s["control_runs"], 6,
-        "five connector controls and the reference generic substrate"
+        s["control_runs"], 7,
+        "six connector controls and the reference generic substrate"
     );
     assert_eq!(s["control_passes"], 0);
     assert_eq!(s["multi_claim_runs"], 1);
@@ -156,7 +168,11 @@ fn campaign_over_the_scenario_fixtures_human() {
 fn one_trace_prints_no_campaign_summary() {
     let run = kvlower(&["gate", &format!("{SCENARIOS}/connector_success.jsonl")]);
     assert_eq!(run.code, 0);
-    assert_eq!(run.stdout.lines().count(), 1);
+    assert_eq!(run.stdout.lines().count(), 2, "the verdict and the tally");
+    assert_eq!(
+        run.stdout.lines().last(),
+        Some("1 runs, 1 passed, 0 failed")
+    );
     assert!(run.stdout.contains("connector_observation PASS; connector_failure_outcome FAIL (missing: controlled_cpu_to_gpu_load_failure"));
 }
 

@@ -40,7 +40,7 @@ fn markdown_format_is_a_table_with_the_campaign() {
             .contains("| trace | claim | family | gates | rejected as control |")
     );
     assert!(
-        run.stdout.contains("| control passes (must be 0) | 0/6 |"),
+        run.stdout.contains("| control passes (must be 0) | 0/7 |"),
         "{}",
         run.stdout
     );

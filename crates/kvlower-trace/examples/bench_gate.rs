@@ -2,8 +2,14 @@
 //!
 //! ```text
 //! cargo run --release -p kvlower-trace --example bench_gate -- [--campaign N] [--claims N]
-//!     [--cycles-small N] [--cycles-large N] [--dir PATH [--reuse]]
+//!     [--cycles-small N] [--cycles-large N] [--copies N] [--connector-only]
+//!     [--dir PATH [--reuse]]
 //! ```
+//!
+//! First, the connector family's campaign shape: 7 scenarios (success path, claimed load
+//! failure, wrong-claim failure, unclaimed failure, fallback recompute, ordinary offload
+//! without claim, generic counters) × `--copies` traces (default 300: 2,100 files of
+//! 16–25 events, ~21 KB each), reported also as files/s. `--connector-only` stops there.
 //!
 //! Generates synthetic connector traces (realistic ~1 KB lines, sorted keys) into a
 //! temporary directory:
@@ -46,6 +52,8 @@ fn main() {
             .and_then(|i| args.get(i + 1))
             .map_or(default, |v| v.parse().unwrap())
     };
+    let copies = flag("--copies", 300);
+    let connector_only = args.iter().any(|a| a == "--connector-only");
     let campaign = flag("--campaign", 4000);
     let claims = flag("--claims", 200_000);
     let cycles_small = flag("--cycles-small", 20);
@@ -63,8 +71,12 @@ fn main() {
     let multi = root.join("multi_claim.jsonl");
     let small = root.join("cycles_small.jsonl");
     let large = root.join("cycles_large.jsonl");
+    let connector_campaign = root.join("connector-campaign");
     if !reuse {
-        generate(&root, campaign, claims, cycles_small, cycles_large);
+        generate_connector_campaign(&connector_campaign, copies);
+        if !connector_only {
+            generate(&root, campaign, claims, cycles_small, cycles_large);
+        }
     }
 
     // Written data is flushed and read once untimed, so no measurement pays for writeback
@@ -79,12 +91,20 @@ fn main() {
         "{:<34} {:>7} {:>9} | {:>5} {:>5} {:>5} {:>5} | {:>5} {:>5} {:>5} {:>5}",
         "dataset", "MB", "events", "Mev/s", "MB/s", "RSS", "rel", "Mev/s", "MB/s", "RSS", "rel"
     );
-    for (label, path) in [
-        (format!("campaign ({campaign} traces)"), campaign_dir),
-        (format!("multi-claim ({claims} claims)"), multi),
-        (format!("1000 claims x {cycles_small} reuse cycles"), small),
-        (format!("1000 claims x {cycles_large} reuse cycles"), large),
-    ] {
+    let mut datasets = vec![(
+        format!("connector campaign (7 x {copies} traces)"),
+        connector_campaign,
+    )];
+    if !connector_only {
+        datasets.extend([
+            (format!("campaign ({campaign} traces)"), campaign_dir),
+            (format!("multi-claim ({claims} claims)"), multi),
+            (format!("1000 claims x {cycles_small} reuse cycles"), small),
+            (format!("1000 claims x {cycles_large} reuse cycles"), large),
+        ]);
+    }
+    let mut per_file = Vec::new();
+    for (label, path) in datasets {
         child("ceiling", &path);
         let best = |mode: &str| {
             (0..3)
@@ -113,6 +133,36 @@ fn main() {
             cols(&gate),
             cols(&ceiling)
         );
+        if gate.files > 1 {
+            per_file.push(format!(
+                "{label}: {} files, {:.1} KB/file; gate {:.0} files/s, ceiling {:.0} files/s, gate / ceiling = {:.2}",
+                gate.files,
+                gate.bytes as f64 / gate.files as f64 / 1e3,
+                gate.files as f64 / gate.secs,
+                ceiling.files as f64 / ceiling.secs,
+                ceiling.secs / gate.secs
+            ));
+        }
+    }
+    for line in per_file {
+        println!("{line}");
+    }
+}
+
+/// The connector family's campaign shape: 7 scenarios (success path, claimed load
+/// failure, wrong-claim failure, unclaimed failure, fallback recompute, ordinary offload
+/// without claim, generic counters), `copies` traces each, 16–25 events of ~1 KB.
+fn generate_connector_campaign(dir: &Path, copies: u64) {
+    let t = Templates::new();
+    std::fs::create_dir_all(dir).unwrap();
+    for scenario in 0..7 {
+        for copy in 0..copies {
+            let path = dir.join(format!("scenario-{scenario}-rep-{copy:04}.jsonl"));
+            let mut w = BufWriter::new(File::create(path).unwrap());
+            let claim = format!("bench:connector:{scenario}:rep-{copy:04}:claim");
+            t.scenario_run(&mut w, scenario, &claim);
+            w.flush().unwrap();
+        }
     }
 }
 
@@ -142,6 +192,7 @@ fn generate(root: &Path, campaign: u64, claims: u64, cycles_small: u64, cycles_l
 }
 
 struct Measured {
+    files: u64,
     lines: u64,
     bytes: u64,
     secs: f64,
@@ -161,6 +212,7 @@ fn child(mode: &str, path: &Path) -> Measured {
     );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     Measured {
+        files: v["files"].as_u64().unwrap(),
         lines: v["lines"].as_u64().unwrap(),
         bytes: v["bytes"].as_u64().unwrap(),
         secs: v["secs"].as_f64().unwrap(),
@@ -215,7 +267,7 @@ fn measure(mode: &str, path: &Path) {
     let secs = start.elapsed().as_secs_f64();
     println!(
         "{}",
-        json!({"lines": lines, "bytes": bytes, "secs": secs, "verdicts": verdicts, "peak_kb": peak_kb()})
+        json!({"files": files.len(), "lines": lines, "bytes": bytes, "secs": secs, "verdicts": verdicts, "peak_kb": peak_kb()})
     );
 }
 
@@ -227,6 +279,23 @@ fn peak_kb() -> u64 {
         .find_map(|l| l.strip_prefix("VmHWM:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0)
+}
+
+/// Whose event to write: its claim (`None`: no claim metadata) and the claim its failure
+/// fields and outcomes name (`None`: the event's own claim).
+#[derive(Clone, Copy)]
+struct Who<'a> {
+    claim: Option<&'a str>,
+    target: Option<&'a str>,
+}
+
+impl<'a> Who<'a> {
+    fn claim(claim: &'a str) -> Self {
+        Who {
+            claim: Some(claim),
+            target: None,
+        }
+    }
 }
 
 /// Event templates with `__CLAIM__`, `__SEQ__`, `__REQ__` placeholders, keys sorted.
@@ -333,7 +402,7 @@ impl Templates {
             (
                 "load_fail",
                 "offload_worker_transfer_finished",
-                json!({"job_id": 1, "success": false, "transfer_size": 10321920, "transfer_time": 0.0005650240182876587, "transfer_type": ["CPU", "GPU"], "controlled_restoration_unavailable": true, "failure_injection_flag": true, "injected_restoration_failure": true, "failure_mode": "refusal", "failure_reason": reason, "failure_target_claim_id": "__CLAIM__", "failure_matched_claim_id": "__CLAIM__"}),
+                json!({"job_id": 1, "success": false, "transfer_size": 10321920, "transfer_time": 0.0005650240182876587, "transfer_type": ["CPU", "GPU"], "controlled_restoration_unavailable": true, "failure_injection_flag": true, "injected_restoration_failure": true, "failure_mode": "refusal", "failure_reason": reason, "failure_target_claim_id": "__TARGET__", "failure_matched_claim_id": "__TARGET__"}),
             ),
             (
                 "worker_failed",
@@ -343,12 +412,12 @@ impl Templates {
             (
                 "sched_failed",
                 "scheduler_resident_claim_restoration_failed",
-                json!({"blocking_claim_ids": ["__CLAIM__"], "claim_scoped_outcome_type": "refusal", "finish_status": "FINISHED_ERROR", "finish_reason": "error", "native_scheduler_admission_refusal": false, "native_scheduler_refusal": false, "outcome_claim_id": "__CLAIM__", "scheduler_event_before_finish_requests": true, "scheduler_failure_policy": "fail", "scheduler_side_failure_outcome": true, "scheduler_side_refusal": true}),
+                json!({"blocking_claim_ids": ["__TARGET__"], "claim_scoped_outcome_type": "refusal", "finish_status": "FINISHED_ERROR", "finish_reason": "error", "native_scheduler_admission_refusal": false, "native_scheduler_refusal": false, "outcome_claim_id": "__TARGET__", "scheduler_event_before_finish_requests": true, "scheduler_failure_policy": "fail", "scheduler_side_failure_outcome": true, "scheduler_side_refusal": true}),
             ),
             (
                 "sched_refused",
                 "scheduler_active_request_refused",
-                json!({"blocking_claim_ids": ["__CLAIM__"], "claim_scoped_outcome_type": "refusal", "finish_status": "FINISHED_ERROR", "native_scheduler_admission_refusal": false, "outcome_claim_id": "__CLAIM__", "scheduler_event_before_finish_requests": true, "scheduler_side_failure_outcome": true, "scheduler_side_refusal": true}),
+                json!({"blocking_claim_ids": ["__TARGET__"], "claim_scoped_outcome_type": "refusal", "finish_status": "FINISHED_ERROR", "native_scheduler_admission_refusal": false, "outcome_claim_id": "__TARGET__", "scheduler_event_before_finish_requests": true, "scheduler_side_failure_outcome": true, "scheduler_side_refusal": true}),
             ),
             (
                 "finished_pending",
@@ -363,12 +432,32 @@ impl Templates {
             (
                 "restoration_failed",
                 "resident_claim_restoration_failed",
-                json!({"blocking_claim_ids": ["__CLAIM__"], "claim_scoped_outcome_type": "refusal", "controlled_restoration_unavailable": true, "failure_injection_flag": true, "injected_restoration_failure": true, "outcome_claim_id": "__CLAIM__"}),
+                json!({"blocking_claim_ids": ["__TARGET__"], "claim_scoped_outcome_type": "refusal", "controlled_restoration_unavailable": true, "failure_injection_flag": true, "injected_restoration_failure": true, "outcome_claim_id": "__TARGET__"}),
             ),
             (
                 "refused",
                 "active_request_refused",
-                json!({"blocking_claim_ids": ["__CLAIM__"], "outcome_claim_id": "__CLAIM__", "outcome_type": "refusal"}),
+                json!({"blocking_claim_ids": ["__TARGET__"], "outcome_claim_id": "__TARGET__", "outcome_type": "refusal"}),
+            ),
+            (
+                "generic_offloaded",
+                "generic_kv_blocks_offloaded",
+                json!({"generic_offload_blocks": 7, "request_id": null}),
+            ),
+            (
+                "generic_onboarded",
+                "generic_kv_blocks_onboarded",
+                json!({"generic_onboard_blocks": 7, "request_id": null}),
+            ),
+            (
+                "generic_failed",
+                "generic_kv_transfer_failed_counter",
+                json!({"failure_count": 0, "request_id": null}),
+            ),
+            (
+                "generic_errors",
+                "generic_request_error_counter",
+                json!({"request_failures": 0, "request_id": null}),
             ),
             (
                 "fallback_sched",
@@ -390,14 +479,135 @@ impl Templates {
     }
 
     fn write(&self, w: &mut impl Write, key: &str, claim: &str, seq: &mut u64) {
+        self.write_as(w, key, Who::claim(claim), seq);
+    }
+
+    /// Writes one event for `who`: its claim (or none), and the claim its failure
+    /// fields and outcomes name.
+    fn write_as(&self, w: &mut impl Write, key: &str, who: Who<'_>, seq: &mut u64) {
         let template = &self.events.iter().find(|(k, _)| *k == key).unwrap().1;
-        let line = template
+        let mut line = template
             .replace("\"__SEQ__\"", &seq.to_string())
-            .replace("__CLAIM__", claim)
             .replace("__REQ__", "1-bench");
+        match who.claim {
+            Some(claim) => {
+                line = line
+                    .replace("__TARGET__", who.target.unwrap_or(claim))
+                    .replace("__CLAIM__", claim);
+            }
+            None => {
+                line = line
+                    .replace("[\"__TARGET__\"]", "[]")
+                    .replace("\"__TARGET__\"", "null")
+                    .replace("\"__CLAIM__\"", "null");
+            }
+        }
         *seq += 1;
         w.write_all(line.as_bytes()).unwrap();
         w.write_all(b"\n").unwrap();
+    }
+
+    /// One trace of the connector family's campaign scenario `scenario` (0..7).
+    fn scenario_run(&self, w: &mut impl Write, scenario: usize, claim: &str) {
+        let mut seq = 0;
+        let seq = &mut seq;
+        let claimed = Who::claim(claim);
+        let unclaimed = Who {
+            claim: None,
+            target: None,
+        };
+        let wrong = Who {
+            claim: Some(claim),
+            target: Some("bench:campaign:some-other-claim"),
+        };
+        const RESIDENT: [&str; 8] = [
+            "init",
+            "lookup0",
+            "store",
+            "store_sub",
+            "store_ok",
+            "offloaded",
+            "store_done",
+            "finished",
+        ];
+        const REUSE_OK: [&str; 8] = [
+            "lookup_hit",
+            "restore_req",
+            "load",
+            "load_sub",
+            "load_ok",
+            "restored",
+            "load_done",
+            "finished",
+        ];
+        const FAILURE: [&str; 13] = [
+            "init",
+            "lookup_hit",
+            "restore_req",
+            "load",
+            "load_sub",
+            "load_fail",
+            "worker_failed",
+            "sched_failed",
+            "sched_refused",
+            "finished_pending",
+            "job_failed",
+            "restoration_failed",
+            "refused",
+        ];
+        fn emit(t: &Templates, w: &mut impl Write, keys: &[&str], who: Who<'_>, seq: &mut u64) {
+            for key in keys {
+                t.write_as(w, key, who, seq);
+            }
+        }
+        match scenario {
+            // success_path
+            0 => {
+                emit(self, w, &RESIDENT, claimed, seq);
+                emit(self, w, &REUSE_OK, claimed, seq);
+            }
+            // claimed_load_failure
+            1 => {
+                emit(self, w, &RESIDENT, claimed, seq);
+                emit(self, w, &FAILURE, claimed, seq);
+            }
+            // wrong_claim_failure: the injection and outcomes name another claim
+            2 => {
+                emit(self, w, &RESIDENT, claimed, seq);
+                emit(self, w, &FAILURE, wrong, seq);
+            }
+            // unclaimed_failure
+            3 => {
+                emit(self, w, &RESIDENT, unclaimed, seq);
+                emit(self, w, &FAILURE, unclaimed, seq);
+            }
+            // fallback_recompute
+            4 => self.fallback_run(w, claim, seq),
+            // ordinary_offload_without_claim
+            5 => {
+                emit(self, w, &RESIDENT, unclaimed, seq);
+                emit(self, w, &REUSE_OK, unclaimed, seq);
+            }
+            // generic_counter_only: an unclaimed offload plus the generic counters
+            _ => {
+                emit(self, w, &RESIDENT, unclaimed, seq);
+                emit(
+                    self,
+                    w,
+                    &["generic_offloaded", "generic_onboarded"],
+                    unclaimed,
+                    seq,
+                );
+                emit(self, w, &REUSE_OK, unclaimed, seq);
+                emit(
+                    self,
+                    w,
+                    &["generic_failed", "generic_errors"],
+                    unclaimed,
+                    seq,
+                );
+            }
+        }
     }
 
     fn resident(&self, w: &mut impl Write, claim: &str, seq: &mut u64) {

@@ -11,6 +11,10 @@ use crate::report::{TraceFamily, TraceOutline};
 pub struct CampaignSummary {
     /// Traces evaluated.
     pub runs: u64,
+    /// Runs that passed (see [`crate::TraceTally::passed`]).
+    pub passed: u64,
+    /// Runs that did not pass: `runs - passed`.
+    pub failed: u64,
     /// Traces without any diagnostic (a valid event sequence).
     pub valid_sequences: u64,
     /// Connector-family traces.
@@ -39,6 +43,11 @@ impl CampaignSummary {
         let t = &trace.tally;
         let count = |b: bool| u64::from(b);
         self.runs += 1;
+        if t.passed() {
+            self.passed += 1;
+        } else {
+            self.failed += 1;
+        }
         self.valid_sequences += count(t.valid);
         if trace.family == TraceFamily::Connector {
             self.connector_runs += 1;

@@ -171,14 +171,16 @@ impl ConnectorClaim {
             (Some(TransferDirection::GpuToCpu), Some(true)) => {
                 step(&mut self.store_transfer, self.store_created, pos)
             }
-            // A successful restore counts only before any failure of the claim: after
-            // one, it is a retry or recompute standing in for the failed restoration.
+            // Observation (path A) takes the first successful CPU→GPU transfer after the
+            // first load job, as the reference analyzer does, even when an earlier load
+            // of the claim failed: the later load job really restored from the offload
+            // tier. For the failure path (B) the same restore after a failure is a retry
+            // standing in for the failed restoration, so it rules path B out.
             (Some(TransferDirection::CpuToGpu), Some(true)) => {
                 if self.first_failure.is_some() {
                     self.fallback = true;
-                } else if after(self.load_created, pos) {
-                    first(&mut self.load_ok, pos);
                 }
+                step(&mut self.load_ok, self.load_created, pos);
             }
             (Some(TransferDirection::CpuToGpu), Some(false)) => {
                 let tied_to_claim = claim.is_some() && !e.names_other_claim(claim);
@@ -190,13 +192,17 @@ impl ConnectorClaim {
         }
     }
 
+    /// A restoration witnesses path A only when it came from the offload tier (stricter
+    /// than the reference analyzer, which takes any `resident_claim_restored`); any
+    /// restoration after a failure, or not from the offload tier, rules path B out.
     fn restored(&mut self, e: &RawEvent<'_>, pos: Pos) {
         let from_offload_tier = e.restored_from_offload_tier == Some(true)
             && given(&e.restoration_source) != Some("fallback_recompute");
         if self.first_failure.is_some() || !from_offload_tier {
             self.fallback = true;
-        } else if after(self.load_ok, pos) {
-            first(&mut self.restored, pos);
+        }
+        if from_offload_tier {
+            step(&mut self.restored, self.load_ok, pos);
         }
     }
 

@@ -58,6 +58,10 @@ pub enum Problem {
     EmptyTrace,
     #[error("read error: {0}")]
     Read(String),
+    #[error("trace longer than {0} bytes; the rest was not read (no gate of it can pass)")]
+    TraceTooLarge(u64),
+    #[error("not a regular file ({0}); refused without reading it")]
+    NotRegularFile(&'static str),
     #[error("{0} more diagnostics not shown")]
     Suppressed(u64),
 }

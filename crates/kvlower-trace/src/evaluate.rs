@@ -172,11 +172,10 @@ pub(crate) fn parse(bytes: &[u8]) -> Parsed<'_> {
 pub(crate) fn parse_line(bytes: &[u8]) -> Result<RawEvent<'_>, Problem> {
     // JSON text is UTF-8. Checked once per line here, so string values need no check of
     // their own (see `event::Str`).
-    if let Err(e) = std::str::from_utf8(bytes) {
-        return Err(Problem::NotJson(format!(
-            "invalid UTF-8 at byte {}",
-            e.valid_up_to()
-        )));
+    // The SIMD check only says yes or no; std finds the position of a bad byte.
+    if simdutf8::basic::from_utf8(bytes).is_err() {
+        let at = utf8_error_at(bytes);
+        return Err(Problem::NotJson(format!("invalid UTF-8 at byte {at}")));
     }
     let error = match serde_json::from_slice::<RawEvent<'_>>(bytes) {
         Ok(event) => return Ok(event),
@@ -200,6 +199,13 @@ pub(crate) fn parse_line(bytes: &[u8]) -> Result<RawEvent<'_>, Problem> {
     }
     // The event visitor prefixes a value's error with its field name.
     Err(Problem::FieldType(without_position(&error)))
+}
+
+/// Where the first invalid UTF-8 byte of `bytes` is.
+fn utf8_error_at(bytes: &[u8]) -> usize {
+    std::str::from_utf8(bytes)
+        .err()
+        .map_or(bytes.len(), |e| e.valid_up_to())
 }
 
 /// serde_json's message without its "at line 1 column N" (the trace line is reported

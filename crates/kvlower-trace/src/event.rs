@@ -42,13 +42,13 @@ impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
                 Ok(Str(Cow::Owned(v.to_owned())))
             }
             fn visit_borrowed_bytes<E: de::Error>(self, v: &'de [u8]) -> Result<Str<'a>, E> {
-                match std::str::from_utf8(v) {
+                match simdutf8::basic::from_utf8(v) {
                     Ok(s) => Ok(Str(Cow::Borrowed(s))),
                     Err(_) => Err(E::invalid_value(de::Unexpected::Bytes(v), &self)),
                 }
             }
             fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Str<'a>, E> {
-                match std::str::from_utf8(v) {
+                match simdutf8::basic::from_utf8(v) {
                     Ok(s) => Ok(Str(Cow::Owned(s.to_owned()))),
                     Err(_) => Err(E::invalid_value(de::Unexpected::Bytes(v), &self)),
                 }

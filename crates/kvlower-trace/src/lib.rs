@@ -51,7 +51,7 @@ mod report;
 pub use campaign::CampaignSummary;
 pub use diagnostic::{Diagnostic, Problem};
 pub use evaluate::MAX_DIAGNOSTICS;
-pub use lines::MAX_LINE_BYTES;
+pub use lines::{MAX_LINE_BYTES, MAX_TRACE_BYTES};
 pub use names::{Control, GateName, Requirement};
 pub use report::{ClaimVerdict, GateResult, TraceFamily, TraceOutline, TraceReport, TraceTally};
 
@@ -65,12 +65,23 @@ pub(crate) type Pos = NonZeroU32;
 /// Read errors end the trace with a diagnostic; nothing here panics on any input.
 pub fn evaluate_reader_each<R: BufRead>(
     name: &str,
+    r: R,
+    on_verdict: impl FnMut(ClaimVerdict),
+) -> TraceOutline {
+    evaluate_reader_bounded(name, r, MAX_TRACE_BYTES, on_verdict)
+}
+
+/// [`evaluate_reader_each`] reading at most `max_bytes` bytes: a longer input ends with a
+/// [`Problem::TraceTooLarge`] diagnostic that touches every claim (none can pass).
+pub fn evaluate_reader_bounded<R: BufRead>(
+    name: &str,
     mut r: R,
+    max_bytes: u64,
     mut on_verdict: impl FnMut(ClaimVerdict),
 ) -> TraceOutline {
     let mut evaluator = evaluate::TraceEvaluator::new(name);
     let mut line: u64 = 0;
-    let read = lines::for_each_line(&mut r, MAX_LINE_BYTES, |l| {
+    let read = lines::for_each_line(&mut r, MAX_LINE_BYTES, max_bytes, |l| {
         line = line.saturating_add(1);
         match l {
             lines::Line::Text(bytes) => evaluator.push_line(line, bytes),
@@ -79,8 +90,12 @@ pub fn evaluate_reader_each<R: BufRead>(
             }
         }
     });
-    if let Err(e) = read {
-        evaluator.line_problem(line.saturating_add(1), Problem::Read(e.to_string()));
+    match read {
+        Ok(lines::End::Complete) => {}
+        Ok(lines::End::TooLarge) => {
+            evaluator.line_problem(line.saturating_add(1), Problem::TraceTooLarge(max_bytes))
+        }
+        Err(e) => evaluator.line_problem(line.saturating_add(1), Problem::Read(e.to_string())),
     }
     evaluator.finish(&mut on_verdict)
 }

@@ -17,14 +17,29 @@ pub(crate) enum Line<'b> {
     TooLong,
 }
 
-/// Calls `f` with every line of `r`, in order.
+/// The most bytes the gate reads from one trace by default (4 GiB): a trace streamed from
+/// a pipe, or a file that keeps growing, cannot keep the gate reading forever.
+pub const MAX_TRACE_BYTES: u64 = 4 << 30;
+
+/// How reading a trace ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum End {
+    /// The whole input was read.
+    Complete,
+    /// The input held more than the byte budget; reading stopped at the budget.
+    TooLarge,
+}
+
+/// Calls `f` with every line of `r`, in order, reading at most `budget` bytes.
 pub(crate) fn for_each_line<R: BufRead>(
     mut r: R,
     cap: usize,
+    budget: u64,
     mut f: impl FnMut(Line<'_>),
-) -> io::Result<()> {
+) -> io::Result<End> {
     let mut partial: Vec<u8> = Vec::new();
     let mut overflowed = false;
+    let mut consumed: u64 = 0;
     loop {
         let available = match r.fill_buf() {
             Ok(b) => b,
@@ -38,8 +53,14 @@ pub(crate) fn for_each_line<R: BufRead>(
             } else if !partial.is_empty() {
                 f(Line::Text(&partial));
             }
-            return Ok(());
+            return Ok(End::Complete);
         }
+        let room = budget.saturating_sub(consumed);
+        if room == 0 {
+            return Ok(End::TooLarge);
+        }
+        let within = usize::try_from(room).map_or(available.len(), |n| n.min(available.len()));
+        let available = available.get(..within).unwrap_or(available);
         let Some(end) = memchr::memchr(b'\n', available) else {
             let n = available.len();
             if !overflowed {
@@ -51,6 +72,7 @@ pub(crate) fn for_each_line<R: BufRead>(
                 }
             }
             r.consume(n);
+            consumed = consumed.saturating_add(n as u64);
             continue;
         };
         let (head, _) = available.split_at(end);
@@ -65,5 +87,6 @@ pub(crate) fn for_each_line<R: BufRead>(
         partial.clear();
         overflowed = false;
         r.consume(end.saturating_add(1));
+        consumed = consumed.saturating_add(end as u64).saturating_add(1);
     }
 }

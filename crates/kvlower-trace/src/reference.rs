@@ -74,6 +74,11 @@ pub(crate) struct ReferenceClaim {
     success: Option<(Pos, Pos)>,
     /// (offloaded, outcome) of the first generation whose failure got its outcome.
     failure: Option<(Pos, Pos)>,
+    /// A failure or outcome event of this claim also names another claim (an
+    /// `outcome_claim_id`, a failure target, or any other entry of `blocking_claim_ids`,
+    /// `"*"` included): the outcome is smeared, so it witnesses nothing. The connector
+    /// gate's `scheduler_side_claim_match` applies the same rule.
+    attributed_elsewhere: bool,
     saw_generic: bool,
     saw_lifecycle: bool,
     saw_failure: bool,
@@ -90,6 +95,9 @@ impl ReferenceClaim {
         }
         if kind.is_failure_or_outcome() {
             self.saw_failure = true;
+            if claim.is_some() && e.names_other_claim(claim) {
+                self.attributed_elsewhere = true;
+            }
         }
         let generation = e.offload_generation.unwrap_or(0);
         let current = &mut self.current;
@@ -198,7 +206,7 @@ impl ReferenceClaim {
         if self.success.is_none() {
             missing.push(OffloadRestorability);
         }
-        if self.failure.is_none() {
+        if self.failure.is_none() || self.attributed_elsewhere {
             missing.push(RestorationFailureOutcome);
         }
         if !self.ordered() {

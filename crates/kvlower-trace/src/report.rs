@@ -113,6 +113,18 @@ pub struct TraceTally {
 }
 
 impl TraceTally {
+    /// Whether the run *passed*, as `kvlower gate --fail-on fail` counts it: the trace is
+    /// well-formed, some claim passes some gate, the multi-claim attribution gate (where
+    /// it applies) passes, and no control row passes the failure gate. A trace that only
+    /// shows a rejected control, or whose every gate fails, did not pass.
+    pub fn passed(&self) -> bool {
+        let some_gate = self.observation_pass
+            || self.failure_outcome_pass
+            || self.reference == Some(true)
+            || self.multi_claim == Some(true);
+        self.valid && some_gate && self.multi_claim != Some(false) && !self.control_pass
+    }
+
     pub(crate) fn add_verdict(&mut self, v: &ClaimVerdict) {
         self.observation_pass |= v.passes(GateName::ConnectorObservation);
         let failure_pass = v.passes(GateName::ConnectorFailureOutcome);

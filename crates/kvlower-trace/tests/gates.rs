@@ -113,7 +113,7 @@ fn unclaimed_failure_is_a_rejected_control() {
 }
 
 #[test]
-fn fallback_recompute_is_a_rejected_control_and_not_an_observation() {
+fn fallback_recompute_is_a_rejected_control_and_still_an_observation() {
     let r = run(&fallback_recompute());
     let v = r.claim(Some(CLAIM_A)).unwrap();
     assert_eq!(v.controls_rejected, [Control::FallbackRecompute]);
@@ -123,11 +123,27 @@ fn fallback_recompute_is_a_rejected_control_and_not_an_observation() {
         "{m:?}"
     );
     assert!(m.contains(&"claim_scoped_restoration_failed"), "{m:?}");
-    // A restore after the failure is not a restored offloadable claim.
+    // Like the reference analyzer, observation takes the first successful CPU→GPU
+    // transfer after the first load job: the retry's restore from the offload tier.
+    assert_eq!(missing(&r, Some(CLAIM_A), OBSERVATION), Vec::<&str>::new());
+}
+
+#[test]
+fn failed_load_then_restored_by_a_later_load_job_is_an_observation() {
+    let r = run(&failed_then_restored());
+    assert!(r.is_valid(), "{:?}", r.diagnostics);
+    let v = r.claim(Some(CLAIM_A)).unwrap();
+    // The reference analyzer's verdicts on this shape: observation PASS, failure-outcome
+    // FAIL, the fallback control rejected.
+    assert!(v.passes(OBSERVATION), "{:?}", v.gates);
+    assert!(!v.passes(FAILURE));
+    assert_eq!(v.controls_rejected, [Control::FallbackRecompute]);
     assert_eq!(
-        missing(&r, Some(CLAIM_A), OBSERVATION),
-        ["cpu_to_gpu_restore_success"]
+        missing(&r, Some(CLAIM_A), FAILURE),
+        ["no_fallback_recompute_counted_as_satisfaction"]
     );
+    assert!(r.tally.observation_pass && !r.tally.failure_outcome_pass);
+    assert!(r.tally.control && !r.tally.control_pass);
 }
 
 #[test]
@@ -692,6 +708,56 @@ fn ref_restoration_failure_outcome() {
         REFERENCE,
         &["restoration_failure_outcome", "ordered_lifecycle_events"],
     );
+}
+
+/// A refusal whose `blocking_claim_ids` lists the claim *and* others (or a wildcard) is
+/// smeared across claims: it witnesses no same-claim outcome, exactly as the connector
+/// gate's `scheduler_side_claim_match` rejects it.
+#[test]
+fn ref_restoration_failure_outcome_rejects_smeared_blocking_claim_ids() {
+    for blocking in [
+        json!([REF_CLAIM, "fixture:another-claim", "*"]),
+        json!([REF_CLAIM, "*"]),
+        json!(["fixture:another-claim", REF_CLAIM]),
+        json!([REF_CLAIM, ""]),
+    ] {
+        let mut t = reference_positive();
+        t.set(
+            "active_request_refused",
+            0,
+            "blocking_claim_ids",
+            blocking.clone(),
+        );
+        assert_exactly(
+            &t,
+            Some(REF_CLAIM),
+            REFERENCE,
+            &["restoration_failure_outcome"],
+        );
+    }
+    // A demotion (or a restoration failure) naming another claim is smeared too.
+    let mut t = reference_positive();
+    t.set(
+        "resident_claim_restoration_failed",
+        0,
+        "blocking_claim_ids",
+        json!([REF_CLAIM, "fixture:another-claim"]),
+    );
+    assert_exactly(
+        &t,
+        Some(REF_CLAIM),
+        REFERENCE,
+        &["restoration_failure_outcome"],
+    );
+    // The same smearing is rejected by the connector gate.
+    let mut c = same_claim_failure();
+    c.set(
+        "scheduler_active_request_refused",
+        0,
+        "blocking_claim_ids",
+        json!([CLAIM_A, "fixture:another-claim", "*"]),
+    );
+    assert!(missing(&run(&c), Some(CLAIM_A), FAILURE).contains(&"scheduler_side_claim_match"));
 }
 
 #[test]

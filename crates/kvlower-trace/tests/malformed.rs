@@ -321,3 +321,43 @@ fn diagnostics_are_capped() {
         "6 more diagnostics not shown"
     );
 }
+
+/// A bound on the bytes of one trace: past it reading stops (so an endless input such as
+/// `/dev/zero` through a pipe ends) and no claim can pass.
+#[test]
+fn a_trace_past_its_byte_budget_stops_and_cannot_pass() {
+    let text = same_claim_failure().jsonl();
+    let len = text.len() as u64;
+    let evaluate = |budget: u64| {
+        let mut claims = Vec::new();
+        let outline =
+            kvlower_trace::evaluate_reader_bounded("fixture", text.as_bytes(), budget, |v| {
+                claims.push(v)
+            });
+        (outline, claims)
+    };
+    // Exactly the budget: the whole trace is judged.
+    let (outline, claims) = evaluate(len);
+    assert!(outline.diagnostics.is_empty(), "{:?}", outline.diagnostics);
+    assert!(claims[0].passes(GateName::ConnectorFailureOutcome));
+    // One byte less: the last line is never judged, and nothing passes.
+    let (outline, claims) = evaluate(len - 1);
+    assert_eq!(
+        outline.diagnostics.last().map(|d| &d.problem),
+        Some(&Problem::TraceTooLarge(len - 1))
+    );
+    for v in &claims {
+        assert!(v.gates.values().all(|g| !g.pass), "{v:?}");
+    }
+    // An endless input ends at the budget.
+    let endless = std::io::BufReader::new(std::io::repeat(b'0'));
+    let outline = kvlower_trace::evaluate_reader_bounded("zero", endless, 1 << 20, |_| {});
+    assert!(
+        outline
+            .diagnostics
+            .iter()
+            .any(|d| d.problem == Problem::TraceTooLarge(1 << 20)),
+        "{:?}",
+        outline.diagnostics
+    );
+}

@@ -1,21 +1,39 @@
 //! `kvlower gate`: evaluate runtime event traces (JSON Lines) against the claim-scoped gates.
 //!
-//! Each PATH is a trace file or a directory (every `*.jsonl` below it, sorted by path, so
-//! the output is deterministic). Verdicts stream out trace by trace; only the campaign
-//! counts and the diagnostics are held until the end.
+//! Each PATH is a trace file, `-` (standard input), or a directory (every `*.jsonl` below
+//! it, sorted by path, so the output is deterministic). Verdicts stream out trace by trace,
+//! always in that order; only the campaign counts and the diagnostics are held until the
+//! end.
+//!
+//! Files are judged on `-j N` threads (default: one per core). Small files are judged in
+//! batches on the pool and written in input order, so the output is byte-identical for
+//! every `-j`; a large file (or standard input) is judged alone, streaming its verdicts.
+//!
+//! What is refused, fail-closed, as a diagnostic of that input (the rest is still judged):
+//! a PATH or `*.jsonl` entry that is not a regular file after links (a FIFO, a device, a
+//! socket, a directory named `*.jsonl`) is never opened; a subdirectory that cannot be
+//! read is reported; a trace longer than `--max-bytes` (default 4 GiB) stops there and
+//! cannot pass.
 //!
 //! Exit status: `0` every trace was evaluated (a failing gate is a verdict, not an error);
-//! `1` some trace is malformed (any diagnostic); `2` usage: a bad flag, a missing path, a
-//! directory without `*.jsonl`.
+//! `1` some input is malformed or was refused (any diagnostic), or, with `--fail-on fail`
+//! (`--strict`), some run did not pass; `2` usage: a bad flag, a missing path, a directory
+//! without `*.jsonl`.
+//!
+//! A run *passes* when it is well-formed, some claim in it passes some gate, the
+//! multi-claim attribution gate (where it applies) passes, and no control row passes the
+//! failure gate. The last line of human output tallies them: `N runs, N passed, N failed`.
 
 use std::fs::File;
-use std::io::{self, BufReader, Write};
+use std::io::{self, BufReader, Read, Write};
+use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 
 use kvlower_trace::{
-    CampaignSummary, ClaimVerdict, Control, Diagnostic, GateName, GateResult, Problem, TraceFamily,
-    TraceOutline, TraceTally,
+    CampaignSummary, ClaimVerdict, Control, Diagnostic, GateName, GateResult, MAX_TRACE_BYTES,
+    Problem, TraceFamily, TraceOutline, TraceTally,
 };
+use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::Exit;
@@ -24,6 +42,21 @@ use crate::output::{Format, ReportOptions};
 /// Version of the `--format json` document.
 const JSON_SCHEMA_VERSION: u32 = 1;
 
+/// Files up to this size are read whole and judged on the pool; larger ones stream alone.
+const SMALL_FILE_BYTES: u64 = 16 << 20;
+
+/// Small files judged per batch (the verdicts of at most a few batches are held at once).
+const BATCH: usize = 256;
+
+/// When `kvlower gate` exits non-zero.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    /// Exit 1 only for malformed or refused input (a failing gate is a verdict)
+    Malformed,
+    /// Also exit 1 when some run did not pass
+    Fail,
+}
+
 #[derive(Debug, clap::Args)]
 pub struct GateArgs {
     /// human: one line per claim, then the campaign summary, diagnostics on stderr;
@@ -31,21 +64,79 @@ pub struct GateArgs {
     /// annotations for malformed lines plus the human report; markdown: a table
     #[command(flatten)]
     pub report: ReportOptions,
-    /// Trace files, or directories searched for *.jsonl (recursively, sorted)
+    /// Exit 1 also when some run did not pass (`fail`), for CI
+    #[arg(long, value_enum, default_value_t = FailOn::Malformed, value_name = "WHEN")]
+    pub fail_on: FailOn,
+    /// Same as `--fail-on fail`
+    #[arg(long, conflicts_with = "fail_on")]
+    pub strict: bool,
+    /// Threads judging trace files (default: one per core; `-j 1` judges in one thread)
+    #[arg(short = 'j', long = "jobs", value_name = "N")]
+    pub jobs: Option<NonZeroUsize>,
+    /// Read at most this many bytes of one trace; a longer trace cannot pass
+    #[arg(long, value_name = "BYTES", default_value_t = MAX_TRACE_BYTES)]
+    pub max_bytes: u64,
+    /// Trace files, `-` for standard input, or directories searched for *.jsonl
+    /// (recursively, sorted)
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
 }
 
+/// One trace to judge, as found on the command line or below a directory.
+#[derive(Debug)]
+enum Input {
+    /// Standard input (`-`).
+    Stdin,
+    /// A regular file and its size when listed.
+    File(PathBuf, u64),
+    /// Refused or unreadable before reading: reported, judged as nothing.
+    Refused(PathBuf, Problem),
+}
+
+impl Input {
+    fn name(&self) -> String {
+        match self {
+            Input::Stdin => "-".to_owned(),
+            Input::File(p, _) | Input::Refused(p, _) => display(p),
+        }
+    }
+
+    /// Judged on the pool (read whole) rather than alone, streaming.
+    fn small(&self) -> bool {
+        match self {
+            Input::Stdin => false,
+            Input::File(_, len) => *len <= SMALL_FILE_BYTES,
+            Input::Refused(..) => true,
+        }
+    }
+}
+
+/// One judged trace with its verdicts, held until it is its turn to be written.
+struct Judged {
+    name: String,
+    outline: TraceOutline,
+    verdicts: Vec<ClaimVerdict>,
+}
+
 pub fn run(args: &GateArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
-    let traces = match collect_traces(&args.paths) {
-        Ok(traces) => traces,
+    let inputs = match collect_traces(&args.paths) {
+        Ok(inputs) => inputs,
         Err(message) => {
             writeln!(err, "error: {message}")?;
             return Ok(Exit::Usage);
         }
     };
+    let jobs = args
+        .jobs
+        .or_else(|| std::thread::available_parallelism().ok())
+        .map_or(1, NonZeroUsize::get);
+    let pool = if jobs > 1 {
+        Some(rayon::ThreadPoolBuilder::new().num_threads(jobs).build()?)
+    } else {
+        None
+    };
     let opts = &args.report;
-    let mut sink: Box<dyn Sink + '_> = match opts.format {
+    let sink: Box<dyn Sink + '_> = match opts.format {
         Format::Human | Format::Github => Box::new(HumanSink {
             out,
             err,
@@ -59,101 +150,319 @@ pub fn run(args: &GateArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
             quiet: opts.quiet,
         }),
     };
-    sink.begin()?;
-    let mut summary = CampaignSummary::default();
-    let mut diagnostics: Vec<(String, Diagnostic)> = Vec::new();
-    for path in &traces {
-        let name = display(path);
-        let outline = evaluate_file(path, &name, sink.as_mut())?;
-        summary.add(&outline);
-        for d in outline.diagnostics {
-            sink.diagnostic(&name, &d)?;
-            diagnostics.push((name.clone(), d));
-        }
+    let mut report = Report {
+        sink,
+        summary: CampaignSummary::default(),
+        diagnostics: Vec::new(),
+    };
+    report.sink.begin()?;
+    let max_bytes = args.max_bytes;
+    let mut rest = inputs.as_slice();
+    while let Some(first) = rest.first() {
+        let Some(pool) = pool.as_ref().filter(|_| first.small()) else {
+            let name = first.name();
+            let outline = judge(first, &name, max_bytes, |v| report.verdict(&name, &v))?;
+            report.finish_trace(&name, outline)?;
+            rest = rest.get(1..).unwrap_or_default();
+            continue;
+        };
+        // The run of small inputs from here, in batches: batch k+1 is judged on the pool
+        // while batch k is written here, in input order.
+        let small = rest.iter().take_while(|i| i.small()).count();
+        let (run_of_small, after) = rest.split_at(small);
+        std::thread::scope(|scope| -> anyhow::Result<()> {
+            let mut pending = None;
+            for batch in run_of_small.chunks(BATCH) {
+                let next = scope.spawn(move || {
+                    pool.install(|| {
+                        batch
+                            .par_iter()
+                            .map(|input| judge_collected(input, max_bytes))
+                            .collect::<Vec<_>>()
+                    })
+                });
+                if let Some(done) = pending.replace(next) {
+                    report.write_batch(join(done)?)?;
+                }
+            }
+            if let Some(done) = pending {
+                report.write_batch(join(done)?)?;
+            }
+            Ok(())
+        })?;
+        rest = after;
     }
-    sink.end(&summary, &diagnostics, traces.len())?;
-    Ok(if diagnostics.is_empty() {
+    let runs = inputs.len();
+    report
+        .sink
+        .end(&report.summary, &report.diagnostics, runs)?;
+    let fail_on = if args.strict {
+        FailOn::Fail
+    } else {
+        args.fail_on
+    };
+    let failed_runs = fail_on == FailOn::Fail && report.summary.failed > 0;
+    Ok(if report.diagnostics.is_empty() && !failed_runs {
         Exit::Success
     } else {
         Exit::Findings
     })
 }
 
-/// Evaluates one file, streaming its verdicts to `sink`.
-fn evaluate_file(path: &Path, name: &str, sink: &mut dyn Sink) -> anyhow::Result<TraceOutline> {
-    let file = match File::open(path) {
-        Ok(file) => file,
-        Err(e) => {
-            return Ok(TraceOutline {
-                name: name.to_owned(),
-                family: TraceFamily::Unknown,
-                events: 0,
-                diagnostics: vec![Diagnostic {
-                    line: None,
-                    problem: Problem::Read(e.to_string()),
-                }],
-                tally: TraceTally::default(),
-            });
+fn join(handle: std::thread::ScopedJoinHandle<'_, Vec<Judged>>) -> anyhow::Result<Vec<Judged>> {
+    handle
+        .join()
+        .map_err(|_| anyhow::anyhow!("a gate worker thread stopped unexpectedly"))
+}
+
+/// The sink and the running totals of one `gate` run.
+struct Report<'a> {
+    sink: Box<dyn Sink + 'a>,
+    summary: CampaignSummary,
+    diagnostics: Vec<(String, Diagnostic)>,
+}
+
+impl Report<'_> {
+    fn verdict(&mut self, name: &str, v: &ClaimVerdict) -> io::Result<()> {
+        self.sink.verdict(name, v)
+    }
+
+    fn finish_trace(&mut self, name: &str, outline: TraceOutline) -> io::Result<()> {
+        self.summary.add(&outline);
+        for d in outline.diagnostics {
+            self.sink.diagnostic(name, &d)?;
+            self.diagnostics.push((name.to_owned(), d));
+        }
+        Ok(())
+    }
+
+    fn write_batch(&mut self, batch: Vec<Judged>) -> io::Result<()> {
+        for judged in batch {
+            for v in &judged.verdicts {
+                self.verdict(&judged.name, v)?;
+            }
+            self.finish_trace(&judged.name, judged.outline)?;
+        }
+        Ok(())
+    }
+}
+
+/// Judges one input on a pool thread, collecting its verdicts.
+fn judge_collected(input: &Input, max_bytes: u64) -> Judged {
+    let name = input.name();
+    let mut verdicts = Vec::new();
+    let outline = match judge(input, &name, max_bytes, |v| {
+        verdicts.push(v);
+        Ok(())
+    }) {
+        Ok(outline) => outline,
+        // `judge` fails only when the callback does, and this one never does.
+        Err(e) => refused(&name, Problem::Read(e.to_string())),
+    };
+    Judged {
+        name,
+        outline,
+        verdicts,
+    }
+}
+
+/// Judges one input, handing each verdict to `on_verdict` as the trace ends. Fails only
+/// when `on_verdict` does (a closed output); everything wrong with the input is a
+/// diagnostic of the outline.
+fn judge(
+    input: &Input,
+    name: &str,
+    max_bytes: u64,
+    mut on_verdict: impl FnMut(ClaimVerdict) -> io::Result<()>,
+) -> anyhow::Result<TraceOutline> {
+    let mut write_error: Option<io::Error> = None;
+    let mut each = |verdict: ClaimVerdict| {
+        if write_error.is_none() {
+            if let Err(e) = on_verdict(verdict) {
+                write_error = Some(e);
+            }
         }
     };
-    let mut write_error: Option<io::Error> = None;
-    let outline = kvlower_trace::evaluate_reader_each(
-        name,
-        BufReader::with_capacity(1 << 16, file),
-        |verdict| {
-            if write_error.is_none() {
-                if let Err(e) = sink.verdict(name, &verdict) {
-                    write_error = Some(e);
+    let outline = match input {
+        Input::Refused(_, problem) => refused(name, problem.clone()),
+        Input::Stdin => {
+            let stdin = io::stdin().lock();
+            kvlower_trace::evaluate_reader_bounded(name, stdin, max_bytes, &mut each)
+        }
+        Input::File(path, _) => match open_regular(path) {
+            Err(problem) => refused(name, problem),
+            Ok((file, len)) if len <= SMALL_FILE_BYTES => {
+                let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+                // Read one byte past the budget, so a file that grew past it is told.
+                let read = file
+                    .take(max_bytes.saturating_add(1))
+                    .read_to_end(&mut bytes);
+                match read {
+                    Ok(_) => kvlower_trace::evaluate_reader_bounded(
+                        name,
+                        bytes.as_slice(),
+                        max_bytes,
+                        &mut each,
+                    ),
+                    Err(e) => refused(name, Problem::Read(e.to_string())),
                 }
             }
+            Ok((file, _)) => kvlower_trace::evaluate_reader_bounded(
+                name,
+                BufReader::with_capacity(1 << 18, file),
+                max_bytes,
+                &mut each,
+            ),
         },
-    );
+    };
     match write_error {
         Some(e) => Err(e.into()),
         None => Ok(outline),
     }
 }
 
-/// The trace files named by `paths`, in order; directories expand to their `*.jsonl`
-/// files, sorted. Paths keep the form they were given in (never made absolute).
-fn collect_traces(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+/// Opens `path` for reading only if it is a regular file (after links): a FIFO or a
+/// device is refused before it is opened, so it cannot block or stream forever. The
+/// opened file is checked again (it may have been replaced in between).
+fn open_regular(path: &Path) -> Result<(File, u64), Problem> {
+    let meta = std::fs::metadata(path).map_err(|e| Problem::Read(e.to_string()))?;
+    if let Some(kind) = not_regular(&meta) {
+        return Err(Problem::NotRegularFile(kind));
+    }
+    let file = File::open(path).map_err(|e| Problem::Read(e.to_string()))?;
+    let meta = file.metadata().map_err(|e| Problem::Read(e.to_string()))?;
+    if let Some(kind) = not_regular(&meta) {
+        return Err(Problem::NotRegularFile(kind));
+    }
+    Ok((file, meta.len()))
+}
+
+/// What a non-regular file is, or `None` for a regular file.
+fn not_regular(meta: &std::fs::Metadata) -> Option<&'static str> {
+    let kind = meta.file_type();
+    if kind.is_file() {
+        return None;
+    }
+    if kind.is_dir() {
+        return Some("a directory");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return Some("a FIFO");
+        }
+        if kind.is_char_device() {
+            return Some("a character device");
+        }
+        if kind.is_block_device() {
+            return Some("a block device");
+        }
+        if kind.is_socket() {
+            return Some("a socket");
+        }
+    }
+    Some("not a regular file")
+}
+
+/// The outline of an input refused or unreadable before any line was judged.
+fn refused(name: &str, problem: Problem) -> TraceOutline {
+    TraceOutline {
+        name: name.to_owned(),
+        family: TraceFamily::Unknown,
+        events: 0,
+        diagnostics: vec![Diagnostic {
+            line: None,
+            problem,
+        }],
+        tally: TraceTally::default(),
+    }
+}
+
+/// The traces named by `paths`, in order; directories expand to their `*.jsonl` files,
+/// sorted. Paths keep the form they were given in (never made absolute). A missing PATH
+/// or a directory without any `*.jsonl` is a usage error; anything unreadable or not a
+/// regular file below a directory is an input of its own, refused when judged.
+fn collect_traces(paths: &[PathBuf]) -> Result<Vec<Input>, String> {
     let mut traces = Vec::new();
     for path in paths {
+        if path.as_os_str() == "-" {
+            traces.push(Input::Stdin);
+            continue;
+        }
         let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", display(path)))?;
         if meta.is_dir() {
             let mut found = Vec::new();
-            walk_jsonl(path, &mut found).map_err(|e| format!("{}: {e}", display(path)))?;
+            walk_jsonl(path, &mut found);
             if found.is_empty() {
                 return Err(format!(
                     "{}: no *.jsonl trace below this directory",
                     display(path)
                 ));
             }
-            found.sort();
+            found.sort_by(|a, b| input_path(a).cmp(input_path(b)));
             traces.extend(found);
         } else {
-            traces.push(path.clone());
+            traces.push(classify(path.clone(), &meta));
         }
     }
     Ok(traces)
 }
 
-/// Adds every `*.jsonl` file below `dir` to `found`. Directory symlinks are not followed,
-/// so a link cycle cannot loop.
-fn walk_jsonl(dir: &Path, found: &mut Vec<PathBuf>) -> io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
+fn input_path(input: &Input) -> &Path {
+    match input {
+        Input::Stdin => Path::new("-"),
+        Input::File(p, _) | Input::Refused(p, _) => p,
+    }
+}
+
+fn classify(path: PathBuf, meta: &std::fs::Metadata) -> Input {
+    match not_regular(meta) {
+        None => Input::File(path, meta.len()),
+        Some(kind) => Input::Refused(path, Problem::NotRegularFile(kind)),
+    }
+}
+
+/// Adds every `*.jsonl` below `dir` to `found`, and every directory or entry that cannot
+/// be read as a refused input (so one unreadable subdirectory is reported and the rest
+/// still judged). Directory symlinks are not followed, so a link cycle cannot loop.
+fn walk_jsonl(dir: &Path, found: &mut Vec<Input>) {
+    let unreadable = |e: io::Error| Problem::Read(format!("cannot read directory: {e}"));
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) => return found.push(Input::Refused(dir.to_path_buf(), unreadable(e))),
+    };
+    for entry in entries {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                found.push(Input::Refused(dir.to_path_buf(), unreadable(e)));
+                continue;
+            }
+        };
         let path = entry.path();
-        let kind = entry.file_type()?;
+        let kind = match entry.file_type() {
+            Ok(kind) => kind,
+            Err(e) => {
+                found.push(Input::Refused(path, Problem::Read(e.to_string())));
+                continue;
+            }
+        };
         if kind.is_dir() {
-            walk_jsonl(&path, found)?;
-        } else if path.extension().is_some_and(|e| e == "jsonl")
-            && (kind.is_file() || path.is_file())
-        {
-            found.push(path);
+            walk_jsonl(&path, found);
+        } else if path.extension().is_some_and(|e| e == "jsonl") {
+            // Follow a link to see what it names; never open it here.
+            match std::fs::metadata(&path) {
+                Ok(meta) => found.push(classify(path, &meta)),
+                Err(e) => found.push(Input::Refused(path, Problem::Read(e.to_string()))),
+            }
         }
     }
-    Ok(())
+}
+
+/// The last line of human output: `N runs, N passed, N failed`.
+fn tally(s: &CampaignSummary) -> String {
+    format!("{} runs, {} passed, {} failed", s.runs, s.passed, s.failed)
 }
 
 fn display(path: &Path) -> String {
@@ -292,6 +601,7 @@ impl Sink for HumanSink<'_> {
                 s.reference_passes, s.reference_runs
             )?;
         }
+        writeln!(self.out, "{}", tally(s))?;
         if !diagnostics.is_empty() {
             writeln!(
                 self.err,
@@ -437,6 +747,8 @@ impl Sink for MarkdownSink<'_> {
         let o = &mut self.out;
         writeln!(o, "\n| campaign | count |\n|---|---|")?;
         writeln!(o, "| runs | {} |", s.runs)?;
+        writeln!(o, "| passed runs | {}/{} |", s.passed, s.runs)?;
+        writeln!(o, "| failed runs | {}/{} |", s.failed, s.runs)?;
         writeln!(o, "| valid sequences | {}/{} |", s.valid_sequences, s.runs)?;
         writeln!(
             o,

@@ -340,6 +340,20 @@ pub fn fallback_recompute() -> Trace {
     t
 }
 
+/// The claim's first load job fails (CPU→GPU `success: false`, scheduler restoration
+/// failure with a refusal), and a later load job of the same claim restores from the
+/// offload tier. The reference analyzer's observation takes the first successful CPU→GPU
+/// transfer after the first load job, so observation passes; the failure path does not.
+pub fn failed_then_restored() -> Trace {
+    let mut t = Trace::connector();
+    resident_store(&mut t, Some(CLAIM_A), "0-fixture", 0);
+    reuse_until_load(&mut t, Some(CLAIM_A), "1-fixture", 1);
+    failure_tail(&mut t, Some(CLAIM_A), Some(CLAIM_A), "1-fixture", 1);
+    reuse_until_load(&mut t, Some(CLAIM_A), "2-fixture", 2);
+    success_tail(&mut t, Some(CLAIM_A), "2-fixture", 2);
+    t
+}
+
 /// Only generic counters, no claim, no connector envelope (like the published control).
 pub fn generic_counters_only() -> Trace {
     let mut t = Trace::connector();
@@ -510,6 +524,7 @@ pub fn all_scenarios() -> Vec<(&'static str, Trace)> {
         ("connector_wrong_claim_failure", wrong_claim_failure()),
         ("connector_unclaimed_failure", unclaimed_failure()),
         ("connector_fallback_recompute", fallback_recompute()),
+        ("connector_failed_then_restored", failed_then_restored()),
         ("connector_generic_counters_only", generic_counters_only()),
         (
             "connector_ordinary_offload_without_claim",
