@@ -48,10 +48,12 @@ struct Line {
 }
 
 impl Line {
-    fn offer(&mut self, mode: Mode, label: Label, subtype: Option<&str>) {
-        let cell = match subtype {
-            Some(s) if label.is_positive() => format!("{} ({s})", label.name()),
-            _ => label.name().to_owned(),
+    fn offer(&mut self, mode: Mode, label: Label, subtype: Option<&str>, grade: Option<&str>) {
+        let detail: Vec<&str> = subtype.into_iter().chain(grade).collect();
+        let cell = if label.is_positive() && !detail.is_empty() {
+            format!("{} ({})", label.name(), detail.join(", "))
+        } else {
+            label.name().to_owned()
         };
         let r = rank(label);
         // Rows arrive in ladder order: a strictly better label replaces, a tie keeps the shallowest.
@@ -108,7 +110,12 @@ fn table_from_judgment() -> (String, Vec<(String, Mode, Label)>) {
         }
         let j = &row.judgment;
         if let Some(line) = lines.last_mut() {
-            line.offer(j.mode, j.label, j.subtype.map(|s| s.name()));
+            line.offer(
+                j.mode,
+                j.label,
+                j.subtype.map(|s| s.name()),
+                j.grade.map(|g| g.name()),
+            );
         }
         labels.push((row.descriptor_path.to_owned(), j.mode, j.label));
     }
@@ -138,8 +145,9 @@ fn table_from_results() -> String {
         let mode = Mode::from_name(&s("mode")).expect("a known mode");
         let label = Label::from_name(&s("label")).expect("a known label");
         let subtype = row["subtype"].as_str();
+        let grade = row["grade"].as_str();
         if let Some(line) = lines.last_mut() {
-            line.offer(mode, label, subtype);
+            line.offer(mode, label, subtype, grade);
         }
     }
     render(&lines)

@@ -4,7 +4,7 @@
 //! Cell rule: for each (descriptor, mode), the best label over the
 //! descriptor's row depths, ranked `native_sound > sound_with_adapter >
 //! rejected > approximate > unknown`; a tie keeps the shallowest depth. A
-//! positive adapter cell shows its subtype in parentheses.
+//! positive cell shows its subtype (adapter rows) and its grade in parentheses.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -52,9 +52,17 @@ pub fn runtimes_table(rows: &[MatrixRow<'_>]) -> String {
             ));
         }
         let j = &row.judgment;
-        let cell = match j.subtype {
-            Some(s) if j.label.is_positive() => format!("{} ({})", j.label.name(), s.name()),
-            _ => j.label.name().to_string(),
+        // A positive cell says what kind of positive (subtype) and how it is backed (grade).
+        let detail: Vec<&str> = j
+            .subtype
+            .map(|s| s.name())
+            .into_iter()
+            .chain(j.grade.map(|g| g.name()))
+            .collect();
+        let cell = if j.label.is_positive() && !detail.is_empty() {
+            format!("{} ({})", j.label.name(), detail.join(", "))
+        } else {
+            j.label.name().to_string()
         };
         let r = rank(j.label);
         if let Some(line) = lines.last_mut() {
