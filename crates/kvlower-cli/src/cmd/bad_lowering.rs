@@ -82,9 +82,9 @@ pub fn audit(repo: &Repository) -> Audit {
     Audit::run(&repo.catalog, &descriptors, &env, cases.as_deref())
 }
 
-/// The audit results, for [`crate::results::generate`].
-pub fn generated_files(repo: &Repository) -> Vec<GeneratedFile> {
-    audit(repo)
+/// The result files of an audit already run, for [`crate::results::generate`].
+pub fn audit_files(audit: &Audit) -> Vec<GeneratedFile> {
+    audit
         .files()
         .into_iter()
         .map(|f| GeneratedFile {
@@ -94,9 +94,10 @@ pub fn generated_files(repo: &Repository) -> Vec<GeneratedFile> {
         .collect()
 }
 
-/// One `check` finding per way an audit suite does not pass.
-pub fn suite_diagnostics(repo: &Repository) -> Vec<Diagnostic> {
-    audit(repo)
+/// One `check` finding per way an audit suite does not pass (from an audit
+/// already run: the suites are the most expensive part of `check`).
+pub fn audit_diagnostics(audit: &Audit) -> Vec<Diagnostic> {
+    audit
         .failures()
         .into_iter()
         .map(|(path, message)| {

@@ -9,7 +9,7 @@ use kvlower_load::{Code, Diagnostic, LoadFailure, load_repository};
 use crate::Exit;
 use crate::cmd::matrix::{GENERATED_DIRS, JOURNAL, STAGE_PREFIX};
 use crate::output::{Format, ReportOptions, report};
-use crate::results::{GeneratedFile, generate};
+use crate::results::{GeneratedFile, generate_with};
 
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
@@ -45,7 +45,8 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
     let human = matches!(args.report.format, Format::Human | Format::Github);
     let want_diffs = human && !args.report.quiet;
     if diagnostics.is_empty() {
-        let generated = generate(&repo);
+        let audit = crate::cmd::bad_lowering::audit(&repo);
+        let generated = generate_with(&repo, &audit);
         for file in &generated {
             let sink = want_diffs.then_some(&mut diffs);
             if let Some(d) = freshness(&repo.root, file, sink) {
@@ -53,7 +54,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
             }
         }
         diagnostics.extend(stray_files(&repo.root, &generated));
-        diagnostics.extend(crate::cmd::bad_lowering::suite_diagnostics(&repo));
+        diagnostics.extend(crate::cmd::bad_lowering::audit_diagnostics(&audit));
     }
     diagnostics.sort();
     if want_diffs && !diffs.is_empty() {
