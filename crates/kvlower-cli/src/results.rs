@@ -28,6 +28,12 @@ pub struct GeneratedFile {
 
 /// Computes every generated result.
 pub fn generate(repo: &Repository) -> Vec<GeneratedFile> {
+    generate_with(repo, &crate::cmd::bad_lowering::audit(repo))
+}
+
+/// [`generate`] with the audit suites already run (`check` needs the audit
+/// for its findings too, and the suites are its most expensive part).
+pub fn generate_with(repo: &Repository, audit: &kvlower_audit::Audit) -> Vec<GeneratedFile> {
     let env = FsEnvironment::new(repo.root.clone());
     let rows = judge_all(
         &repo.catalog,
@@ -51,7 +57,7 @@ pub fn generate(repo: &Repository) -> Vec<GeneratedFile> {
         },
     ];
     files.extend(crate::schema::files());
-    files.extend(crate::cmd::bad_lowering::generated_files(repo));
+    files.extend(crate::cmd::bad_lowering::audit_files(audit));
     // The README's runtimes table, when the README has the markers.
     if let Some(readme) = crate::readme::regenerated(&repo.root, &rows) {
         files.push(GeneratedFile {

@@ -1,6 +1,8 @@
 //! Located, coded diagnostics: every finding names the file, the YAML path,
 //! the line and column when known, what was expected, and a hint.
 
+use kvlower_fs::Refusal;
+
 use crate::yaml::YamlError;
 
 /// A stable, kebab-case diagnostic code (documented in the README).
@@ -32,6 +34,11 @@ pub enum Code {
     MissingResult,
     AuditSuiteFailed,
     CitedPositive,
+    FileOutsideRoot,
+    NotARegularFile,
+    FileTooLarge,
+    InvalidFileName,
+    StrayFile,
 }
 
 impl Code {
@@ -62,6 +69,11 @@ impl Code {
         Code::MissingResult,
         Code::AuditSuiteFailed,
         Code::CitedPositive,
+        Code::FileOutsideRoot,
+        Code::NotARegularFile,
+        Code::FileTooLarge,
+        Code::InvalidFileName,
+        Code::StrayFile,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -92,6 +104,11 @@ impl Code {
             Code::MissingResult => "missing-result",
             Code::AuditSuiteFailed => "audit-suite-failed",
             Code::CitedPositive => "cited-positive",
+            Code::FileOutsideRoot => "file-outside-root",
+            Code::NotARegularFile => "not-a-regular-file",
+            Code::FileTooLarge => "file-too-large",
+            Code::InvalidFileName => "invalid-file-name",
+            Code::StrayFile => "stray-file",
         }
     }
 
@@ -99,7 +116,7 @@ impl Code {
     pub fn explanation(self) -> &'static str {
         match self {
             Code::UnreadableFile => {
-                "A file could not be read (missing, a directory, or no permission)."
+                "A file could not be read (missing, a broken link, or no permission)."
             }
             Code::InvalidUtf8 => {
                 "A file is not UTF-8 text (or contains NUL bytes); YAML inputs must be UTF-8."
@@ -172,6 +189,21 @@ impl Code {
             Code::CitedPositive => {
                 "With `check --require-verified`: a positive row rests on a cited anchor (the paper, a public source, a docs page) that `check` cannot re-run; anchor it to a committed trace with a verdict or a join document."
             }
+            Code::FileOutsideRoot => {
+                "A path resolves (through a link, `..` or an absolute path) outside the repository root; it is refused, not read."
+            }
+            Code::NotARegularFile => {
+                "A path names a FIFO, device, socket, directory or /proc//sys pseudo-file; kvlower reads regular files only (docs/files.md)."
+            }
+            Code::FileTooLarge => {
+                "A file is larger than the cap for its kind (docs/files.md lists the caps); it is refused, not truncated."
+            }
+            Code::InvalidFileName => {
+                "A file name is not UTF-8 or contains control characters; rename it (it would otherwise be skipped or garble reports)."
+            }
+            Code::StrayFile => {
+                "A file in results/ or schemas/ that `kvlower matrix` does not generate (often a leftover temporary file); delete it."
+            }
         }
     }
 }
@@ -179,6 +211,22 @@ impl Code {
 impl std::fmt::Display for Code {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+impl Code {
+    /// The code for a file that [`kvlower_fs`] refused to read.
+    pub fn for_refusal(refusal: &Refusal) -> Code {
+        match refusal {
+            Refusal::OutsideRoot { .. } => Code::FileOutsideRoot,
+            Refusal::NotRegular { .. }
+            | Refusal::PseudoFile { .. }
+            | Refusal::WouldBlock { .. } => Code::NotARegularFile,
+            Refusal::TooLarge { .. } => Code::FileTooLarge,
+            Refusal::Missing { .. } | Refusal::PermissionDenied { .. } | Refusal::Io { .. } => {
+                Code::UnreadableFile
+            }
+        }
     }
 }
 
@@ -223,6 +271,28 @@ impl Diagnostic {
         self
     }
 
+    /// A finding for a file [`kvlower_fs`] refused, with a hint per reason.
+    pub fn refused(file: impl Into<String>, refusal: &Refusal) -> Diagnostic {
+        let hint = match refusal {
+            Refusal::Missing { .. } => "check that the file exists",
+            Refusal::PermissionDenied { .. } => "check the file's permissions",
+            Refusal::OutsideRoot { .. } => {
+                "keep inputs inside the repository; a link must not point outside it"
+            }
+            Refusal::NotRegular { .. }
+            | Refusal::PseudoFile { .. }
+            | Refusal::WouldBlock { .. } => "kvlower reads regular files only (see docs/files.md)",
+            Refusal::TooLarge { .. } => "see docs/files.md for the cap per kind of file",
+            Refusal::Io { .. } => "check that the file is readable",
+        };
+        Diagnostic::new(
+            Code::for_refusal(refusal),
+            file,
+            excerpt(&refusal.to_string(), MESSAGE_MAX_CHARS),
+        )
+        .with_hint(hint)
+    }
+
     /// Finds the line and column of `yaml_path` in `src` (best effort).
     pub fn located_in(mut self, src: &str) -> Diagnostic {
         if self.location.is_none() {
@@ -252,6 +322,12 @@ impl Diagnostic {
         };
         // The legacy alias is accepted on input but never printed.
         let message = plain_expectation(&e.message.replace("`active_refusal_or_defer`, ", ""));
+        // The message may quote the offending value (a whole file, when a
+        // descriptor is a link to one): keep a short, escaped excerpt only.
+        let message = excerpt(
+            &shorten_quoted(&message, VALUE_MAX_CHARS),
+            MESSAGE_MAX_CHARS,
+        );
         let mut d = Diagnostic::new(code, file, message).at_path(e.path.clone());
         d.location = e.location;
         d.hint = match code {
@@ -286,6 +362,66 @@ impl std::fmt::Display for Diagnostic {
         }
         Ok(())
     }
+}
+
+/// The most characters of a quoted value a diagnostic repeats (longer than
+/// any name kvlower knows, so "expected one of" lists stay whole).
+pub const VALUE_MAX_CHARS: usize = 64;
+/// The most characters of a whole diagnostic message (a backstop: the
+/// longest "expected one of" list is under 1,000).
+pub const MESSAGE_MAX_CHARS: usize = 2000;
+
+/// `text` with control characters escaped (no line breaks or terminal
+/// escapes reach a CI log) and cut to `max` characters, marked with `…`.
+pub fn excerpt(text: &str, max: usize) -> String {
+    let mut out = String::new();
+    for (n, c) in text.chars().enumerate() {
+        if n == max {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Cuts every `"…"`- or backtick-quoted span of `message` longer than `max`
+/// characters to its first `max` characters. serde quotes values with Rust
+/// string escapes, so `\"` inside a span does not end it.
+fn shorten_quoted(message: &str, max: usize) -> String {
+    let mut out = String::with_capacity(message.len().min(4 * max));
+    let mut chars = message.chars();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if c != '"' && c != '`' {
+            continue;
+        }
+        let close = c;
+        let mut kept = 0usize;
+        let mut escaped = false;
+        let mut cut = false;
+        for d in chars.by_ref() {
+            if d == close && !escaped {
+                if cut {
+                    out.push('…');
+                }
+                out.push(d);
+                break;
+            }
+            escaped = close == '"' && d == '\\' && !escaped;
+            if kept < max {
+                out.push(d);
+                kept += 1;
+            } else {
+                cut = true;
+            }
+        }
+    }
+    out
 }
 
 /// Says "a mapping" where serde names a Rust type ("expected struct NonClaims").
@@ -456,6 +592,21 @@ mod tests {
             "unknown variant `claim_identiy`, expected one of `claim_identity`, `explicit_acceptance`",
         );
         assert_eq!(hint.as_deref(), Some("did you mean `claim_identity`?"));
+    }
+
+    #[test]
+    fn quoted_values_are_cut_and_escaped() {
+        let secret = "root:x:0:0:root:/root:/bin/bash\\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\\nbin:x:2:2";
+        let message = format!("invalid type: string \"{secret}\", expected a mapping");
+        let short = shorten_quoted(&message, VALUE_MAX_CHARS);
+        assert!(!short.contains("nologin"), "{short}");
+        assert!(short.ends_with("…\", expected a mapping"), "{short}");
+        assert_eq!(
+            shorten_quoted("unknown field `ab`, expected `c`", 1),
+            "unknown field `a…`, expected `c`"
+        );
+        assert_eq!(excerpt("a\nb\u{1b}[31m", 100), "a\\nb\\u{1b}[31m");
+        assert_eq!(excerpt("abcdef", 3), "abc…");
     }
 
     #[test]

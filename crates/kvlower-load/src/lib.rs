@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use kvlower_core::anchoring::JoinDocumentFacts;
 use kvlower_core::descriptor::{AnchorDefect, ClaimedVerdict, Environment, RepoFile};
 use kvlower_core::{Catalog, CatalogDoc, Descriptor};
+pub use kvlower_fs::{FileKind, Refusal};
 
 pub mod diagnostic;
 mod validate;
@@ -58,12 +59,14 @@ pub enum LoadFailure {
 pub fn load_repository(root: &Path) -> Result<(Repository, Vec<Diagnostic>), LoadFailure> {
     let mut diagnostics = Vec::new();
     let catalog = load_catalog(root, &mut diagnostics);
-    let files = descriptor_files(root).map_err(|d| LoadFailure::Invalid(vec![*d]))?;
-    if files.is_empty() {
+    let (files, misnamed) = descriptor_files(root).map_err(|d| LoadFailure::Invalid(vec![*d]))?;
+    // Only misnamed descriptors is not "no descriptors": they are findings.
+    if files.is_empty() && misnamed.is_empty() {
         return Err(LoadFailure::NoDescriptors {
             dir: root.join(CAPABILITIES_DIR),
         });
     }
+    diagnostics.extend(misnamed);
     let Some(catalog) = catalog else {
         diagnostics.sort();
         return Err(LoadFailure::Invalid(diagnostics));
@@ -123,12 +126,15 @@ pub fn load_descriptor(
     (diagnostics.len() == before).then_some(descriptor)
 }
 
-/// The descriptor files under `root/capabilities`, relative, sorted.
-pub fn descriptor_files(root: &Path) -> Result<Vec<String>, Box<Diagnostic>> {
+/// The descriptor files under `root/capabilities`, relative, sorted, and a
+/// finding for every `*.yaml` name that cannot be named safely (not UTF-8, or
+/// with control characters): such a file is reported, never silently skipped,
+/// so an invalid descriptor cannot pass `check` by its name.
+pub fn descriptor_files(root: &Path) -> Result<(Vec<String>, Vec<Diagnostic>), Box<Diagnostic>> {
     let dir = root.join(CAPABILITIES_DIR);
     let entries = match std::fs::read_dir(&dir) {
         Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), Vec::new())),
         Err(e) => {
             return Err(Box::new(Diagnostic::new(
                 Code::UnreadableFile,
@@ -137,32 +143,69 @@ pub fn descriptor_files(root: &Path) -> Result<Vec<String>, Box<Diagnostic>> {
             )));
         }
     };
-    let mut files: Vec<String> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
+    let mut files = Vec::new();
+    let mut findings = Vec::new();
+    for entry in entries {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                findings.push(Diagnostic::new(
+                    Code::UnreadableFile,
+                    CAPABILITIES_DIR,
+                    format!("cannot list the directory: {e}"),
+                ));
+                continue;
+            }
+        };
+        let name = entry.file_name();
+        let lossy = name.to_string_lossy();
         // Anything named *.yaml is read, so a broken link or a directory with that
         // name is reported (unreadable-file) rather than silently skipped.
-        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")))
-        .filter_map(|p| p.file_name().and_then(|n| n.to_str()).map(str::to_string))
-        .map(|name| format!("{CAPABILITIES_DIR}/{name}"))
-        .collect();
+        if !(lossy.ends_with(".yaml") || lossy.ends_with(".yml")) {
+            continue;
+        }
+        match name.to_str() {
+            Some(name) if !name.chars().any(char::is_control) => {
+                files.push(format!("{CAPABILITIES_DIR}/{name}"));
+            }
+            _ => findings.push(
+                Diagnostic::new(
+                    Code::InvalidFileName,
+                    format!(
+                        "{CAPABILITIES_DIR}/{}",
+                        diagnostic::excerpt(&lossy, diagnostic::VALUE_MAX_CHARS)
+                    ),
+                    "the file name is not UTF-8 or contains control characters; the descriptor is not read",
+                )
+                .with_hint("rename the file (letters, digits, `-`, `_`, `.`)"),
+            ),
+        }
+    }
     files.sort();
-    Ok(files)
+    findings.sort();
+    Ok((files, findings))
 }
 
-/// Reads a UTF-8 text file, reporting unreadable, non-UTF-8 and empty files.
+/// Reads a UTF-8 text file, reporting refused (see [`kvlower_fs`]),
+/// non-UTF-8 and empty files.
+///
+/// Confined to `root`; an empty `root` means `rel` was given on the command
+/// line and is read as is (still regular files only, still capped).
 pub fn read_source(root: &Path, rel: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<String> {
-    let bytes = match std::fs::read(root.join(rel)) {
+    let kind = if rel == MODES_PATH {
+        FileKind::Catalog
+    } else {
+        FileKind::Descriptor
+    };
+    let read = if root.as_os_str().is_empty() {
+        kvlower_fs::read_path(Path::new(rel), kind)
+    } else {
+        kvlower_fs::read_confined(root, rel, kind)
+    };
+    let bytes = match read {
         Ok(bytes) => bytes,
-        Err(e) => {
-            diagnostics.push(
-                Diagnostic::new(
-                    Code::UnreadableFile,
-                    rel,
-                    format!("cannot read the file: {e}"),
-                )
-                .with_hint("check that the file exists and is readable"),
-            );
+        Err(refusal) => {
+            diagnostics.push(Diagnostic::refused(rel, &refusal));
             return None;
         }
     };

@@ -14,7 +14,7 @@ use kvlower_audit::{Audit, BAD_LOWERING_DIR, CaseSource};
 use kvlower_load::{Code, Diagnostic, FsEnvironment, LoadFailure, Repository, load_repository};
 
 use crate::Exit;
-use crate::cmd::matrix::write_if_changed;
+use crate::cmd::matrix::{report_outcome, write_set};
 use crate::results::GeneratedFile;
 
 #[derive(Debug, clap::Args)]
@@ -41,21 +41,33 @@ pub fn read_cases(root: &Path) -> Option<Vec<CaseSource>> {
             contents: String::new(),
         }]);
     };
+    // Every `*.yaml` entry is handed on, including a FIFO, device, link out of
+    // the root or oddly named file: `kvlower_fs` refuses to read it (without
+    // blocking) and the empty contents make it a case error, never a skip.
     let mut cases: Vec<CaseSource> = entries
         .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.is_file())
-        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")))
-        .filter_map(|p| {
-            let name = p.file_name()?.to_str()?.to_string();
-            Some(CaseSource {
-                path: format!("{BAD_LOWERING_DIR}/{name}"),
-                contents: std::fs::read_to_string(&p).unwrap_or_default(),
-            })
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".yaml") || name.ends_with(".yml"))
+        .map(|name| {
+            let path = format!("{BAD_LOWERING_DIR}/{name}");
+            let contents = read_case(root, &path);
+            CaseSource {
+                path: kvlower_load::diagnostic::excerpt(&path, 200),
+                contents,
+            }
         })
         .collect();
     cases.sort_by(|a, b| a.path.cmp(&b.path));
     Some(cases)
+}
+
+/// A case file's text, or empty when it is refused, unreadable or not UTF-8
+/// (a non-UTF-8 name reads as a missing file, since `\u{fffd}` replaced a byte).
+fn read_case(root: &Path, rel: &str) -> String {
+    kvlower_fs::read_confined(root, rel, kvlower_fs::FileKind::BadLoweringCase)
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .unwrap_or_default()
 }
 
 /// Runs every audit suite over a loaded repository.
@@ -70,9 +82,9 @@ pub fn audit(repo: &Repository) -> Audit {
     Audit::run(&repo.catalog, &descriptors, &env, cases.as_deref())
 }
 
-/// The audit results, for [`crate::results::generate`].
-pub fn generated_files(repo: &Repository) -> Vec<GeneratedFile> {
-    audit(repo)
+/// The result files of an audit already run, for [`crate::results::generate`].
+pub fn audit_files(audit: &Audit) -> Vec<GeneratedFile> {
+    audit
         .files()
         .into_iter()
         .map(|f| GeneratedFile {
@@ -82,9 +94,10 @@ pub fn generated_files(repo: &Repository) -> Vec<GeneratedFile> {
         .collect()
 }
 
-/// One `check` finding per way an audit suite does not pass.
-pub fn suite_diagnostics(repo: &Repository) -> Vec<Diagnostic> {
-    audit(repo)
+/// One `check` finding per way an audit suite does not pass (from an audit
+/// already run: the suites are the most expensive part of `check`).
+pub fn audit_diagnostics(audit: &Audit) -> Vec<Diagnostic> {
+    audit
         .failures()
         .into_iter()
         .map(|(path, message)| {
@@ -128,14 +141,17 @@ pub fn run(
         return Ok(Exit::Usage);
     }
     let suite = kvlower_audit::bad_lowering::run(&repo.catalog, &cases, &env);
-    for (path, contents) in [
-        (kvlower_audit::BAD_LOWERING_JSON, suite.json()),
-        (kvlower_audit::BAD_LOWERING_MD, suite.markdown()),
-    ] {
-        if write_if_changed(&args.root.join(path), &contents)? {
-            writeln!(out, "wrote {path}")?;
-        }
-    }
+    let files = [
+        GeneratedFile {
+            path: kvlower_audit::BAD_LOWERING_JSON,
+            contents: suite.json(),
+        },
+        GeneratedFile {
+            path: kvlower_audit::BAD_LOWERING_MD,
+            contents: suite.markdown(),
+        },
+    ];
+    report_outcome(&write_set(&args.root, &files)?, out)?;
     for c in &suite.cases {
         writeln!(
             out,

@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 use kvlower_load::{CAPABILITIES_DIR, Code, Diagnostic, LoadFailure, load_repository};
 
 use crate::Exit;
+use crate::cmd::matrix::{GENERATED_DIRS, JOURNAL, STAGE_PREFIX};
 use crate::output::{ColorChoice, Format, ReportOptions, report, report_error, sarif};
-use crate::results::{GeneratedFile, generate};
+use crate::results::{GeneratedFile, generate_with};
 
 /// `check`'s output formats: every shared one, plus SARIF for code scanning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -95,20 +96,25 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
         }
     };
     let mut diffs = String::new();
+    let human = matches!(args.format, CheckFormat::Human | CheckFormat::Github);
+    let want_diffs = human && !args.quiet;
     if diagnostics.is_empty() {
-        for file in generate(&repo) {
-            if let Some(d) = freshness(&repo.root, &file, &mut diffs) {
+        let audit = crate::cmd::bad_lowering::audit(&repo);
+        let generated = generate_with(&repo, &audit);
+        for file in &generated {
+            let sink = want_diffs.then_some(&mut diffs);
+            if let Some(d) = freshness(&repo.root, file, sink) {
                 diagnostics.push(d);
             }
         }
-        diagnostics.extend(crate::cmd::bad_lowering::suite_diagnostics(&repo));
+        diagnostics.extend(stray_files(&repo.root, &generated));
+        diagnostics.extend(crate::cmd::bad_lowering::audit_diagnostics(&audit));
     }
     if args.require_verified {
         diagnostics.extend(cited_positives(&repo));
     }
     diagnostics.sort();
-    let human = matches!(args.format, CheckFormat::Human | CheckFormat::Github);
-    if human && !args.quiet && !diffs.is_empty() {
+    if want_diffs && !diffs.is_empty() {
         write!(err, "{diffs}")?;
     }
     let stale = diagnostics
@@ -178,33 +184,45 @@ fn descriptor_counts(
     (found.len(), invalid.len())
 }
 
-/// Compares one generated file with the committed one; appends a unified diff when stale.
-fn freshness(root: &Path, file: &GeneratedFile, diffs: &mut String) -> Option<Diagnostic> {
-    let Ok(bytes) = std::fs::read(root.join(file.path)) else {
-        return Some(
-            Diagnostic::new(
-                Code::MissingResult,
-                file.path,
-                "generated result is not committed",
-            )
-            .with_hint("run `kvlower matrix`"),
-        );
+/// Above this many lines (committed plus regenerated) a stale result gets a
+/// summary instead of a diff: a garbage or shuffled file would otherwise cost
+/// minutes of diffing for output nobody reads.
+pub const DIFF_MAX_LINES: usize = 20_000;
+/// The diff gives up on finding a minimal edit script after this long (it
+/// still prints a correct, if longer, diff).
+pub const DIFF_DEADLINE: std::time::Duration = std::time::Duration::from_millis(500);
+/// At most this many diff lines are printed per file.
+pub const DIFF_MAX_PRINTED_LINES: usize = 400;
+
+/// Compares one generated file with the committed one; appends a bounded
+/// unified diff (or a summary) when stale and `diffs` is wanted. With
+/// `diffs == None` (`-q`, `--format json`) no diff is computed at all.
+pub fn freshness(
+    root: &Path,
+    file: &GeneratedFile,
+    diffs: Option<&mut String>,
+) -> Option<Diagnostic> {
+    let bytes = match kvlower_fs::read_confined(root, file.path, kvlower_fs::FileKind::Result) {
+        Ok(bytes) => bytes,
+        Err(kvlower_fs::Refusal::Missing { .. }) => {
+            return Some(
+                Diagnostic::new(
+                    Code::MissingResult,
+                    file.path,
+                    "generated result is not committed",
+                )
+                .with_hint("run `kvlower matrix`"),
+            );
+        }
+        // Unreadable, a link out of the root, a FIFO, too large: say so.
+        Err(refusal) => return Some(Diagnostic::refused(file.path, &refusal)),
     };
-    let committed = String::from_utf8_lossy(&bytes);
-    if committed == file.contents {
+    if bytes == file.contents.as_bytes() {
         return None;
     }
-    let diff = similar::TextDiff::from_lines(committed.as_ref(), &file.contents);
-    diffs.push_str(
-        &diff
-            .unified_diff()
-            .context_radius(2)
-            .header(
-                &format!("a/{} (committed)", file.path),
-                &format!("b/{} (regenerated)", file.path),
-            )
-            .to_string(),
-    );
+    if let Some(diffs) = diffs {
+        diffs.push_str(&bounded_diff(file.path, &bytes, &file.contents));
+    }
     Some(
         Diagnostic::new(
             Code::StaleResult,
@@ -213,6 +231,87 @@ fn freshness(root: &Path, file: &GeneratedFile, diffs: &mut String) -> Option<Di
         )
         .with_hint("run `kvlower matrix` and commit the result"),
     )
+}
+
+/// A unified diff of `committed` against `regenerated`, bounded in time
+/// ([`DIFF_DEADLINE`]), input ([`DIFF_MAX_LINES`]) and output
+/// ([`DIFF_MAX_PRINTED_LINES`]).
+pub fn bounded_diff(path: &str, committed: &[u8], regenerated: &str) -> String {
+    let committed = String::from_utf8_lossy(committed);
+    let old_lines = committed.lines().count();
+    let new_lines = regenerated.lines().count();
+    if old_lines + new_lines > DIFF_MAX_LINES {
+        return format!(
+            "--- a/{path} (committed): {old_lines} lines, {} bytes\n\
+             +++ b/{path} (regenerated): {new_lines} lines, {} bytes\n\
+             (diff not shown: more than {DIFF_MAX_LINES} lines in all)\n",
+            committed.len(),
+            regenerated.len()
+        );
+    }
+    let diff = similar::TextDiff::configure()
+        .algorithm(similar::Algorithm::Myers)
+        .timeout(DIFF_DEADLINE)
+        .diff_lines(committed.as_ref(), regenerated);
+    let text = diff
+        .unified_diff()
+        .context_radius(2)
+        .header(
+            &format!("a/{path} (committed)"),
+            &format!("b/{path} (regenerated)"),
+        )
+        .to_string();
+    let total = text.lines().count();
+    if total <= DIFF_MAX_PRINTED_LINES {
+        return text;
+    }
+    let mut out: String = text
+        .lines()
+        .take(DIFF_MAX_PRINTED_LINES)
+        .flat_map(|l| [l, "\n"])
+        .collect();
+    out.push_str(&format!(
+        "... {} more diff line(s) not shown\n",
+        total - DIFF_MAX_PRINTED_LINES
+    ));
+    out
+}
+
+/// A `stray-file` finding for every entry of `results/` and `schemas/` that
+/// is not in `generated` (leftover temporary files, an interrupted run's
+/// journal, hand-added files): `git add results/` would commit them.
+pub fn stray_files(root: &Path, generated: &[GeneratedFile]) -> Vec<Diagnostic> {
+    let mut findings = Vec::new();
+    for dir in GENERATED_DIRS {
+        let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let rel = format!("{dir}/{name}");
+            if generated.iter().any(|f| f.path == rel) {
+                continue;
+            }
+            let shown = kvlower_load::diagnostic::excerpt(&rel, 200);
+            let hint = if rel == JOURNAL || name.starts_with(STAGE_PREFIX) {
+                "an interrupted `kvlower matrix` left it; run `kvlower matrix` to complete the set"
+            } else if name.starts_with(".tmp") {
+                "a leftover temporary file; run `kvlower matrix` (which removes it) or delete it"
+            } else {
+                "kvlower matrix does not generate it; delete it or move it out of this directory"
+            };
+            findings.push(
+                Diagnostic::new(
+                    Code::StrayFile,
+                    shown,
+                    format!("{dir}/ holds only generated files; this one is not generated"),
+                )
+                .with_hint(hint),
+            );
+        }
+    }
+    findings
 }
 
 /// `--require-verified`: one finding per positive row that rests on a cited
