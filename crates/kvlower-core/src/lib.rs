@@ -9,6 +9,7 @@
 //! Fail-closed is the design rule: a missing, unanchored, ambiguous or
 //! mis-scoped input can only remove a candidate from the judgment, never add one.
 
+pub mod baseline;
 pub mod catalog;
 pub mod descriptor;
 pub mod judgment;

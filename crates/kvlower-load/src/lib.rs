@@ -88,12 +88,23 @@ pub fn load_repository(root: &Path) -> Result<(Repository, Vec<Diagnostic>), Loa
     ))
 }
 
-/// Reads and validates `modes/modes.yaml`, pushing diagnostics on failure.
+/// Reads and validates `modes/modes.yaml` and holds it to the built-in
+/// baseline: a weakening or an alias is a finding and gives no catalog (so
+/// nothing is judged under it). Pushes diagnostics on failure.
 pub fn load_catalog(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Option<Catalog> {
+    let (catalog, src) = read_catalog(root, diagnostics)?;
+    let before = diagnostics.len();
+    floor_findings(&catalog, &src, diagnostics);
+    (diagnostics.len() == before).then_some(catalog)
+}
+
+/// Reads, parses and validates `modes/modes.yaml` without comparing it to the
+/// baseline (what `kvlower catalog diff` shows); returns the catalog and its text.
+pub fn read_catalog(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Option<(Catalog, String)> {
     let src = read_source(root, MODES_PATH, diagnostics)?;
     let doc: CatalogDoc = parse_yaml(MODES_PATH, &src, diagnostics)?;
     match Catalog::new(doc) {
-        Ok(catalog) => Some(catalog),
+        Ok(catalog) => Some((catalog, src)),
         Err(errors) => {
             for e in errors {
                 diagnostics.push(
@@ -104,6 +115,49 @@ pub fn load_catalog(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Option<Ca
             }
             None
         }
+    }
+}
+
+/// The catalog's findings against the floor: every YAML alias (two modes or
+/// depths must not share one spec) and every weakening of the baseline, each
+/// located at its mode, depth or list in `modes/modes.yaml`.
+pub fn floor_findings(catalog: &Catalog, src: &str, diagnostics: &mut Vec<Diagnostic>) {
+    if let Ok(structure) = yaml::structure(src) {
+        for alias in &structure.aliases {
+            let shared = match alias.path.split('.').collect::<Vec<_>>().as_slice() {
+                ["modes", _] => "two modes would share one spec",
+                ["depths", _] => "two depths would share one spec",
+                _ => "a shared node would change in every place at once",
+            };
+            diagnostics.push(
+                Diagnostic::new(
+                    Code::CatalogAlias,
+                    MODES_PATH,
+                    format!(
+                        "`{}` is an alias of `{}` (line {}): {shared}",
+                        alias.path, alias.anchor_path, alias.anchor_location.0
+                    ),
+                )
+                .at_path(alias.path.clone())
+                .at(alias.location.0, alias.location.1)
+                .with_hint("write the spec out in full; the catalog is the trust root and is reviewed line by line"),
+            );
+        }
+    }
+    for change in catalog.changes() {
+        if change.direction != kvlower_core::baseline::Direction::Weakened {
+            continue;
+        }
+        diagnostics.push(
+            Diagnostic::new(
+                Code::CatalogWeakened,
+                MODES_PATH,
+                format!("{}: {} ({})", change.path, change.what, change.source),
+            )
+            .at_path(change.path.clone())
+            .located_in(src)
+            .with_hint("the built-in baseline is the floor: restore the entry (a stricter catalog is fine); `kvlower catalog diff` lists every difference"),
+        );
     }
 }
 
@@ -207,10 +261,10 @@ pub fn parse_yaml<T: serde::de::DeserializeOwned>(
     src: &str,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<T> {
-    match yaml::from_str::<T>(src) {
+    match yaml::from_str_all::<T>(src) {
         Ok(value) => Some(value),
-        Err(e) => {
-            diagnostics.push(Diagnostic::from_yaml_error(rel, &e));
+        Err(errors) => {
+            diagnostics.extend(errors.iter().map(|e| Diagnostic::from_yaml_error(rel, e)));
             None
         }
     }
