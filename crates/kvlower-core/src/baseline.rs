@@ -174,7 +174,7 @@ pub const MODES: [BaselineMode; 7] = [
         ],
         enforcement_critical: &[],
         required_atoms: &[],
-        accepted_evidence: "route decision, placement and later reuse attributed to the accepted claim",
+        accepted_evidence: "route decision, placement and later reuse success/failure attributed to the accepted claim",
         rejected_false_positive: "KV-overlap routing score or worker choice alone",
         source: TABLE1,
         critical_source: NO_CRITICAL,
@@ -576,8 +576,10 @@ pub struct CatalogChange {
     pub direction: Direction,
     /// YAML path of the mode, depth, gate or list concerned (`modes.hard_protected.obligations`).
     pub path: String,
-    /// What changed, e.g. "removed `footprint_accounting` from the bundle".
+    /// What changed, e.g. "removed from the bundle O[m]".
     pub what: String,
+    /// The item concerned, e.g. `footprint_accounting`.
+    pub item: String,
     /// The paper section or table the baseline entry comes from.
     pub source: &'static str,
 }
@@ -589,7 +591,11 @@ impl std::fmt::Display for CatalogChange {
             Direction::Strengthened => "strengthened",
             Direction::Neutral => "changed",
         };
-        write!(f, "{word} `{}`: {} ({})", self.path, self.what, self.source)
+        write!(
+            f,
+            "{word} `{}`: {} `{}` ({})",
+            self.path, self.what, self.item, self.source
+        )
     }
 }
 
@@ -601,11 +607,12 @@ fn set<T: Ord + Copy>(v: &[T]) -> BTreeSet<T> {
 /// plus neutral signal changes; sorted by direction (weakenings first), then path.
 pub fn compare(loaded: &CatalogDoc) -> Vec<CatalogChange> {
     let mut out = Vec::new();
-    let mut push = |direction, path: String, what: String, source: &'static str| {
+    let mut push = |direction, path: String, what: String, item: String, source: &'static str| {
         out.push(CatalogChange {
             direction,
             path,
             what,
+            item,
             source,
         })
     };
@@ -649,7 +656,8 @@ pub fn compare(loaded: &CatalogDoc) -> Vec<CatalogChange> {
                 push(
                     Weakened,
                     format!("{path}.{field}"),
-                    format!("removed `{gone}` from {label}"),
+                    format!("removed from {label}"),
+                    gone.to_string(),
                     source,
                 );
             }
@@ -657,7 +665,8 @@ pub fn compare(loaded: &CatalogDoc) -> Vec<CatalogChange> {
                 push(
                     Strengthened,
                     format!("{path}.{field}"),
-                    format!("added `{extra}` to {label}"),
+                    format!("added to {label}"),
+                    extra.to_string(),
                     source,
                 );
             }
@@ -670,7 +679,8 @@ pub fn compare(loaded: &CatalogDoc) -> Vec<CatalogChange> {
             push(
                 Weakened,
                 "depths".into(),
-                format!("depth `{}` is not described", d.depth),
+                "depth not described".into(),
+                d.depth.to_string(),
                 d.source,
             );
             continue;
@@ -681,6 +691,7 @@ pub fn compare(loaded: &CatalogDoc) -> Vec<CatalogChange> {
                 Weakened,
                 format!("{path}.supplies_any"),
                 "may supply any obligation".into(),
+                "supplies_any".into(),
                 d.source,
             );
         }
@@ -692,7 +703,8 @@ pub fn compare(loaded: &CatalogDoc) -> Vec<CatalogChange> {
                     push(
                         Weakened,
                         format!("{path}.supplies"),
-                        format!("may now supply `{extra}`"),
+                        "may now supply".into(),
+                        extra.to_string(),
                         d.source,
                     );
                 }
@@ -702,7 +714,8 @@ pub fn compare(loaded: &CatalogDoc) -> Vec<CatalogChange> {
                     push(
                         Strengthened,
                         format!("{path}.supplies"),
-                        format!("may no longer supply `{gone}`"),
+                        "may no longer supply".into(),
+                        gone.to_string(),
                         d.source,
                     );
                 }
@@ -711,7 +724,8 @@ pub fn compare(loaded: &CatalogDoc) -> Vec<CatalogChange> {
             push(
                 Strengthened,
                 format!("{path}.supplies_any"),
-                format!("supplies only {}", list(&spec.supplies)),
+                "supplies only a list, not any obligation".into(),
+                list(&spec.supplies),
                 d.source,
             );
         }
@@ -724,7 +738,8 @@ pub fn compare(loaded: &CatalogDoc) -> Vec<CatalogChange> {
                     push(
                         Weakened,
                         format!("{path}.conditional"),
-                        format!("`{o}` no longer needs atom `{a}`"),
+                        format!("`{o}` no longer needs atom"),
+                        a.to_string(),
                         d.source,
                     );
                 }
@@ -741,7 +756,8 @@ pub fn compare(loaded: &CatalogDoc) -> Vec<CatalogChange> {
                 push(
                     Strengthened,
                     format!("{path}.conditional"),
-                    format!("`{o}` now needs atom `{a}`"),
+                    format!("`{o}` now needs atom"),
+                    a.to_string(),
                     d.source,
                 );
             }
@@ -753,7 +769,8 @@ pub fn compare(loaded: &CatalogDoc) -> Vec<CatalogChange> {
             push(
                 Weakened,
                 format!("{path}.preconditions"),
-                format!("removed precondition `{gone}`"),
+                "removed precondition".into(),
+                gone.to_string(),
                 d.preconditions_source,
             );
         }
@@ -761,7 +778,8 @@ pub fn compare(loaded: &CatalogDoc) -> Vec<CatalogChange> {
             push(
                 Strengthened,
                 format!("{path}.preconditions"),
-                format!("added precondition `{extra}`"),
+                "added precondition".into(),
+                extra.to_string(),
                 d.preconditions_source,
             );
         }
@@ -777,7 +795,8 @@ pub fn compare(loaded: &CatalogDoc) -> Vec<CatalogChange> {
             push(
                 Weakened,
                 "forbidden_lowerings".into(),
-                format!("removed the forbidden lowering `{p}` as `{m}`"),
+                "removed forbidden lowering".into(),
+                format!("{p} as {m}"),
                 source,
             );
         }
@@ -787,7 +806,8 @@ pub fn compare(loaded: &CatalogDoc) -> Vec<CatalogChange> {
             push(
                 Strengthened,
                 "forbidden_lowerings".into(),
-                format!("added the forbidden lowering `{p}` as `{m}`"),
+                "added forbidden lowering".into(),
+                format!("{p} as {m}"),
                 "paper §9 (a forbidden lowering is rejected)",
             );
         }
@@ -805,7 +825,8 @@ pub fn compare(loaded: &CatalogDoc) -> Vec<CatalogChange> {
             push(
                 Weakened,
                 path.clone(),
-                format!("the gate now witnesses `{extra}`"),
+                "the gate now witnesses".into(),
+                extra.to_string(),
                 source,
             );
         }
@@ -813,7 +834,8 @@ pub fn compare(loaded: &CatalogDoc) -> Vec<CatalogChange> {
             push(
                 Strengthened,
                 path.clone(),
-                format!("the gate no longer witnesses `{gone}`"),
+                "the gate no longer witnesses".into(),
+                gone.to_string(),
                 source,
             );
         }
@@ -824,10 +846,8 @@ pub fn compare(loaded: &CatalogDoc) -> Vec<CatalogChange> {
         push(
             Weakened,
             "join_documents.depth".into(),
-            format!(
-                "join documents filed at `{}` instead of `{depth}`",
-                loaded.join_documents.depth
-            ),
+            format!("join documents filed instead of at `{depth}` at"),
+            loaded.join_documents.depth.to_string(),
             source,
         );
     }
@@ -837,7 +857,8 @@ pub fn compare(loaded: &CatalogDoc) -> Vec<CatalogChange> {
         push(
             Weakened,
             "join_documents.witnesses".into(),
-            format!("a join document now witnesses `{extra}`"),
+            "a join document now witnesses".into(),
+            extra.to_string(),
             source,
         );
     }
@@ -845,7 +866,8 @@ pub fn compare(loaded: &CatalogDoc) -> Vec<CatalogChange> {
         push(
             Strengthened,
             "join_documents.witnesses".into(),
-            format!("a join document no longer witnesses `{gone}`"),
+            "a join document no longer witnesses".into(),
+            gone.to_string(),
             source,
         );
     }
@@ -861,11 +883,8 @@ pub fn compare(loaded: &CatalogDoc) -> Vec<CatalogChange> {
             push(
                 Neutral,
                 format!("signals.{signal}.suggests"),
-                format!(
-                    "suggests {} instead of {}",
-                    list(&now.into_iter().collect::<Vec<_>>()),
-                    list(suggests)
-                ),
+                format!("suggests instead of {}", list(suggests)),
+                list(&now.into_iter().collect::<Vec<_>>()),
                 "paper §4, Table 2 rule 1 (signals only make a row approximate)",
             );
         }

@@ -144,20 +144,37 @@ pub fn floor_findings(catalog: &Catalog, src: &str, diagnostics: &mut Vec<Diagno
             );
         }
     }
+    // One finding per list: "removed from the bundle O[m]: `a`, `b`".
+    let mut grouped: BTreeMap<(String, String, &'static str), Vec<String>> = BTreeMap::new();
     for change in catalog.changes() {
-        if change.direction != kvlower_core::baseline::Direction::Weakened {
-            continue;
+        if change.direction == kvlower_core::baseline::Direction::Weakened {
+            grouped
+                .entry((change.path, change.what, change.source))
+                .or_default()
+                .push(format!("`{}`", change.item));
         }
-        diagnostics.push(
-            Diagnostic::new(
-                Code::CatalogWeakened,
-                MODES_PATH,
-                format!("{}: {} ({})", change.path, change.what, change.source),
-            )
-            .at_path(change.path.clone())
-            .located_in(src)
-            .with_hint("the built-in baseline is the floor: restore the entry (a stricter catalog is fine); `kvlower catalog diff` lists every difference"),
-        );
+    }
+    let structure = yaml::structure(src).unwrap_or_default();
+    for ((path, what, source), items) in grouped {
+        let mut d = Diagnostic::new(
+            Code::CatalogWeakened,
+            MODES_PATH,
+            format!("{path}: {what}: {} ({source})", items.join(", ")),
+        )
+        .at_path(path.clone())
+        .with_hint("the built-in baseline is the floor: restore the entry (a stricter catalog is fine); `kvlower catalog diff` lists every difference");
+        // The list itself, or the mode/depth it belongs to when the list was removed.
+        let mut at = path.as_str();
+        d.location = loop {
+            if let Some(loc) = structure.location_of(at) {
+                break Some(loc);
+            }
+            match at.rfind('.') {
+                Some(dot) => at = &at[..dot],
+                None => break None,
+            }
+        };
+        diagnostics.push(d);
     }
 }
 
