@@ -470,3 +470,112 @@ mod properties {
         );
     }
 }
+
+// ---------------------------------------------------------------- the CLI
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read_dir").flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            copy_dir(&path, &to.join(entry.file_name()));
+        } else {
+            std::fs::copy(&path, to.join(entry.file_name())).expect("copy");
+        }
+    }
+}
+
+/// A copy of the repository's inputs and generated results.
+fn sandbox() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for sub in [
+        "modes",
+        "capabilities",
+        "results",
+        "schemas",
+        "bad_lowering",
+    ] {
+        copy_dir(&repo_root().join(sub), &dir.path().join(sub));
+    }
+    dir
+}
+
+#[test]
+fn catalog_diff_lists_each_difference_with_its_line() {
+    let root = repo_root().display().to_string();
+    let run = kvlower(&["catalog", "diff", "--root", &root]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("equals the built-in baseline"),
+        "{}",
+        run.stdout
+    );
+
+    // A stricter local catalog: listed, accepted.
+    let dir = sandbox();
+    let modes = dir.path().join("modes/modes.yaml");
+    let text = std::fs::read_to_string(&modes).expect("read").replace(
+        "    obligations: [claim_identity, materialization_predicate, claim_materialized_event, claim_scoped_telemetry]",
+        "    obligations: [claim_identity, materialization_predicate, claim_materialized_event, claim_scoped_telemetry, explicit_acceptance]",
+    );
+    std::fs::write(&modes, text).expect("write");
+    let root = dir.path().display().to_string();
+    let human = kvlower(&["catalog", "diff", "--root", &root]);
+    assert_eq!(human.code, 0, "{}", human.stderr);
+    insta::assert_snapshot!("catalog_diff_strengthened_human", human.stdout);
+    let json = kvlower(&["catalog", "diff", "--root", &root, "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).expect("json");
+    assert_eq!(doc["equals_baseline"], false);
+    assert_eq!(doc["changes"][0]["direction"], "strengthened");
+    assert_eq!(doc["changes"][0]["line"], 17);
+    let md = kvlower(&["catalog", "diff", "--root", &root, "--format", "markdown"]);
+    insta::assert_snapshot!("catalog_diff_strengthened_markdown", md.stdout);
+
+    // `matrix` under it records the local change; `check` is green.
+    assert_eq!(kvlower(&["matrix", "--root", &root]).code, 0);
+    let check = kvlower(&["check", "--root", &root]);
+    assert_eq!(check.code, 0, "{}", check.stderr);
+    let matrix =
+        std::fs::read_to_string(dir.path().join("results/lowering-matrix.md")).expect("md");
+    assert!(
+        matrix.contains("1 local change(s) from the built-in baseline"),
+        "{matrix}"
+    );
+
+    // A weaker one: listed, refused.
+    std::fs::write(&modes, fixture("gate_widened")).expect("write");
+    let weak = kvlower(&["catalog", "diff", "--root", &root]);
+    assert_eq!(weak.code, 1, "{}", weak.stdout);
+    assert!(
+        weak.stdout
+            .contains("modes/modes.yaml:202:3: weakened `trace_gates.connector_observation`"),
+        "{}",
+        weak.stdout
+    );
+}
+
+#[test]
+fn check_fails_when_the_matrix_was_judged_under_another_catalog() {
+    let dir = sandbox();
+    let path = dir.path().join("results/lowering-matrix.json");
+    let text = std::fs::read_to_string(&path).expect("read");
+    let digest = kvlower_load::load_repository(&repo_root())
+        .expect("loads")
+        .0
+        .catalog
+        .digest();
+    assert!(
+        text.contains(&digest),
+        "the matrix records the catalog digest"
+    );
+    std::fs::write(&path, text.replace(&digest, &"0".repeat(64))).expect("write");
+    let root = dir.path().display().to_string();
+    let run = kvlower(&["check", "--color", "never", "--root", &root]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .contains("results/lowering-matrix.json: error[catalog-mismatch]"),
+        "{}",
+        run.stderr
+    );
+}

@@ -154,7 +154,6 @@ pub fn floor_findings(catalog: &Catalog, src: &str, diagnostics: &mut Vec<Diagno
                 .push(format!("`{}`", change.item));
         }
     }
-    let structure = yaml::structure(src).unwrap_or_default();
     for ((path, what, source), items) in grouped {
         let mut d = Diagnostic::new(
             Code::CatalogWeakened,
@@ -163,18 +162,21 @@ pub fn floor_findings(catalog: &Catalog, src: &str, diagnostics: &mut Vec<Diagno
         )
         .at_path(path.clone())
         .with_hint("the built-in baseline is the floor: restore the entry (a stricter catalog is fine); `kvlower catalog diff` lists every difference");
-        // The list itself, or the mode/depth it belongs to when the list was removed.
-        let mut at = path.as_str();
-        d.location = loop {
-            if let Some(loc) = structure.location_of(at) {
-                break Some(loc);
-            }
-            match at.rfind('.') {
-                Some(dot) => at = &at[..dot],
-                None => break None,
-            }
-        };
+        d.location = catalog_location(src, &path);
         diagnostics.push(d);
+    }
+}
+
+/// Where `path` is in the catalog text: the list itself, or the mode or depth
+/// it belongs to when the list was left out.
+pub fn catalog_location(src: &str, path: &str) -> Option<(usize, usize)> {
+    let structure = yaml::structure(src).ok()?;
+    let mut at = path;
+    loop {
+        if let Some(loc) = structure.location_of(at) {
+            return Some(loc);
+        }
+        at = &at[..at.rfind('.')?];
     }
 }
 

@@ -48,6 +48,10 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
             }
         }
         diagnostics.extend(crate::cmd::bad_lowering::suite_diagnostics(&repo));
+        diagnostics.extend(crate::cmd::catalog::pin_diagnostic(
+            &repo.root,
+            &repo.catalog,
+        ));
     }
     diagnostics.sort();
     let human = matches!(args.report.format, Format::Human | Format::Github);

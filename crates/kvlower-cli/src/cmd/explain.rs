@@ -95,6 +95,17 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
                     writeln!(out, "{} @ {}: {}", j.mode, j.depth, label_text(j))?;
                 }
             } else {
+                let changes = catalog.changes();
+                if !changes.is_empty() {
+                    writeln!(
+                        out,
+                        "catalog: {} local change(s) from the built-in baseline (`kvlower catalog diff`):",
+                        changes.len()
+                    )?;
+                    for c in &changes {
+                        writeln!(out, "  {c}")?;
+                    }
+                }
                 write!(out, "{}", explain_human(&shown, &descriptor, &judgments))?;
             }
         }
