@@ -192,7 +192,56 @@ pub fn load_descriptor(
     let descriptor: Descriptor = parse_yaml(rel, &src, diagnostics)?;
     let before = diagnostics.len();
     validate::descriptor(rel, &src, &descriptor, catalog, env, diagnostics);
+    if let Ok(structure) = yaml::structure(&src) {
+        let found = diagnostics.split_off(before);
+        diagnostics.extend(once_per_aliased_defect(found, &structure));
+    }
     (diagnostics.len() == before).then_some(descriptor)
+}
+
+/// One finding per defect: an anchor defect of a node reused through YAML
+/// aliases is reported once, at the anchored node's definition, listing the
+/// places that use it (instead of once per use, each at the alias).
+fn once_per_aliased_defect(found: Vec<Diagnostic>, structure: &yaml::Structure) -> Vec<Diagnostic> {
+    let mut out: Vec<Diagnostic> = Vec::new();
+    let mut uses: Vec<Vec<String>> = Vec::new();
+    for mut d in found {
+        let anchor_code = matches!(
+            d.code,
+            Code::AnchorIncomplete | Code::AnchorFileMissing | Code::AnchorVerdictDisagrees
+        );
+        let used_at = d.yaml_path.clone();
+        let mut aliased = false;
+        if anchor_code && let Some(alias) = structure.alias_covering(&d.yaml_path) {
+            let rest = &d.yaml_path[alias.path.len()..];
+            d.yaml_path = format!("{}{rest}", alias.anchor_path);
+            d.location = structure
+                .location_of(&d.yaml_path)
+                .or(Some(alias.anchor_location));
+            aliased = true;
+        }
+        // The definition itself, or an earlier use, may already carry this defect.
+        let same = out
+            .iter()
+            .position(|o| o.code == d.code && o.yaml_path == d.yaml_path && o.message == d.message);
+        match same {
+            Some(i) if anchor_code => uses[i].push(used_at),
+            _ => {
+                uses.push(if aliased { vec![used_at] } else { Vec::new() });
+                out.push(d);
+            }
+        }
+    }
+    for (d, used) in out.iter_mut().zip(uses) {
+        if !used.is_empty() {
+            d.message = format!(
+                "{} (this anchored node is also used at {})",
+                d.message,
+                used.join(", ")
+            );
+        }
+    }
+    out
 }
 
 /// The descriptor files under `root/capabilities`, relative, sorted.
