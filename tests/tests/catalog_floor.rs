@@ -579,3 +579,84 @@ fn check_fails_when_the_matrix_was_judged_under_another_catalog() {
         run.stderr
     );
 }
+
+#[test]
+fn the_already_refused_edits_stay_refused() {
+    type Edit = fn(&mut CatalogDoc);
+    let cases: [(&str, Edit, &str); 5] = [
+        (
+            "an empty bundle",
+            |d| {
+                d.modes
+                    .get_mut(&Mode::BestEffort)
+                    .expect("mode")
+                    .obligations
+                    .clear()
+            },
+            "at least one obligation",
+        ),
+        (
+            "telemetry supplying enforcement",
+            |d| {
+                d.depths
+                    .get_mut(&Depth::TelemetryJoin)
+                    .expect("depth")
+                    .supplies
+                    .push(Obligation::BlockingClaimIds)
+            },
+            "telemetry cannot create enforcement",
+        ),
+        (
+            "an obligation listed twice",
+            |d| {
+                d.modes
+                    .get_mut(&Mode::BestEffort)
+                    .expect("mode")
+                    .obligations
+                    .push(Obligation::ClaimIdentity)
+            },
+            "listed twice",
+        ),
+        (
+            "supplies_any below backend_patch",
+            |d| {
+                d.depths
+                    .get_mut(&Depth::AllocatorHook)
+                    .expect("depth")
+                    .supplies_any = true
+            },
+            "only backend_patch may supply any obligation",
+        ),
+        (
+            "a join document witnessing enforcement",
+            |d| {
+                d.join_documents
+                    .witnesses
+                    .push(Obligation::ExplicitConflictAction)
+            },
+            "a join document may not witness",
+        ),
+    ];
+    for (what, edit, message) in cases {
+        let mut doc = baseline::doc();
+        edit(&mut doc);
+        let errors = Catalog::new(doc).expect_err(what);
+        assert!(
+            errors.iter().any(|e| e.message.contains(message)),
+            "{what}: {errors:?}"
+        );
+    }
+    // Merge keys and a second document are refused by the parser.
+    for (what, text) in [
+        (
+            "merge key",
+            "modes:\n  best_effort:\n    <<: {obligations: [claim_identity]}\n",
+        ),
+        ("two documents", "modes: {}\n---\nmodes: {}\n"),
+    ] {
+        assert!(
+            kvlower_load::yaml::from_str::<CatalogDoc>(text).is_err(),
+            "{what} accepted"
+        );
+    }
+}
