@@ -79,3 +79,25 @@ fn the_catalog_is_held_to_the_same_structure() {
         run.stderr
     );
 }
+
+#[test]
+fn an_aliased_anchor_defect_is_one_finding_at_its_definition() {
+    let dir = scratch_repo(&["capabilities"]);
+    let case = kvlower_tests::repo_root().join("tests/corpus/anchor_reused_through_aliases.yaml");
+    std::fs::copy(case, dir.path().join("capabilities/case.yaml")).expect("copy");
+    let root = dir.path().display().to_string();
+    let run = kvlower(&["check", "--color", "never", "--root", &root]);
+    let findings: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("error[anchor-incomplete]"))
+        .collect();
+    assert_eq!(findings.len(), 1, "{}", run.stderr);
+    assert!(
+        findings[0].starts_with("capabilities/case.yaml:8:5:")
+            && findings[0].contains("native[1].anchor, native[2].anchor, native[3].anchor")
+            && findings[0].ends_with("(at `native[0].anchor`)"),
+        "{}",
+        findings[0]
+    );
+}
