@@ -418,7 +418,8 @@ mod tests {
     fn every_duplicate_key_is_reported_at_its_own_line() {
         let src = "a:\n  x: 1\n  y: 2\n  x: 3\nb: 1\nb: 2\n";
         let errors = from_str_all::<serde_json::Value>(src).expect_err("duplicates");
-        let found: Vec<(&str, Option<(usize, usize)>, YamlErrorKind)> = errors
+        type Found<'a> = (&'a str, Option<(usize, usize)>, YamlErrorKind);
+        let found: Vec<Found<'_>> = errors
             .iter()
             .map(|e| (e.path.as_str(), e.location, e.kind))
             .collect();
