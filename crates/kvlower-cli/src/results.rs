@@ -62,6 +62,8 @@ pub struct JsonRow<'a> {
     pub depth: kvlower_core::Depth,
     pub label: Label,
     pub subtype: Option<kvlower_core::Subtype>,
+    /// Positive rows only: `verified` (every anchor re-run by `check`) or `cited`.
+    pub grade: Option<kvlower_core::Grade>,
     pub satisfied: Vec<&'static str>,
     pub missing: Vec<&'static str>,
     pub missing_atoms: Vec<&'static str>,
@@ -78,6 +80,8 @@ pub struct JsonEvidence {
     pub depth: String,
     pub path: String,
     pub anchor: String,
+    /// Whether `check` re-ran this evidence from files committed here.
+    pub rerun: bool,
 }
 
 fn json_row<'a>(row: &MatrixRow<'a>) -> JsonRow<'a> {
@@ -89,6 +93,7 @@ fn json_row<'a>(row: &MatrixRow<'a>) -> JsonRow<'a> {
         depth: j.depth,
         label: j.label,
         subtype: j.subtype,
+        grade: j.grade,
         satisfied: j.satisfied().map(|o| o.name()).collect(),
         missing: j.missing().map(|o| o.name()).collect(),
         missing_atoms: j.missing_atoms().map(|a| a.name()).collect(),
@@ -105,6 +110,7 @@ fn json_row<'a>(row: &MatrixRow<'a>) -> JsonRow<'a> {
                             depth: e.depth.to_string(),
                             path: e.path.clone(),
                             anchor: e.anchor.clone(),
+                            rerun: e.rerun,
                         },
                     )
                 })
@@ -200,7 +206,8 @@ pub fn matrix_markdown(rows: &[MatrixRow<'_>], catalog: &kvlower_core::Catalog) 
     }
     md.push_str("Labels: `native_sound`, `sound_with_adapter` (with subtype), `rejected`, `approximate`, `unknown`.\n");
     md.push_str("A positive label means every obligation is supported by curated, anchored evidence at the stated depth;\n");
-    md.push_str("it does not certify unaudited runtime paths.\n");
+    md.push_str("it does not certify unaudited runtime paths. The grade of a positive row says how it is backed:\n");
+    md.push_str("`verified` when `kvlower check` re-ran every anchor from files committed here, `cited` otherwise.\n");
     let counts = label_counts(rows);
     let _ = writeln!(
         md,
@@ -218,20 +225,21 @@ pub fn matrix_markdown(rows: &[MatrixRow<'_>], catalog: &kvlower_core::Catalog) 
             current = row.descriptor_path;
             let _ = writeln!(md, "\n## {} (`{}`)\n", runtime_name(row), current);
             md.push_str(
-                "| mode | depth | label | subtype | satisfied | missing | signals | why |\n",
+                "| mode | depth | label | subtype | grade | satisfied | missing | signals | why |\n",
             );
-            md.push_str("|---|---|---|---|---|---|---|---|\n");
+            md.push_str("|---|---|---|---|---|---|---|---|---|\n");
         }
         let j = &row.judgment;
         let mut missing: Vec<String> = j.missing().map(|o| o.code().to_string()).collect();
         missing.extend(j.missing_atoms().map(|a| a.name().to_string()));
         let _ = writeln!(
             md,
-            "| {} | {} | **{}** | {} | {} | {} | {} | {} |",
+            "| {} | {} | **{}** | {} | {} | {} | {} | {} | {} |",
             j.mode,
             j.depth,
             j.label,
             j.subtype.map_or("—".to_string(), |s| s.to_string()),
+            j.grade.map_or("—".to_string(), |g| g.to_string()),
             codes_or_dash(j.satisfied().map(|o| o.code().to_string()).collect()),
             codes_or_dash(missing),
             codes_or_dash(j.signals.iter().map(|s| s.to_string()).collect()),
@@ -282,12 +290,13 @@ pub fn central_table(rows: &[MatrixRow<'_>]) -> String {
             .filter(|r| r.judgment.label.is_positive())
             .map(|r| {
                 format!(
-                    "`{}` at `{}`: {}",
+                    "`{}` at `{}`: {} ({})",
                     r.judgment.mode,
                     r.judgment.depth,
                     r.judgment
                         .subtype
-                        .map_or(r.judgment.label.to_string(), |s| s.to_string())
+                        .map_or(r.judgment.label.to_string(), |s| s.to_string()),
+                    r.judgment.grade.map_or("—".to_string(), |g| g.to_string())
                 )
             })
             .collect();
