@@ -202,8 +202,9 @@ fn malformed_descriptors_are_located_findings() {
                 .replace("  version: '1'\n", "  version: '1'\n  version: '2'\n")
                 .into_bytes(),
             "duplicate-key",
-            "runtime",
-            Some(":2:3"),
+            "runtime.version",
+            // The duplicate's own line, not the mapping's start (issue 15 #10).
+            Some(":4:3"),
         ),
         (
             "unknown field",

@@ -70,6 +70,8 @@ enum Command {
     Gate(cmd::gate::GateArgs),
     /// Join a claim registry to a runtime's KV event stream (telemetry_join evidence)
     Join(cmd::join::JoinArgs),
+    /// Compare modes/modes.yaml with the built-in baseline catalog (`catalog diff`)
+    Catalog(cmd::catalog::CatalogArgs),
     /// Run the bad-lowering counterexamples (bad_lowering/*.yaml) through the real checker and gate
     BadLowering(cmd::bad_lowering::BadLoweringArgs),
 }
@@ -138,6 +140,7 @@ where
         Command::Gate(a) => cmd::gate::run(a, out, err),
         Command::Join(a) => cmd::join::run(a, out, err),
         Command::BadLowering(a) => cmd::bad_lowering::run(a, out, err),
+        Command::Catalog(a) => cmd::catalog::run(a, out, err),
     };
     match result {
         Ok(exit) => exit,

@@ -194,7 +194,9 @@ fn join_document_defects(
         AnchorUse::Obligation {
             obligation, depth, ..
         } => {
-            if depth != EvidenceDepth::Adapter(doc_depth) {
+            if depth != EvidenceDepth::Adapter(doc_depth)
+                || doc_depth != catalog.join_document_depth()
+            {
                 defects.push(AnchorDefect::JoinDocumentWrongDepth {
                     recorded: doc_depth,
                 });
@@ -224,10 +226,11 @@ fn join_document_defects(
     defects
 }
 
-/// What a join document may witness: what its depth (`telemetry_join`) may
-/// supply, never an enforcement obligation (fail-closed rule 6).
+/// What a join document may witness: the catalog's `join_documents` table
+/// (held to the built-in baseline: telemetry obligations only), never an
+/// enforcement obligation (fail-closed rule 6, in code as well).
 fn join_document_witnesses(catalog: &Catalog, obligation: Obligation) -> bool {
-    !obligation.is_enforcement() && catalog.depth_may_supply(Depth::TelemetryJoin, obligation)
+    !obligation.is_enforcement() && catalog.join_document_witnesses(obligation)
 }
 
 /// How strongly a positive row is backed.

@@ -24,6 +24,19 @@ pub struct CatalogDoc {
     /// Which obligations each trace gate's verdict can witness (evidence anchored
     /// to a gate verdict counts only for these).
     pub trace_gates: BTreeMap<TraceGate, Vec<Obligation>>,
+    /// The depth a `kvlower join` evidence document (`*.join.json`) is filed
+    /// at and the obligations it may witness (telemetry obligations only).
+    pub join_documents: JoinDocumentSpec,
+}
+
+/// What a join evidence document may witness, like a trace gate's list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JoinDocumentSpec {
+    /// The only depth a join document may be used at (the one it records).
+    pub depth: Depth,
+    /// Obligations a reproducing join document may witness.
+    pub witnesses: Vec<Obligation>,
 }
 
 /// One mode's bundle O[m] and what decides its negative labels.
@@ -106,9 +119,14 @@ pub struct CatalogError {
 }
 
 /// A validated catalog: total over modes, depths and signals.
+///
+/// It keeps the document as written (for reports and `catalog diff`) and
+/// judges under its meet with the built-in baseline ([`crate::baseline`]), so
+/// a weakened file can never raise a label, even where its finding is ignored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Catalog {
     doc: CatalogDoc,
+    effective: CatalogDoc,
 }
 
 impl Catalog {
@@ -220,6 +238,22 @@ impl Catalog {
                 Some(w) => report_duplicates(w, &format!("trace_gates.{gate}"), &mut err),
             }
         }
+        let join = &doc.join_documents;
+        if join.depth == Depth::None {
+            err(
+                "join_documents.depth".into(),
+                "a join document is adapter evidence; it cannot sit at depth `none`".into(),
+            );
+        }
+        report_duplicates(&join.witnesses, "join_documents.witnesses", &mut err);
+        for o in join.witnesses.iter().filter(|o| o.is_enforcement()) {
+            err(
+                "join_documents.witnesses".into(),
+                format!(
+                    "telemetry cannot create enforcement, so a join document may not witness `{o}`"
+                ),
+            );
+        }
         for signal in Signal::ALL {
             if !doc.signals.contains_key(signal) {
                 err(
@@ -229,28 +263,62 @@ impl Catalog {
             }
         }
         if errors.is_empty() {
-            Ok(Catalog { doc })
+            let effective = crate::baseline::meet(&doc);
+            Ok(Catalog { doc, effective })
         } else {
             Err(errors)
         }
     }
 
-    /// The document this catalog was validated from.
+    /// The document this catalog was validated from, as written.
     pub fn doc(&self) -> &CatalogDoc {
         &self.doc
     }
 
+    /// What the judgment uses: the document's meet with the baseline (equal
+    /// to [`Catalog::doc`] on every rule when the file does not weaken it).
+    pub fn effective(&self) -> &CatalogDoc {
+        &self.effective
+    }
+
+    /// Every difference of the file from the built-in baseline (weakenings first).
+    pub fn changes(&self) -> Vec<crate::baseline::CatalogChange> {
+        crate::baseline::compare(&self.doc)
+    }
+
+    /// SHA-256 (hex) of the canonical JSON serialization of the document as
+    /// written: what `results/lowering-matrix.json` records.
+    pub fn digest(&self) -> String {
+        digest(&self.doc)
+    }
+
     /// O[m].
     pub fn bundle(&self, mode: Mode) -> &[Obligation] {
-        self.doc.modes.get(&mode).map_or(&[], |s| &s.obligations)
+        self.effective
+            .modes
+            .get(&mode)
+            .map_or(&[], |s| &s.obligations)
     }
 
     pub fn mode(&self, mode: Mode) -> Option<&ModeSpec> {
-        self.doc.modes.get(&mode)
+        self.effective.modes.get(&mode)
     }
 
     pub fn depth(&self, depth: Depth) -> Option<&DepthSpec> {
-        self.doc.depths.get(&depth)
+        self.effective.depths.get(&depth)
+    }
+
+    /// Whether a reproducing join evidence document may witness `obligation`.
+    pub fn join_document_witnesses(&self, obligation: Obligation) -> bool {
+        self.effective
+            .join_documents
+            .witnesses
+            .contains(&obligation)
+    }
+
+    /// The depth a join evidence document must be used at.
+    pub fn join_document_depth(&self) -> Depth {
+        self.effective.join_documents.depth
     }
 
     /// Whether `depth` may ever supply `obligation` (before preconditions).
@@ -261,7 +329,7 @@ impl Catalog {
 
     /// Whether a verdict of `gate` can witness `obligation`.
     pub fn gate_witnesses(&self, gate: TraceGate, obligation: Obligation) -> bool {
-        self.doc
+        self.effective
             .trace_gates
             .get(&gate)
             .is_some_and(|w| w.contains(&obligation))
@@ -269,7 +337,7 @@ impl Catalog {
 
     /// Modes a signal makes plausible.
     pub fn signal_suggests(&self, signal: Signal, mode: Mode) -> bool {
-        self.doc
+        self.effective
             .signals
             .get(&signal)
             .is_some_and(|s| s.suggests.contains(&mode))
@@ -277,7 +345,7 @@ impl Catalog {
 
     /// The forbidden lowering that matches, if any.
     pub fn forbidden(&self, primitive: Signal, mode: Mode) -> Option<&ForbiddenLowering> {
-        self.doc
+        self.effective
             .forbidden_lowerings
             .iter()
             .find(|f| f.primitive == primitive && f.mode == mode)
@@ -291,4 +359,15 @@ fn report_duplicates(list: &[Obligation], path: &str, err: &mut impl FnMut(Strin
             err(path.to_string(), format!("`{o}` is listed twice"));
         }
     }
+}
+
+/// SHA-256 (hex) of a catalog document's canonical serialization: compact
+/// JSON of the typed document, whose maps are sorted (BTreeMap) and whose lists
+/// keep their written order. Comments, layout and key order in the file do not
+/// change it.
+pub fn digest(doc: &CatalogDoc) -> String {
+    use sha2::Digest;
+    let canonical = serde_json::to_vec(doc).unwrap_or_default();
+    let hash = sha2::Sha256::digest(&canonical);
+    hash.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -73,6 +73,7 @@
 //!   `docs/model.md` for where each is enforced and tested.
 
 pub mod anchoring;
+pub mod baseline;
 pub mod catalog;
 pub mod descriptor;
 pub mod judgment;

@@ -18,6 +18,9 @@ pub enum Code {
     MissingField,
     WrongType,
     InvalidCatalog,
+    CatalogWeakened,
+    CatalogAlias,
+    CatalogMismatch,
     AnchorIncomplete,
     AnchorFileMissing,
     AnchorVerdictDisagrees,
@@ -53,6 +56,9 @@ impl Code {
         Code::MissingField,
         Code::WrongType,
         Code::InvalidCatalog,
+        Code::CatalogWeakened,
+        Code::CatalogAlias,
+        Code::CatalogMismatch,
         Code::AnchorIncomplete,
         Code::AnchorFileMissing,
         Code::AnchorVerdictDisagrees,
@@ -88,6 +94,9 @@ impl Code {
             Code::MissingField => "missing-field",
             Code::WrongType => "wrong-type",
             Code::InvalidCatalog => "invalid-catalog",
+            Code::CatalogWeakened => "catalog-weakened",
+            Code::CatalogAlias => "catalog-alias",
+            Code::CatalogMismatch => "catalog-mismatch",
             Code::AnchorIncomplete => "anchor-incomplete",
             Code::AnchorFileMissing => "anchor-file-missing",
             Code::AnchorVerdictDisagrees => "anchor-verdict-disagrees",
@@ -142,6 +151,15 @@ impl Code {
             }
             Code::InvalidCatalog => {
                 "modes/modes.yaml is inconsistent (a mode without a bundle, telemetry supplying enforcement, ...)."
+            }
+            Code::CatalogWeakened => {
+                "modes/modes.yaml accepts something the built-in baseline (the paper's catalog) does not: a smaller bundle or critical set, a depth or gate allowed more, a missing precondition, atom or forbidden lowering. Strengthening is allowed; `kvlower catalog diff` lists every difference."
+            }
+            Code::CatalogAlias => {
+                "modes/modes.yaml uses a YAML alias; two modes or depths must not share one spec, so every spec is written out in full."
+            }
+            Code::CatalogMismatch => {
+                "results/lowering-matrix.json was generated under another mode catalog (its digest differs); run `kvlower matrix`."
             }
             Code::AnchorIncomplete => {
                 "An anchor lacks a field its kind needs, or its commit/path is malformed; the evidence would count as unanchored."
@@ -303,8 +321,16 @@ impl Diagnostic {
 
     /// Classifies a YAML/serde error and adds a "did you mean" hint.
     pub fn from_yaml_error(file: &str, e: &YamlError) -> Diagnostic {
+        use crate::yaml::YamlErrorKind;
         let m = e.message.as_str();
-        let code = if m.starts_with("unknown field") {
+        let code = if e.kind == YamlErrorKind::DuplicateKey {
+            Code::DuplicateKey
+        } else if matches!(
+            e.kind,
+            YamlErrorKind::Syntax | YamlErrorKind::TooDeep | YamlErrorKind::MultipleDocuments
+        ) {
+            Code::YamlSyntax
+        } else if m.starts_with("unknown field") {
             Code::UnknownField
         } else if m.starts_with("unknown variant") {
             Code::UnknownName
@@ -336,6 +362,13 @@ impl Diagnostic {
                 Some("add the key; docs/descriptor-format.md lists the required ones".into())
             }
             Code::DuplicateKey => Some("remove or merge the repeated key".into()),
+            Code::YamlSyntax if e.kind == YamlErrorKind::TooDeep => Some(format!(
+                "kvlower reads YAML nested at most {} levels deep",
+                crate::yaml::MAX_NESTING
+            )),
+            Code::YamlSyntax if e.kind == YamlErrorKind::MultipleDocuments => {
+                Some("keep one document per file: remove the `---` line and what follows, or move it to its own file".into())
+            }
             Code::YamlSyntax if m.contains("tab") || m.contains("\t") => {
                 Some("YAML indentation must use spaces, not tabs".into())
             }

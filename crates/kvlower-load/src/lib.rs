@@ -92,12 +92,23 @@ pub fn load_repository(root: &Path) -> Result<(Repository, Vec<Diagnostic>), Loa
     ))
 }
 
-/// Reads and validates `modes/modes.yaml`, pushing diagnostics on failure.
+/// Reads and validates `modes/modes.yaml` and holds it to the built-in
+/// baseline: a weakening or an alias is a finding and gives no catalog (so
+/// nothing is judged under it). Pushes diagnostics on failure.
 pub fn load_catalog(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Option<Catalog> {
+    let (catalog, src) = read_catalog(root, diagnostics)?;
+    let before = diagnostics.len();
+    floor_findings(&catalog, &src, diagnostics);
+    (diagnostics.len() == before).then_some(catalog)
+}
+
+/// Reads, parses and validates `modes/modes.yaml` without comparing it to the
+/// baseline (what `kvlower catalog diff` shows); returns the catalog and its text.
+pub fn read_catalog(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Option<(Catalog, String)> {
     let src = read_source(root, MODES_PATH, diagnostics)?;
     let doc: CatalogDoc = parse_yaml(MODES_PATH, &src, diagnostics)?;
     match Catalog::new(doc) {
-        Ok(catalog) => Some(catalog),
+        Ok(catalog) => Some((catalog, src)),
         Err(errors) => {
             for e in errors {
                 diagnostics.push(
@@ -108,6 +119,68 @@ pub fn load_catalog(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Option<Ca
             }
             None
         }
+    }
+}
+
+/// The catalog's findings against the floor: every YAML alias (two modes or
+/// depths must not share one spec) and every weakening of the baseline, each
+/// located at its mode, depth or list in `modes/modes.yaml`.
+pub fn floor_findings(catalog: &Catalog, src: &str, diagnostics: &mut Vec<Diagnostic>) {
+    if let Ok(structure) = yaml::structure(src) {
+        for alias in &structure.aliases {
+            let shared = match alias.path.split('.').collect::<Vec<_>>().as_slice() {
+                ["modes", _] => "two modes would share one spec",
+                ["depths", _] => "two depths would share one spec",
+                _ => "a shared node would change in every place at once",
+            };
+            diagnostics.push(
+                Diagnostic::new(
+                    Code::CatalogAlias,
+                    MODES_PATH,
+                    format!(
+                        "`{}` is an alias of `{}` (line {}): {shared}",
+                        alias.path, alias.anchor_path, alias.anchor_location.0
+                    ),
+                )
+                .at_path(alias.path.clone())
+                .at(alias.location.0, alias.location.1)
+                .with_hint("write the spec out in full; the catalog is the trust root and is reviewed line by line"),
+            );
+        }
+    }
+    // One finding per list: "removed from the bundle O[m]: `a`, `b`".
+    let mut grouped: BTreeMap<(String, String, &'static str), Vec<String>> = BTreeMap::new();
+    for change in catalog.changes() {
+        if change.direction == kvlower_core::baseline::Direction::Weakened {
+            grouped
+                .entry((change.path, change.what, change.source))
+                .or_default()
+                .push(format!("`{}`", change.item));
+        }
+    }
+    for ((path, what, source), items) in grouped {
+        let mut d = Diagnostic::new(
+            Code::CatalogWeakened,
+            MODES_PATH,
+            format!("{path}: {what}: {} ({source})", items.join(", ")),
+        )
+        .at_path(path.clone())
+        .with_hint("the built-in baseline is the floor: restore the entry (a stricter catalog is fine); `kvlower catalog diff` lists every difference");
+        d.location = catalog_location(src, &path);
+        diagnostics.push(d);
+    }
+}
+
+/// Where `path` is in the catalog text: the list itself, or the mode or depth
+/// it belongs to when the list was left out.
+pub fn catalog_location(src: &str, path: &str) -> Option<(usize, usize)> {
+    let structure = yaml::structure(src).ok()?;
+    let mut at = path;
+    loop {
+        if let Some(loc) = structure.location_of(at) {
+            return Some(loc);
+        }
+        at = &at[..at.rfind('.')?];
     }
 }
 
@@ -123,7 +196,58 @@ pub fn load_descriptor(
     let descriptor: Descriptor = parse_yaml(rel, &src, diagnostics)?;
     let before = diagnostics.len();
     validate::descriptor(rel, &src, &descriptor, catalog, env, diagnostics);
+    if let Ok(structure) = yaml::structure(&src) {
+        let found = diagnostics.split_off(before);
+        diagnostics.extend(once_per_aliased_defect(found, &structure));
+    }
     (diagnostics.len() == before).then_some(descriptor)
+}
+
+/// One finding per defect: an anchor defect of a node reused through YAML
+/// aliases is reported once, at the anchored node's definition, listing the
+/// places that use it (instead of once per use, each at the alias).
+fn once_per_aliased_defect(found: Vec<Diagnostic>, structure: &yaml::Structure) -> Vec<Diagnostic> {
+    let mut out: Vec<Diagnostic> = Vec::new();
+    let mut uses: Vec<Vec<String>> = Vec::new();
+    for mut d in found {
+        let used_at = d.yaml_path.clone();
+        let mut aliased = false;
+        // Any finding inside an aliased node (anchor fields, blank values, ...)
+        // is a defect of the node itself.
+        if let Some(alias) = structure.alias_covering(&d.yaml_path) {
+            let rest = &d.yaml_path[alias.path.len()..];
+            d.yaml_path = format!("{}{rest}", alias.anchor_path);
+            d.location = structure
+                .location_of(&d.yaml_path)
+                .or(Some(alias.anchor_location));
+            aliased = true;
+        }
+        // The definition itself, or an earlier use, may already carry this defect.
+        let same = out
+            .iter()
+            .position(|o| o.code == d.code && o.yaml_path == d.yaml_path && o.message == d.message);
+        match same {
+            Some(i) => {
+                if aliased {
+                    uses[i].push(used_at);
+                }
+            }
+            _ => {
+                uses.push(if aliased { vec![used_at] } else { Vec::new() });
+                out.push(d);
+            }
+        }
+    }
+    for (d, used) in out.iter_mut().zip(uses) {
+        if !used.is_empty() {
+            d.message = format!(
+                "{} (this anchored node is also used at {})",
+                d.message,
+                used.join(", ")
+            );
+        }
+    }
+    out
 }
 
 /// The descriptor files under `root/capabilities`, relative, sorted, and a
@@ -251,10 +375,10 @@ pub fn parse_yaml<T: serde::de::DeserializeOwned>(
     src: &str,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<T> {
-    match yaml::from_str::<T>(src) {
+    match yaml::from_str_all::<T>(src) {
         Ok(value) => Some(value),
-        Err(e) => {
-            diagnostics.push(Diagnostic::from_yaml_error(rel, &e));
+        Err(errors) => {
+            diagnostics.extend(errors.iter().map(|e| Diagnostic::from_yaml_error(rel, e)));
             None
         }
     }

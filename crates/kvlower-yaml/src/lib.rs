@@ -3,8 +3,41 @@
 //! serde_yaml is archived upstream; every YAML call goes through here so that
 //! swapping it (e.g. for `serde-saphyr` or `yaml_serde`) is a one-file change. It is its own crate so that every other crate
 //! (the loader, the join adapter) can share it without depending on each other.
+//!
+//! Every document goes through two passes:
+//! 1. a **structural pre-pass** ([`structure`], on saphyr-parser's event stream,
+//!    which carries line and column marks): it refuses nesting deeper than
+//!    [`MAX_NESTING`] before serde_yaml sees the text (libyaml's scanner is
+//!    quadratic in flow depth), more than one document, and every duplicate
+//!    mapping key, each at its own line; and it records where every key and
+//!    every alias is, so later findings can name a key instead of `?` and
+//!    report a defect of an aliased node once, at its definition;
+//! 2. serde_yaml deserializes into the typed model.
 
+use std::collections::BTreeMap;
+
+use saphyr_parser::{Event, Parser, Span};
 use serde::de::DeserializeOwned;
+
+/// Deepest nesting of mappings and sequences (block or flow) a document may
+/// have. kvlower's formats need six; the limit keeps the YAML deserializer,
+/// whose scanner is quadratic in flow depth, away from adversarial text.
+pub const MAX_NESTING: usize = 32;
+
+/// What kind of problem a [`YamlError`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum YamlErrorKind {
+    /// The text is not YAML (indentation, quoting, unclosed flow, ...).
+    Syntax,
+    /// Nesting deeper than [`MAX_NESTING`].
+    TooDeep,
+    /// More than one YAML document in the file.
+    MultipleDocuments,
+    /// A mapping names the same key twice (the second would silently win).
+    DuplicateKey,
+    /// The YAML is well formed but does not fit the expected type.
+    Data,
+}
 
 /// A YAML document that could not be read into the expected type.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -16,10 +49,103 @@ pub struct YamlError {
     pub location: Option<(usize, usize)>,
     /// What went wrong, without the location (that is in `location`).
     pub message: String,
+    pub kind: YamlErrorKind,
 }
 
-/// Deserializes `src` into `T`, recording the YAML path of any error.
+/// One use of a YAML alias (`*name`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AliasUse {
+    /// YAML path where the alias is used (`native[3].anchor`).
+    pub path: String,
+    /// 1-based line and column of the `*name`.
+    pub location: (usize, usize),
+    /// YAML path of the anchored node (`native[0].anchor`).
+    pub anchor_path: String,
+    /// 1-based line and column of the anchored node.
+    pub anchor_location: (usize, usize),
+}
+
+/// Where things are in a document: mapping keys and alias uses.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Structure {
+    /// Every scalar mapping key: (path of the mapping, key, 1-based location of the key).
+    pub keys: Vec<(String, String, (usize, usize))>,
+    /// Every alias use, in document order.
+    pub aliases: Vec<AliasUse>,
+}
+
+impl Structure {
+    /// The location of the node at `path` (its key, or the alias using it).
+    pub fn location_of(&self, path: &str) -> Option<(usize, usize)> {
+        let (parent, key) = split_last_key(path)?;
+        self.keys
+            .iter()
+            .find(|(p, k, _)| p == parent && k == key)
+            .map(|(_, _, loc)| *loc)
+    }
+
+    /// The alias use that `path` lies in (the alias itself or below it).
+    pub fn alias_covering(&self, path: &str) -> Option<&AliasUse> {
+        self.aliases.iter().find(|a| {
+            path == a.path
+                || path
+                    .strip_prefix(a.path.as_str())
+                    .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('['))
+        })
+    }
+
+    /// Replaces each `?` segment that serde_path_to_error writes for a map key
+    /// it cannot name (enum keys) with the key at or before `location`.
+    pub fn name_unknown_keys(&self, path: &str, location: Option<(usize, usize)>) -> String {
+        if !path.contains('?') {
+            return path.to_string();
+        }
+        let mut resolved = String::new();
+        for (i, part) in path.split('.').enumerate() {
+            let part = if part == "?" {
+                let at = location.unwrap_or((usize::MAX, usize::MAX));
+                self.keys
+                    .iter()
+                    .filter(|(p, _, loc)| *p == resolved && *loc <= at)
+                    .max_by_key(|(_, _, loc)| *loc)
+                    .map_or("?", |(_, k, _)| k.as_str())
+            } else {
+                part
+            };
+            if i > 0 {
+                resolved.push('.');
+            }
+            resolved.push_str(part);
+        }
+        resolved
+    }
+}
+
+fn split_last_key(path: &str) -> Option<(&str, &str)> {
+    match path.rfind('.') {
+        Some(dot) => Some((&path[..dot], &path[dot + 1..])),
+        None if !path.is_empty() && !path.contains('[') => Some(("", path)),
+        None => None,
+    }
+}
+
+/// Deserializes `src` into `T`, recording the YAML path of any error. The
+/// first structural problem (see [`from_str_all`]) wins.
 pub fn from_str<T: DeserializeOwned>(src: &str) -> Result<T, YamlError> {
+    from_str_all(src).map_err(|mut errors| errors.swap_remove(0))
+}
+
+/// Like [`from_str`], but reports every structural problem (every duplicate
+/// key, for example), in document order. The list is never empty.
+pub fn from_str_all<T: DeserializeOwned>(src: &str) -> Result<T, Vec<YamlError>> {
+    let structure = structure(src)?;
+    deserialize(src).map_err(|mut e| {
+        e.path = structure.name_unknown_keys(&e.path, e.location);
+        vec![e]
+    })
+}
+
+fn deserialize<T: DeserializeOwned>(src: &str) -> Result<T, YamlError> {
     let de = serde_yaml::Deserializer::from_str(src);
     serde_path_to_error::deserialize(de).map_err(|err| {
         let path = err.path().to_string();
@@ -37,12 +163,212 @@ pub fn from_str<T: DeserializeOwned>(src: &str) -> Result<T, YamlError> {
         {
             message = rest.to_string();
         }
+        let kind = if message.starts_with("duplicate") {
+            YamlErrorKind::DuplicateKey
+        } else if message.starts_with("recursion limit") {
+            YamlErrorKind::TooDeep
+        } else {
+            YamlErrorKind::Data
+        };
         YamlError {
             path: if path == "." { String::new() } else { path },
             location,
             message,
+            kind,
         }
     })
+}
+
+/// One open collection during the structural pass.
+enum Frame {
+    Mapping {
+        path: String,
+        /// The key just read, waiting for its value; `None` when a key is next.
+        key: Option<String>,
+        seen: BTreeMap<String, (usize, usize)>,
+    },
+    Sequence {
+        path: String,
+        next: usize,
+    },
+}
+
+fn loc(span: &Span) -> (usize, usize) {
+    (span.start.line(), span.start.col() + 1)
+}
+
+fn join_key(parent: &str, key: &str) -> String {
+    if parent.is_empty() {
+        key.to_string()
+    } else {
+        format!("{parent}.{key}")
+    }
+}
+
+/// The structural pre-pass: refuses too-deep nesting, several documents and
+/// duplicate keys (all of them), and records keys and alias uses. Syntax
+/// errors are reported at the scanner's location.
+pub fn structure(src: &str) -> Result<Structure, Vec<YamlError>> {
+    let mut out = Structure::default();
+    let mut errors = Vec::new();
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut anchors: BTreeMap<usize, (String, (usize, usize))> = BTreeMap::new();
+    let mut documents = 0usize;
+    for event in Parser::new_from_str(src) {
+        let (event, span) = match event {
+            Ok(ok) => ok,
+            Err(e) => {
+                let m = e.marker();
+                let info = e.info();
+                let (kind, message) = if info.contains("recursion limit") {
+                    (
+                        YamlErrorKind::TooDeep,
+                        format!("nesting deeper than {MAX_NESTING} levels"),
+                    )
+                } else {
+                    (YamlErrorKind::Syntax, info.to_string())
+                };
+                errors.push(YamlError {
+                    path: current_path(&stack),
+                    location: Some((m.line(), m.col() + 1)),
+                    message,
+                    kind,
+                });
+                return Err(errors);
+            }
+        };
+        let at = loc(&span);
+        // The path of a node that starts here, and whether it is a mapping key.
+        let (path, is_key) = match stack.last() {
+            None => (String::new(), false),
+            Some(Frame::Mapping {
+                path, key: None, ..
+            }) => (join_key(path, "?"), true),
+            Some(Frame::Mapping {
+                path, key: Some(k), ..
+            }) => (join_key(path, k), false),
+            Some(Frame::Sequence { path, next }) => (format!("{path}[{next}]"), false),
+        };
+        let anchor_of = |id: usize, anchors: &mut BTreeMap<usize, (String, (usize, usize))>| {
+            if id != 0 {
+                anchors.insert(id, (path.clone(), at));
+            }
+        };
+        match event {
+            Event::DocumentStart(_) => {
+                documents += 1;
+                if documents > 1 {
+                    errors.push(YamlError {
+                        path: String::new(),
+                        location: Some(at),
+                        message: "a second YAML document starts here; kvlower reads exactly one document per file".into(),
+                        kind: YamlErrorKind::MultipleDocuments,
+                    });
+                    return Err(errors);
+                }
+                continue;
+            }
+            Event::Scalar(value, _, id, _) => {
+                anchor_of(id, &mut anchors);
+                if is_key {
+                    if let Some(Frame::Mapping { path, key, seen }) = stack.last_mut() {
+                        if let Some(first) = seen.get(value.as_ref()) {
+                            errors.push(YamlError {
+                                path: join_key(path, &value),
+                                location: Some(at),
+                                message: format!(
+                                    "duplicate key `{value}` (first at line {}); the second would silently win",
+                                    first.0
+                                ),
+                                kind: YamlErrorKind::DuplicateKey,
+                            });
+                        } else {
+                            seen.insert(value.to_string(), at);
+                        }
+                        out.keys.push((path.clone(), value.to_string(), at));
+                        *key = Some(value.into_owned());
+                    }
+                    continue;
+                }
+            }
+            Event::Alias(id) => {
+                if let Some((anchor_path, anchor_location)) = anchors.get(&id) {
+                    out.aliases.push(AliasUse {
+                        path: path.clone(),
+                        location: at,
+                        anchor_path: anchor_path.clone(),
+                        anchor_location: *anchor_location,
+                    });
+                }
+                if is_key {
+                    set_key(&mut stack, "?");
+                    continue;
+                }
+            }
+            Event::MappingStart(id, _) | Event::SequenceStart(id, _) => {
+                anchor_of(id, &mut anchors);
+                if stack.len() >= MAX_NESTING {
+                    errors.push(YamlError {
+                        path,
+                        location: Some(at),
+                        message: format!("nesting deeper than {MAX_NESTING} levels"),
+                        kind: YamlErrorKind::TooDeep,
+                    });
+                    return Err(errors);
+                }
+                let path = if is_key { join_key(&path, "?") } else { path };
+                stack.push(if matches!(event, Event::MappingStart(..)) {
+                    Frame::Mapping {
+                        path,
+                        key: None,
+                        seen: BTreeMap::new(),
+                    }
+                } else {
+                    Frame::Sequence { path, next: 0 }
+                });
+                continue;
+            }
+            Event::MappingEnd | Event::SequenceEnd => {
+                stack.pop();
+            }
+            _ => continue,
+        }
+        // A complete node: the parent moves on (after a key, to its value;
+        // after a value, to the next key; a collection used as a key is `?`).
+        match stack.last_mut() {
+            Some(Frame::Mapping { key, .. }) => {
+                *key = if key.is_some() {
+                    None
+                } else {
+                    Some("?".into())
+                };
+            }
+            Some(Frame::Sequence { next, .. }) => *next += 1,
+            None => {}
+        }
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
+}
+
+fn set_key(stack: &mut [Frame], key: &str) {
+    if let Some(Frame::Mapping { key: k, .. }) = stack.last_mut() {
+        *k = Some(key.to_string());
+    }
+}
+
+fn current_path(stack: &[Frame]) -> String {
+    match stack.last() {
+        Some(Frame::Mapping { path, key, .. }) => match key {
+            Some(k) => join_key(path, k),
+            None => path.clone(),
+        },
+        Some(Frame::Sequence { path, next }) => format!("{path}[{next}]"),
+        None => String::new(),
+    }
 }
 
 #[cfg(test)]
@@ -66,10 +392,92 @@ mod tests {
     }
 
     #[test]
-    fn deep_nesting_is_refused() {
-        let doc = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
-        let err = from_str::<serde_json::Value>(&doc).expect_err("refused");
-        assert!(err.message.contains("recursion limit"), "{}", err.message);
+    fn deep_nesting_is_refused_before_serde_yaml() {
+        for n in [MAX_NESTING + 1, 10_000, 100_000] {
+            let doc = format!("{}{}", "[".repeat(n), "]".repeat(n));
+            let err = from_str::<serde_json::Value>(&doc).expect_err("refused");
+            assert_eq!(err.kind, YamlErrorKind::TooDeep, "{n}: {}", err.message);
+            assert!(
+                err.message.contains("nesting deeper than 32"),
+                "{}",
+                err.message
+            );
+        }
+        // Block nesting counts too, and the limit itself is accepted.
+        let ok = format!("{}1{}", "[".repeat(MAX_NESTING), "]".repeat(MAX_NESTING));
+        assert!(from_str::<serde_json::Value>(&ok).is_ok());
+        let mut block = String::new();
+        for i in 0..=MAX_NESTING {
+            block.push_str(&format!("{}k{i}:\n", "  ".repeat(i)));
+        }
+        let err = from_str::<serde_json::Value>(&block).expect_err("refused");
+        assert_eq!(err.kind, YamlErrorKind::TooDeep);
+    }
+
+    #[test]
+    fn every_duplicate_key_is_reported_at_its_own_line() {
+        let src = "a:\n  x: 1\n  y: 2\n  x: 3\nb: 1\nb: 2\n";
+        let errors = from_str_all::<serde_json::Value>(src).expect_err("duplicates");
+        type Found<'a> = (&'a str, Option<(usize, usize)>, YamlErrorKind);
+        let found: Vec<Found<'_>> = errors
+            .iter()
+            .map(|e| (e.path.as_str(), e.location, e.kind))
+            .collect();
+        assert_eq!(
+            found,
+            vec![
+                ("a.x", Some((4, 3)), YamlErrorKind::DuplicateKey),
+                ("b", Some((6, 1)), YamlErrorKind::DuplicateKey),
+            ]
+        );
+        assert!(errors[0].message.contains("first at line 2"));
+        // Into a map type, where serde_yaml would let the last one win silently.
+        let err = from_str::<BTreeMap<String, u32>>("k: 1\nk: 2\n").expect_err("dup");
+        assert_eq!(err.kind, YamlErrorKind::DuplicateKey);
+        // Keys in different mappings, or list items, are not duplicates.
+        assert!(from_str::<serde_json::Value>("- {k: 1}\n- {k: 2}\n").is_ok());
+    }
+
+    #[test]
+    fn a_second_document_is_located() {
+        let err = from_str::<serde_json::Value>("a: 1\n---\nb: 2\n").expect_err("two docs");
+        assert_eq!(err.kind, YamlErrorKind::MultipleDocuments);
+        assert_eq!(err.location, Some((2, 1)));
+    }
+
+    #[test]
+    fn aliases_are_recorded_with_their_anchor() {
+        let s = structure("a: &x {k: 1}\nb:\n  - *x\n").expect("parses");
+        assert_eq!(
+            s.aliases,
+            vec![AliasUse {
+                path: "b[0]".into(),
+                location: (3, 5),
+                anchor_path: "a".into(),
+                anchor_location: (1, 4),
+            }]
+        );
+        assert_eq!(s.location_of("a.k"), Some((1, 8)));
+        assert!(s.alias_covering("b[0].k").is_some());
+        assert!(s.alias_covering("b[10]").is_none());
+    }
+
+    #[test]
+    fn unknown_key_segments_are_named() {
+        #[derive(Debug, PartialEq, Eq, PartialOrd, Ord, serde::Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        enum K {
+            Good,
+        }
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Doc {
+            m: BTreeMap<K, u32>,
+        }
+        let err = from_str::<Doc>("m:\n  good: 1\n  good2: x\n").expect_err("bad key");
+        assert!(!err.path.contains('?'), "{}", err.path);
+        let err = from_str::<Doc>("m:\n  good: x\n").expect_err("bad value");
+        assert_eq!(err.path, "m.good");
     }
 
     #[test]

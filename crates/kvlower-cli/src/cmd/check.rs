@@ -109,6 +109,10 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
         }
         diagnostics.extend(stray_files(&repo.root, &generated));
         diagnostics.extend(crate::cmd::bad_lowering::audit_diagnostics(&audit));
+        diagnostics.extend(crate::cmd::catalog::pin_diagnostic(
+            &repo.root,
+            &repo.catalog,
+        ));
     }
     if args.require_verified {
         diagnostics.extend(cited_positives(&repo));

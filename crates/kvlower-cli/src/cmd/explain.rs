@@ -130,6 +130,17 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
                     writeln!(out, "{} @ {}: {}", j.mode, j.depth, paint_label(j, color))?;
                 }
             } else {
+                let changes = catalog.changes();
+                if !changes.is_empty() {
+                    writeln!(
+                        out,
+                        "catalog: {} local change(s) from the built-in baseline (`kvlower catalog diff`):",
+                        changes.len()
+                    )?;
+                    for c in &changes {
+                        writeln!(out, "  {c}")?;
+                    }
+                }
                 let text = explain_human(&shown, &descriptor, &judgments);
                 write!(out, "{}", paint_explanation(&text, &judgments, color))?;
             }

@@ -1,0 +1,233 @@
+//! `kvlower catalog diff`: the loaded `modes/modes.yaml` against the built-in
+//! baseline, one line per difference, so a reviewer of a catalog change sees
+//! exactly what moved. Also the catalog pin of `results/lowering-matrix.json`
+//! that `kvlower check` verifies.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use kvlower_core::Catalog;
+use kvlower_core::baseline::{self, CatalogChange, Direction};
+use kvlower_load::{Code, Diagnostic, MODES_PATH, read_catalog};
+use serde::Serialize;
+
+use crate::Exit;
+use crate::output::{Format, ReportOptions, report};
+use crate::results::{SCHEMA_VERSION, to_json};
+
+#[derive(Debug, clap::Args)]
+pub struct CatalogArgs {
+    #[command(subcommand)]
+    pub command: CatalogCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum CatalogCommand {
+    /// Print modes/modes.yaml against the built-in baseline, one line per difference
+    Diff(DiffArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct DiffArgs {
+    /// Repository root holding modes/modes.yaml
+    #[arg(long, default_value = ".")]
+    pub root: PathBuf,
+    #[command(flatten)]
+    pub report: ReportOptions,
+}
+
+pub fn run(args: &CatalogArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
+    match &args.command {
+        CatalogCommand::Diff(a) => diff(a, out, err),
+    }
+}
+
+/// What `results/lowering-matrix.json` records about the catalog it was judged under.
+#[derive(Debug, Serialize)]
+pub struct CatalogPin {
+    /// SHA-256 of the canonical serialization of the catalog as written.
+    pub digest: String,
+    /// The same digest of the built-in baseline.
+    pub baseline_digest: String,
+    /// True when the catalog differs from the baseline in no rule.
+    pub equals_baseline: bool,
+    /// Every difference from the baseline (only strengthenings and neutral
+    /// changes reach a generated result: a weakening is a finding).
+    pub local_changes: Vec<String>,
+}
+
+impl CatalogPin {
+    pub fn of(catalog: &Catalog) -> CatalogPin {
+        let changes = catalog.changes();
+        CatalogPin {
+            digest: catalog.digest(),
+            baseline_digest: kvlower_core::catalog::digest(&baseline::doc()),
+            equals_baseline: changes.is_empty(),
+            local_changes: changes.iter().map(ToString::to_string).collect(),
+        }
+    }
+}
+
+/// `check`: a finding when the committed matrix was judged under another
+/// catalog than the one loaded now (or records none).
+pub fn pin_diagnostic(root: &Path, catalog: &Catalog) -> Option<Diagnostic> {
+    const MATRIX: &str = "results/lowering-matrix.json";
+    let text = std::fs::read_to_string(root.join(MATRIX)).ok()?;
+    let recorded = serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|v| v.pointer("/catalog/digest")?.as_str().map(str::to_string));
+    let now = catalog.digest();
+    match recorded {
+        Some(d) if d == now => None,
+        recorded => Some(
+            Diagnostic::new(
+                Code::CatalogMismatch,
+                MATRIX,
+                format!(
+                    "the matrix was generated under catalog {}, but modes/modes.yaml is {}",
+                    recorded.map_or("(none recorded)".to_string(), |d| short(&d)),
+                    short(&now)
+                ),
+            )
+            .at_path("catalog.digest")
+            .with_hint("run `kvlower matrix` and commit the result"),
+        ),
+    }
+}
+
+fn short(digest: &str) -> String {
+    format!("sha256:{}", digest.get(..16).unwrap_or(digest))
+}
+
+#[derive(Debug, Serialize)]
+struct JsonChange<'a> {
+    direction: Direction,
+    path: &'a str,
+    line: Option<usize>,
+    column: Option<usize>,
+    what: &'a str,
+    item: &'a str,
+    source: &'a str,
+}
+
+fn diff(args: &DiffArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
+    let mut diagnostics = Vec::new();
+    let Some((catalog, src)) = read_catalog(&args.root, &mut diagnostics) else {
+        diagnostics.sort();
+        let summary = format!(
+            "kvlower catalog diff: {} finding(s); no catalog to compare",
+            diagnostics.len()
+        );
+        report(
+            &args.report,
+            "catalog diff",
+            Exit::Findings,
+            &diagnostics,
+            &summary,
+            Some(&args.root),
+            out,
+            err,
+        )?;
+        return Ok(Exit::Findings);
+    };
+    let changes = catalog.changes();
+    let located: Vec<(&CatalogChange, Option<(usize, usize)>)> = changes
+        .iter()
+        .map(|c| (c, kvlower_load::catalog_location(&src, &c.path)))
+        .collect();
+    let count = |d: Direction| changes.iter().filter(|c| c.direction == d).count();
+    let (weakened, strengthened, neutral) = (
+        count(Direction::Weakened),
+        count(Direction::Strengthened),
+        count(Direction::Neutral),
+    );
+    let pin = CatalogPin::of(&catalog);
+    let summary = if changes.is_empty() {
+        format!(
+            "{MODES_PATH} equals the built-in baseline ({})",
+            short(&pin.digest)
+        )
+    } else {
+        format!(
+            "{MODES_PATH} against the built-in baseline: {weakened} weakened, {strengthened} strengthened, {neutral} neutral"
+        )
+    };
+    match args.report.format {
+        Format::Json => {
+            #[derive(Serialize)]
+            struct Doc<'a> {
+                schema_version: u32,
+                command: &'a str,
+                ok: bool,
+                summary: &'a str,
+                digest: &'a str,
+                baseline_digest: &'a str,
+                equals_baseline: bool,
+                changes: Vec<JsonChange<'a>>,
+            }
+            let doc = Doc {
+                schema_version: SCHEMA_VERSION,
+                command: "catalog diff",
+                ok: weakened == 0,
+                summary: &summary,
+                digest: &pin.digest,
+                baseline_digest: &pin.baseline_digest,
+                equals_baseline: pin.equals_baseline,
+                changes: located
+                    .iter()
+                    .map(|(c, at)| JsonChange {
+                        direction: c.direction,
+                        path: &c.path,
+                        line: at.map(|l| l.0),
+                        column: at.map(|l| l.1),
+                        what: &c.what,
+                        item: &c.item,
+                        source: c.source,
+                    })
+                    .collect(),
+            };
+            write!(out, "{}", to_json(&doc))?;
+        }
+        Format::Markdown => {
+            writeln!(out, "### kvlower catalog diff\n\n{summary}\n")?;
+            if !changes.is_empty() && !args.report.quiet {
+                writeln!(out, "| line | direction | where | change | source |")?;
+                writeln!(out, "|---|---|---|---|---|")?;
+                for (c, at) in &located {
+                    writeln!(
+                        out,
+                        "| {} | {} | `{}` | {} `{}` | {} |",
+                        at.map_or("—".to_string(), |l| l.0.to_string()),
+                        direction_word(c.direction),
+                        c.path,
+                        c.what,
+                        c.item,
+                        c.source.replace('|', "\\|")
+                    )?;
+                }
+            }
+        }
+        Format::Human | Format::Github => {
+            if !args.report.quiet {
+                for (c, at) in &located {
+                    let at = at.map_or(String::new(), |(l, col)| format!(":{l}:{col}"));
+                    writeln!(out, "{MODES_PATH}{at}: {c}")?;
+                }
+            }
+            writeln!(out, "{summary}")?;
+        }
+    }
+    Ok(if weakened == 0 {
+        Exit::Success
+    } else {
+        Exit::Findings
+    })
+}
+
+fn direction_word(d: Direction) -> &'static str {
+    match d {
+        Direction::Weakened => "weakened",
+        Direction::Strengthened => "strengthened",
+        Direction::Neutral => "neutral",
+    }
+}
