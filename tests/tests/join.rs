@@ -384,8 +384,8 @@ fn stream_ambiguities_are_reported_at_stream_level() {
         r.stream.ambiguities,
         vec![Reason::SequenceGap {
             event: ev(2, 3),
-            expected: 12,
-            found: 13
+            expected: 2,
+            found: 3
         }]
     );
     assert!(r.stream.sequence_checked);

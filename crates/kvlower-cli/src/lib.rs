@@ -69,6 +69,8 @@ enum Command {
     Gate(cmd::gate::GateArgs),
     /// Join a claim registry to a runtime's KV event stream (telemetry_join evidence)
     Join(cmd::join::JoinArgs),
+    /// Record a runtime's raw KV-event stream (ZMQ) into a capture file for `join`
+    Capture(cmd::capture::CaptureArgs),
     /// Run the bad-lowering counterexamples (bad_lowering/*.yaml) through the real checker and gate
     BadLowering(cmd::bad_lowering::BadLoweringArgs),
 }
@@ -111,6 +113,7 @@ where
         Command::ExplainCode(a) => cmd::codes::run_explain_code(a, out, err),
         Command::Gate(a) => cmd::gate::run(a, out, err),
         Command::Join(a) => cmd::join::run(a, out, err),
+        Command::Capture(a) => cmd::capture::run(a, out, err),
         Command::BadLowering(a) => cmd::bad_lowering::run(a, out, err),
     };
     match result {

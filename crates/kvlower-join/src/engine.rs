@@ -68,11 +68,14 @@ struct Engine<'r> {
     last_index: Option<u64>,
     last_ref: Option<EventRef>,
     last_ts: Option<f64>,
-    last_seq: Option<u64>,
+    /// Last sequence number per publisher (capture rank; 0 for JSON Lines).
+    last_seq: BTreeMap<u16, u64>,
     seq_present: Option<bool>,
     rank: Option<Option<i64>>,
     window: Option<Option<i64>>,
     pending: usize,
+    /// The capture header's operator-declared engine facts (captures only).
+    capture_meta: Option<BTreeMap<String, String>>,
 }
 
 fn push_once(list: &mut Vec<Reason>, r: Reason) {
@@ -148,11 +151,12 @@ impl<'r> Engine<'r> {
             last_index: None,
             last_ref: None,
             last_ts: None,
-            last_seq: None,
+            last_seq: BTreeMap::new(),
             seq_present: None,
             rank: None,
             window: None,
             pending,
+            capture_meta: None,
         }
     }
 
@@ -325,17 +329,26 @@ impl<'r> Engine<'r> {
             Some(_) => {}
         }
         if let Some(seq) = b.seq {
-            if let Some(last) = self.last_seq {
-                let expected = last.saturating_add(1);
-                if seq != expected {
-                    self.ambiguity(Reason::SequenceGap {
-                        event: here,
-                        expected,
-                        found: seq,
-                    });
+            match self.last_seq.get(&b.stream) {
+                Some(&last) => {
+                    let expected = last.saturating_add(1);
+                    if seq != expected {
+                        self.ambiguity(Reason::SequenceGap {
+                            event: here,
+                            expected,
+                            found: seq,
+                        });
+                    }
                 }
+                // Publishers number from 0 at engine start: a later first number means
+                // the stream starts mid-way and the cache's initial state is unknown.
+                None if seq > 0 => self.ambiguity(Reason::MissingInitialState {
+                    event: here,
+                    first_sequence: seq,
+                }),
+                None => {}
             }
-            self.last_seq = Some(seq);
+            self.last_seq.insert(b.stream, seq);
         }
         self.summary.sequence_checked = self.seq_present == Some(true)
             && !self
@@ -896,9 +909,16 @@ pub(crate) fn join_reader_with<R: BufRead>(
 ) -> Result<JoinReport, JoinError> {
     let mut engine = Engine::new(registry, format, opts);
     let mut decoder = Decoder::new(format);
+    let mut events = events;
+    let first = events.fill_buf().map_err(|source| JoinError::Io {
+        path: events_path.to_path_buf(),
+        source,
+    })?;
+    if first.first() == Some(&kvlower_capture::MAGIC[0]) {
+        return join_capture(engine, decoder, events, registry_path, events_path);
+    }
     let mut buf = Vec::new();
     let mut line: u64 = 0;
-    let mut events = events;
     loop {
         buf.clear();
         // Read at most one byte past the cap, so a hostile line cannot exhaust memory.
@@ -948,6 +968,62 @@ pub(crate) fn join_reader_with<R: BufRead>(
         }
     }
     engine.summary.lines = line;
+    Ok(engine.finish(
+        registry_path.display().to_string(),
+        events_path.display().to_string(),
+    ))
+}
+
+/// Replays a capture file (`kvlower capture`): frame by frame, each frame's payload
+/// decoded from msgpack. An event's `line` is its frame's number (1-based).
+fn join_capture<R: BufRead>(
+    mut engine: Engine<'_>,
+    mut decoder: Decoder,
+    events: R,
+    registry_path: &Path,
+    events_path: &Path,
+) -> Result<JoinReport, JoinError> {
+    let bad = |frame: u64, json_path: Option<String>, message: String| JoinError::Event {
+        path: events_path.to_path_buf(),
+        line: frame,
+        json_path,
+        message,
+    };
+    let cap = |e: kvlower_capture::CaptureError| JoinError::Capture {
+        path: events_path.to_path_buf(),
+        message: e.to_string(),
+    };
+    let mut rd = kvlower_capture::CaptureReader::new(events).map_err(cap)?;
+    engine.capture_meta = Some(rd.header().meta.clone());
+    let mut frame: u64 = 0;
+    while let Some(rec) = rd.next_record().map_err(cap)? {
+        frame += 1;
+        match rec {
+            kvlower_capture::Record::Frame { rank, parts, .. } => {
+                let f = kvlower_capture::event_frame(&parts)
+                    .map_err(|m| bad(frame, None, format!("frame {frame}: {m}")))?;
+                let v = crate::msgpack::decode(f.payload)
+                    .map_err(|m| bad(frame, None, format!("payload is not msgpack: {m}")))?;
+                let decoded = decoder
+                    .decode_frame(&v, frame, f.seq, rank)
+                    .map_err(|e| bad(frame, e.json_path, e.message))?;
+                if let Some(b) = decoded.batch {
+                    engine.batch(b);
+                }
+                for d in decoded.events {
+                    engine.process(d);
+                }
+            }
+            kvlower_capture::Record::Dropped { .. } => {
+                let event = EventRef {
+                    index: decoder.next_index(),
+                    line: frame,
+                };
+                engine.ambiguity(Reason::DroppedFrame { event });
+            }
+        }
+    }
+    engine.summary.lines = frame;
     Ok(engine.finish(
         registry_path.display().to_string(),
         events_path.display().to_string(),
@@ -1026,9 +1102,9 @@ claims:
     #[test]
     fn empty_batches_keep_their_sequence_numbers() {
         let lines = [
-            format!(r#"{{"seq":7,"payload":{STORE}}}"#),
-            r#"{"seq":8,"payload":[3.0,[]]}"#.to_string(),
-            r#"{"seq":9,"payload":[9.5,[["BlockStored",[12],null,[7,7],2,null]]]}"#.to_string(),
+            format!(r#"{{"seq":0,"payload":{STORE}}}"#),
+            r#"{"seq":1,"payload":[3.0,[]]}"#.to_string(),
+            r#"{"seq":2,"payload":[9.5,[["BlockStored",[12],null,[7,7],2,null]]]}"#.to_string(),
         ];
         let r = run(&lines.join("\n"));
         assert!(
@@ -1038,9 +1114,25 @@ claims:
         );
         assert!(r.stream.sequence_checked);
         assert!(matches!(status(&r, "c1"), Verdict::Materialized { .. }));
-        // Without seq 8 the gap is seen even though the lost batch held no events.
+        // Without seq 1 the gap is seen even though the lost batch held no events.
         let gap = run(&[lines[0].clone(), lines[2].clone()].join("\n"));
         assert_eq!(names(&gap, "c1"), vec!["sequence_gap"]);
+    }
+
+    #[test]
+    fn a_stream_that_starts_mid_way_has_no_initial_state() {
+        // The first sequence number is 7: blocks stored before it are unknown, so a
+        // claim that never shows up cannot be called not_materialized.
+        let r = run(
+            r#"{"seq":7,"payload":[2.0,[["BlockStored",[30],null,[9,9],2,null]]]}
+{"seq":8,"payload":[9.5,[]]}"#,
+        );
+        assert_eq!(names(&r, "c1"), vec!["missing_initial_state"]);
+        let r = run(
+            r#"{"seq":0,"payload":[2.0,[["BlockStored",[30],null,[9,9],2,null]]]}
+{"seq":1,"payload":[9.5,[]]}"#,
+        );
+        assert!(matches!(status(&r, "c1"), Verdict::NotMaterialized { .. }));
     }
 
     #[test]

@@ -27,6 +27,9 @@ pub enum JoinError {
         line: usize,
         message: String,
     },
+    /// A capture file (`kvlower capture`) is not a complete, well-formed capture.
+    #[error("{}: capture file: {message}", path.display())]
+    Capture { path: PathBuf, message: String },
     /// An event line is malformed for the declared format.
     #[error("{}:{line}: {}{message}", path.display(), fmt_json_path(json_path.as_deref()))]
     Event {

@@ -123,6 +123,8 @@ pub(crate) struct BatchMeta {
     pub ts: f64,
     /// Index the batch's first event has (or would have, if the batch is empty).
     pub first_index: u64,
+    /// Which publisher's sequence `seq` belongs to (capture rank; 0 for JSON Lines).
+    pub stream: u16,
 }
 
 /// One decoded line.
@@ -160,6 +162,11 @@ impl Decoder {
         }
     }
 
+    /// The index the next decoded vLLM/SGLang event will get.
+    pub fn next_index(&self) -> u64 {
+        self.next_ordinal
+    }
+
     /// Decodes one non-blank line.
     pub fn decode_line(&mut self, text: &str, line: u64) -> Result<DecodedLine, DecodeError> {
         let v: Value = serde_json::from_str(text).map_err(|e| DecodeError {
@@ -167,7 +174,7 @@ impl Decoder {
             message: format!("not JSON: {e}"),
         })?;
         match self.format {
-            EventFormat::Vllm | EventFormat::Sglang => self.decode_batch_line(&v, line),
+            EventFormat::Vllm | EventFormat::Sglang => self.decode_batch_line(&v, line, None),
             EventFormat::Trtllm => Ok(DecodedLine {
                 batch: None,
                 events: decode_trt_line(&v, line)?,
@@ -175,8 +182,31 @@ impl Decoder {
         }
     }
 
-    fn decode_batch_line(&mut self, v: &Value, line: u64) -> Result<DecodedLine, DecodeError> {
+    /// Decodes one captured frame's payload (already turned from msgpack into a value);
+    /// `seq` is the frame's sequence number and `stream` the publisher's rank.
+    pub fn decode_frame(
+        &mut self,
+        v: &Value,
+        frame: u64,
+        seq: u64,
+        stream: u16,
+    ) -> Result<DecodedLine, DecodeError> {
+        match self.format {
+            EventFormat::Vllm | EventFormat::Sglang => {
+                self.decode_batch_line(v, frame, Some((seq, stream)))
+            }
+            EventFormat::Trtllm => self.decode_trt_frame(v, frame, seq, stream),
+        }
+    }
+
+    fn decode_batch_line(
+        &mut self,
+        v: &Value,
+        line: u64,
+        frame: Option<(u64, u16)>,
+    ) -> Result<DecodedLine, DecodeError> {
         let (seq, batch, base) = match v {
+            _ if frame.is_some() => (frame.map(|f| f.0), v, "$".to_string()),
             Value::Object(m) if m.contains_key("payload") => {
                 let seq = match m.get("seq") {
                     Some(s) => Some(
@@ -246,6 +276,7 @@ impl Decoder {
             seq,
             ts,
             first_index: self.next_ordinal,
+            stream: frame.map_or(0, |f| f.1),
         };
         let mut out = Vec::with_capacity(events.len());
         for (i, ev) in events.iter().enumerate() {
@@ -271,6 +302,29 @@ impl Decoder {
             batch: Some(batch),
             events: out,
         })
+    }
+}
+
+impl Decoder {
+    /// TensorRT-LLM's streaming publisher sends vLLM-style batches `[ts, events, rank]`
+    /// (events maps tagged `type`); a frame holding TensorRT-LLM JSON-shaped events
+    /// (`{event_id, data, ...}`, one or a list) is read as a poll.
+    fn decode_trt_frame(
+        &mut self,
+        v: &Value,
+        frame: u64,
+        seq: u64,
+        stream: u16,
+    ) -> Result<DecodedLine, DecodeError> {
+        match v {
+            Value::Array(a) if a.first().is_some_and(Value::is_number) => {
+                self.decode_batch_line(v, frame, Some((seq, stream)))
+            }
+            _ => Ok(DecodedLine {
+                batch: None,
+                events: decode_trt_line(v, frame)?,
+            }),
+        }
     }
 }
 

@@ -32,6 +32,7 @@
 pub mod engine;
 pub mod error;
 pub mod events;
+pub mod msgpack;
 pub mod pressure;
 pub mod registry;
 pub mod report;

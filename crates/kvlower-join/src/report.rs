@@ -151,6 +151,14 @@ pub enum Reason {
     MissingEventField { event: EventRef, field: String },
     /// A second `created` event: the cache was re-created mid-stream.
     CacheRecreated { event: EventRef },
+    /// The first sequence number of a publisher is not 0: the stream starts mid-way and
+    /// the cache's initial state is unknown.
+    MissingInitialState {
+        event: EventRef,
+        first_sequence: u64,
+    },
+    /// The capture dropped a message larger than its frame cap: its events are unknown.
+    DroppedFrame { event: EventRef },
 }
 
 impl Reason {
@@ -194,7 +202,9 @@ impl Reason {
             | Reason::UnjoinableParent { .. }
             | Reason::ConflictingBlockContent { .. }
             | Reason::DuplicateBlockAtPosition { .. }
-            | Reason::CacheRecreated { .. } => P::AmbiguityFailsClosed,
+            | Reason::CacheRecreated { .. }
+            | Reason::MissingInitialState { .. }
+            | Reason::DroppedFrame { .. } => P::AmbiguityFailsClosed,
         }
     }
 

@@ -101,10 +101,10 @@ fn evaluate_file(path: &Path, name: &str, sink: &mut dyn Sink) -> anyhow::Result
         name,
         BufReader::with_capacity(1 << 16, file),
         |verdict| {
-            if write_error.is_none() {
-                if let Err(e) = sink.verdict(name, &verdict) {
-                    write_error = Some(e);
-                }
+            if write_error.is_none()
+                && let Err(e) = sink.verdict(name, &verdict)
+            {
+                write_error = Some(e);
             }
         },
     );
