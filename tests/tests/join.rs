@@ -783,7 +783,15 @@ fn join_format_is_the_output_format_and_the_old_spelling_still_works() {
     let reg = arg("vllm/registry.yaml");
     let ev = arg("vllm/events-array.jsonl");
     let new = kvlower(&[
-        "join", "--registry", &reg, "--events", &ev, "--events-format", "vllm", "--format", "json",
+        "join",
+        "--registry",
+        &reg,
+        "--events",
+        &ev,
+        "--events-format",
+        "vllm",
+        "--format",
+        "json",
     ]);
     assert_eq!(new.code, 0, "{}", new.stderr);
     assert!(new.stderr.is_empty(), "{}", new.stderr);
@@ -791,14 +799,34 @@ fn join_format_is_the_output_format_and_the_old_spelling_still_works() {
     // The old spelling (`--format vllm --output json`) gives the same document and says
     // what to write instead.
     let old = kvlower(&[
-        "join", "--registry", &reg, "--events", &ev, "--format", "vllm", "--output", "json",
+        "join",
+        "--registry",
+        &reg,
+        "--events",
+        &ev,
+        "--format",
+        "vllm",
+        "--output",
+        "json",
     ]);
     assert_eq!(old.code, 0, "{}", old.stderr);
     assert_eq!(old.stdout, new.stdout);
-    assert!(old.stderr.contains("--events-format vllm"), "{}", old.stderr);
+    assert!(
+        old.stderr.contains("--events-format vllm"),
+        "{}",
+        old.stderr
+    );
     // Contradicting spellings are a usage error.
     let both = kvlower(&[
-        "join", "--registry", &reg, "--events", &ev, "--format", "sglang", "--events-format", "vllm",
+        "join",
+        "--registry",
+        &reg,
+        "--events",
+        &ev,
+        "--format",
+        "sglang",
+        "--events-format",
+        "vllm",
     ]);
     assert_eq!(both.code, 2);
 }

@@ -76,7 +76,9 @@ impl Write for Lines {
         self.1.extend_from_slice(buf);
         while let Some(i) = self.1.iter().position(|b| *b == b'\n') {
             let line: Vec<u8> = self.1.drain(..=i).collect();
-            let _ = self.0.send(String::from_utf8_lossy(&line).trim_end().to_string());
+            let _ = self
+                .0
+                .send(String::from_utf8_lossy(&line).trim_end().to_string());
         }
         Ok(buf.len())
     }
@@ -187,12 +189,14 @@ fn capture_from_a_pub_socket_feeds_join() {
     let bytes = std::fs::read(&out).unwrap();
     let mut rd = kvlower_capture::CaptureReader::new(bytes.as_slice()).unwrap();
     assert_eq!(
-        rd.header().meta.get("kv_cache_report_mode").map(String::as_str),
+        rd.header()
+            .meta
+            .get("kv_cache_report_mode")
+            .map(String::as_str),
         Some("new_only")
     );
     let mut seqs = Vec::new();
-    while let Some(kvlower_capture::Record::Frame { rank, parts, .. }) = rd.next_record().unwrap()
-    {
+    while let Some(kvlower_capture::Record::Frame { rank, parts, .. }) = rd.next_record().unwrap() {
         assert_eq!(rank, 0);
         seqs.push(kvlower_capture::event_frame(&parts).unwrap().seq);
     }
@@ -235,8 +239,24 @@ fn capture_from_a_pub_socket_feeds_join() {
 fn capture_refuses_bad_arguments_before_connecting() {
     for args in [
         vec!["capture", "--endpoint", "127.0.0.1:1", "--out", "x"],
-        vec!["capture", "--endpoint", "tcp://127.0.0.1:1", "--out", "x", "--duration", "-1"],
-        vec!["capture", "--endpoint", "tcp://127.0.0.1:1", "--out", "x", "--meta", "novalue"],
+        vec![
+            "capture",
+            "--endpoint",
+            "tcp://127.0.0.1:1",
+            "--out",
+            "x",
+            "--duration",
+            "-1",
+        ],
+        vec![
+            "capture",
+            "--endpoint",
+            "tcp://127.0.0.1:1",
+            "--out",
+            "x",
+            "--meta",
+            "novalue",
+        ],
     ] {
         let r = kvlower(&args);
         assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
@@ -264,8 +284,12 @@ fn a_truncated_or_hostile_capture_is_an_error_not_a_verdict() {
         ("cut.kvcap", full[..full.len() - 5].to_vec()),
         ("bad-payload.kvcap", {
             let mut w = kvlower_capture::CaptureWriter::new(Vec::new(), &header).unwrap();
-            w.frame(0, 1, &[b"t", &0u64.to_be_bytes(), &[0xdd, 0xff, 0xff, 0xff, 0xff]])
-                .unwrap();
+            w.frame(
+                0,
+                1,
+                &[b"t", &0u64.to_be_bytes(), &[0xdd, 0xff, 0xff, 0xff, 0xff]],
+            )
+            .unwrap();
             w.finish().unwrap().0
         }),
     ] {

@@ -28,10 +28,41 @@ struct BlockRec {
     parent: Option<BlockHash>,
     /// `None` for hash-only stores of a block the join never saw with tokens.
     tokens: Option<Vec<u32>>,
-    /// Tiers holding a copy, with the priority reported when stored.
-    tiers: BTreeMap<Tier, Option<u32>>,
+    /// Tiers holding a copy: how many copies, and the priority reported when stored.
+    tiers: BTreeMap<Tier, Copies>,
     /// (claim, position) pairs this block matches along a claim's chain.
     rel: Vec<(usize, usize)>,
+}
+
+/// How many physical copies of one hash a tier holds, as an interval: vLLM does not
+/// de-duplicate cached blocks, and under `kv_cache_report_mode=full` (or an unknown
+/// mode) a repeated `BlockStored` may be a new copy or a re-announced hit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Copies {
+    priority: Option<u32>,
+    min: u32,
+    max: u32,
+}
+
+impl Copies {
+    fn one(priority: Option<u32>) -> Copies {
+        Copies {
+            priority,
+            min: 1,
+            max: 1,
+        }
+    }
+}
+
+/// What a repeated store of a known hash on the same tier means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Repeat {
+    /// Nothing new: the runtime de-duplicates (SGLang's radix tree, TensorRT-LLM).
+    Same,
+    /// One more physical copy (vLLM `incremental` reports, offload connectors' chunks).
+    NewCopy,
+    /// A new copy or a re-announced hit: the count becomes uncertain.
+    Either,
 }
 
 struct ClaimTrack {
@@ -76,6 +107,55 @@ struct Engine<'r> {
     pending: usize,
     /// The capture header's operator-declared engine facts (captures only).
     capture_meta: Option<BTreeMap<String, String>>,
+}
+
+impl Engine<'_> {
+    /// vLLM's `kv_cache_report_mode`: the registry's cache identity, else the capture
+    /// header's `--meta`.
+    fn report_mode(&self) -> Option<&str> {
+        self.registry
+            .cache_identity
+            .kv_cache_report_mode
+            .as_deref()
+            .or_else(|| {
+                self.capture_meta
+                    .as_ref()
+                    .and_then(|m| m.get("kv_cache_report_mode"))
+                    .map(String::as_str)
+            })
+    }
+
+    fn repeat(&self, tier: &Tier) -> Repeat {
+        match (self.format, tier) {
+            (EventFormat::Vllm, Tier::Medium(m)) if m == "GPU" => match self.report_mode() {
+                Some("incremental") => Repeat::NewCopy,
+                _ => Repeat::Either,
+            },
+            // Offload connectors announce a shared hash once per chunk and ask consumers
+            // to reference-count (per hash and medium).
+            (EventFormat::Vllm, Tier::Medium(_)) => Repeat::NewCopy,
+            _ => Repeat::Same,
+        }
+    }
+}
+
+fn add_copy(tiers: &mut BTreeMap<Tier, Copies>, t: Tier, priority: Option<u32>, r: Repeat) {
+    match tiers.get_mut(&t) {
+        None => {
+            tiers.insert(t, Copies::one(priority));
+        }
+        Some(c) => {
+            c.priority = priority.or(c.priority);
+            match r {
+                Repeat::Same => {}
+                Repeat::NewCopy => {
+                    c.min = c.min.saturating_add(1);
+                    c.max = c.max.saturating_add(1);
+                }
+                Repeat::Either => c.max = c.max.saturating_add(1),
+            }
+        }
+    }
 }
 
 fn push_once(list: &mut Vec<Reason>, r: Reason) {
@@ -475,18 +555,21 @@ impl<'r> Engine<'r> {
                 return;
             }
             let upgrade = rec.tokens.is_none() && !b.tokens.is_empty();
-            if let Some(t) = b.tier.clone() {
-                rec.tiers.insert(t, b.priority);
-            }
             let rel = rec.rel.clone();
+            if let Some(t) = b.tier.clone() {
+                let r = self.repeat(&t);
+                if let Some(rec) = self.blocks.get_mut(&hash) {
+                    add_copy(&mut rec.tiers, t, b.priority, r);
+                }
+            }
             if upgrade {
                 // An opaque (hash-only) record learns its tokens: join it now, keeping
                 // the copies it already had.
                 let old = self.blocks.remove(&hash);
                 self.store(parent, b, here, ts, adapter_ok, dirty);
                 if let (Some(old), Some(new)) = (old, self.blocks.get_mut(&hash)) {
-                    for (t, p) in old.tiers {
-                        new.tiers.entry(t).or_insert(p);
+                    for (t, c) in old.tiers {
+                        new.tiers.entry(t).or_insert(c);
                     }
                 }
                 return;
@@ -502,7 +585,7 @@ impl<'r> Engine<'r> {
         }
         let mut tiers = BTreeMap::new();
         if let Some(t) = b.tier.clone() {
-            tiers.insert(t, b.priority);
+            tiers.insert(t, Copies::one(b.priority));
         }
         if b.tokens.is_empty() {
             self.blocks.insert(
@@ -613,7 +696,17 @@ impl<'r> Engine<'r> {
                 rec.tiers.clear();
                 had
             }
-            Some(t) => rec.tiers.remove(t).is_some(),
+            Some(t) => match rec.tiers.get_mut(t) {
+                None => false,
+                Some(c) => {
+                    c.min = c.min.saturating_sub(1);
+                    c.max = c.max.saturating_sub(1);
+                    if c.max == 0 {
+                        rec.tiers.remove(t);
+                    }
+                    true
+                }
+            },
         };
         let rel: Vec<usize> = rec.rel.iter().map(|&(c, _)| c).collect();
         let forget = rec.tiers.is_empty() && rec.rel.is_empty();
@@ -652,11 +745,11 @@ impl<'r> Engine<'r> {
             }
         }
         if let Some((old, new)) = priority {
-            for p in rec.tiers.values_mut() {
-                if p.is_some_and(|p| p != old) {
+            for c in rec.tiers.values_mut() {
+                if c.priority.is_some_and(|p| p != old) {
                     ok = false;
                 }
-                *p = Some(new);
+                c.priority = Some(new);
             }
         }
         let rel: Vec<usize> = rec.rel.iter().map(|&(c, _)| c).collect();
@@ -669,8 +762,26 @@ impl<'r> Engine<'r> {
         }
     }
 
+    /// At least one copy is certainly resident.
     fn live(&self, h: &BlockHash) -> bool {
-        self.blocks.get(h).is_some_and(|r| !r.tiers.is_empty())
+        self.blocks
+            .get(h)
+            .is_some_and(|r| r.tiers.values().any(|c| c.min > 0))
+    }
+
+    /// No copy is certainly resident, but one may be (an uncertain copy count).
+    fn maybe_live(&self, h: &BlockHash) -> bool {
+        !self.live(h) && self.blocks.get(h).is_some_and(|r| !r.tiers.is_empty())
+    }
+
+    /// Whether the claim's verdict hangs on an uncertain copy count: a required
+    /// position no copy certainly holds, but one may.
+    fn uncertain_position(&self, ci: usize) -> bool {
+        self.claims.get(ci).is_some_and(|c| {
+            c.positions
+                .iter()
+                .any(|p| !p.iter().any(|h| self.live(h)) && p.iter().any(|h| self.maybe_live(h)))
+        })
     }
 
     fn held_prefix(&self, ci: usize) -> usize {
@@ -714,7 +825,7 @@ impl<'r> Engine<'r> {
                 let mut at: BTreeSet<&Tier> = BTreeSet::new();
                 for h in p {
                     if let Some(r) = self.blocks.get(h) {
-                        at.extend(r.tiers.keys());
+                        at.extend(r.tiers.iter().filter(|(_, c)| c.min > 0).map(|(t, _)| t));
                     }
                 }
                 for t in at {
@@ -731,6 +842,11 @@ impl<'r> Engine<'r> {
         let Some(claim) = self.registry.claims.get(ci) else {
             return;
         };
+        let uncertain = self
+            .uncertain_position(ci)
+            .then(|| Reason::UncertainCopyCount {
+                kv_cache_report_mode: self.report_mode().map(str::to_string),
+            });
         let mut reasons: Vec<Reason> = Vec::new();
         for r in claim
             .reasons
@@ -745,6 +861,7 @@ impl<'r> Engine<'r> {
             .chain(&self.global)
             .cloned()
             .chain(extra)
+            .chain(uncertain)
         {
             if !reasons.contains(&r) {
                 reasons.push(r);
@@ -1193,5 +1310,119 @@ claims:
             "{STORE}\n[2.2,[[\"BlockRemoved\",[11]]]]\n[2.3,[[\"BlockRemoved\",[11]]]]\n[9.5,[]]\n"
         ));
         assert_eq!(names(&r, "c1"), vec!["unknown_block_removed"]);
+    }
+
+    fn run_mode(mode: Option<&str>, events: &str) -> JoinReport {
+        let src = match mode {
+            Some(m) => REGISTRY.replace(
+                "  block_size: 2\n",
+                &format!("  block_size: 2\n  kv_cache_report_mode: {m}\n"),
+            ),
+            None => REGISTRY.to_string(),
+        };
+        let reg = Registry::parse(&src, Path::new("r.yaml")).unwrap();
+        join_reader(
+            &reg,
+            Path::new("r.yaml"),
+            events.as_bytes(),
+            Path::new("e.jsonl"),
+            EventFormat::Vllm,
+        )
+        .unwrap()
+    }
+
+    /// The same aligned prompt stored twice (two physical copies), one evicted.
+    const TWICE_ONE_EVICTED: &str = "[2.0,[[\"BlockStored\",[10,11],null,[1,2,3,4],2,null]]]\n\
+         [2.1,[[\"BlockStored\",[10,11],null,[1,2,3,4],2,null]]]\n\
+         [2.2,[[\"BlockRemoved\",[10,11],\"GPU\"]]]\n[9.5,[]]\n";
+
+    #[test]
+    fn vllm_copies_are_counted_when_each_store_is_a_new_copy() {
+        // incremental reports: the second store is a second copy; one eviction leaves one.
+        let r = run_mode(Some("incremental"), TWICE_ONE_EVICTED);
+        assert!(
+            matches!(status(&r, "c1"), Verdict::Materialized { .. }),
+            "{:?}",
+            status(&r, "c1")
+        );
+        assert!(
+            r.stream.ambiguities.is_empty(),
+            "{:?}",
+            r.stream.ambiguities
+        );
+        // Evicting the second copy too is a loss, not an unknown removal.
+        let both = TWICE_ONE_EVICTED.replace(
+            "[9.5,[]]",
+            "[2.3,[[\"BlockRemoved\",[10,11],\"GPU\"]]]\n[9.5,[]]",
+        );
+        let r = run_mode(Some("incremental"), &both);
+        assert!(
+            matches!(status(&r, "c1"), Verdict::Lost { .. }),
+            "{:?}",
+            status(&r, "c1")
+        );
+        assert!(
+            r.stream.ambiguities.is_empty(),
+            "{:?}",
+            r.stream.ambiguities
+        );
+    }
+
+    #[test]
+    fn a_repeated_store_under_full_or_unknown_reports_fails_closed_only_where_it_matters() {
+        // full: the second store may be a re-announced hit, so after one eviction the
+        // block may be gone or not. Neither `lost` nor a counted `materialized`.
+        for mode in [Some("full"), None] {
+            let r = run_mode(mode, TWICE_ONE_EVICTED);
+            assert_eq!(names(&r, "c1"), vec!["uncertain_copy_count"], "{mode:?}");
+        }
+        // Without an eviction the difference does not matter.
+        let r = run_mode(
+            None,
+            &TWICE_ONE_EVICTED.replace("[2.2,[[\"BlockRemoved\",[10,11],\"GPU\"]]]\n", ""),
+        );
+        assert!(matches!(status(&r, "c1"), Verdict::Materialized { .. }));
+    }
+
+    #[test]
+    fn removing_the_last_copy_of_an_unclaimed_hash_taints_nothing() {
+        let r = run_mode(
+            Some("incremental"),
+            "[1.0,[[\"BlockStored\",[50],null,[9,9],2,null]]]\n\
+             [1.1,[[\"BlockStored\",[50],null,[9,9],2,null]]]\n\
+             [2.0,[[\"BlockStored\",[10,11],null,[1,2,3,4],2,null]]]\n\
+             [2.1,[[\"BlockRemoved\",[50],\"GPU\"]]]\n[2.2,[[\"BlockRemoved\",[50],\"GPU\"]]]\n[9.5,[]]\n",
+        );
+        assert!(
+            r.stream.ambiguities.is_empty(),
+            "{:?}",
+            r.stream.ambiguities
+        );
+        assert!(matches!(status(&r, "c1"), Verdict::Materialized { .. }));
+    }
+
+    #[test]
+    fn offload_chunks_are_reference_counted_per_medium() {
+        // The offload connector announces the shared hashes once per chunk (twice here);
+        // one CPU removal leaves a CPU copy after the GPU copy is evicted.
+        let r = run_mode(
+            None,
+            &format!(
+                "{STORE}\n[2.1,[[\"BlockStored\",[10,11],null,[],0,null,\"CPU\"]]]\n\
+                 [2.2,[[\"BlockStored\",[10,11],null,[],0,null,\"CPU\"]]]\n\
+                 [2.3,[[\"BlockRemoved\",[10,11],\"CPU\"]]]\n\
+                 [2.4,[[\"BlockRemoved\",[10,11],\"GPU\"]]]\n[9.5,[]]\n"
+            ),
+        );
+        match status(&r, "c1") {
+            Verdict::Materialized { tiers, .. } => assert_eq!(
+                tiers,
+                vec![TierCoverage {
+                    tier: Tier::Medium("CPU".into()),
+                    blocks: 2
+                }]
+            ),
+            v => panic!("{v:?}"),
+        }
     }
 }

@@ -241,6 +241,11 @@ pub struct CacheIdentity {
     pub adapter: Option<AdapterIdentity>,
     #[serde(default)]
     pub block_size: Option<NonZeroU32>,
+    /// vLLM's `kv_cache_report_mode` for the run (`incremental`: a repeated
+    /// `BlockStored` is a new physical copy; `full`: it may be a re-announced hit).
+    /// Optional: a capture header's `--meta kv_cache_report_mode=` supplies it too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_cache_report_mode: Option<String>,
 }
 
 impl CacheIdentity {

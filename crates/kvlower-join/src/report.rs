@@ -159,6 +159,12 @@ pub enum Reason {
     },
     /// The capture dropped a message larger than its frame cap: its events are unknown.
     DroppedFrame { event: EventRef },
+    /// A block the claim needs may or may not still have a copy: vLLM repeated a
+    /// `BlockStored` for a resident hash, which under `kv_cache_report_mode=full` (or an
+    /// unknown mode) is a new copy or a re-announced hit, and copies were then removed.
+    UncertainCopyCount {
+        kv_cache_report_mode: Option<String>,
+    },
 }
 
 impl Reason {
@@ -204,7 +210,8 @@ impl Reason {
             | Reason::DuplicateBlockAtPosition { .. }
             | Reason::CacheRecreated { .. }
             | Reason::MissingInitialState { .. }
-            | Reason::DroppedFrame { .. } => P::AmbiguityFailsClosed,
+            | Reason::DroppedFrame { .. }
+            | Reason::UncertainCopyCount { .. } => P::AmbiguityFailsClosed,
         }
     }
 

@@ -91,7 +91,9 @@ fn resolve(
         )?;
     }
     if args.output.is_some() && matches!(args.format, Some(FormatFlag::Human | FormatFlag::Json)) {
-        return Ok(Err("give the output format once: --format human|json".into()));
+        return Ok(Err(
+            "give the output format once: --format human|json".into()
+        ));
     }
     let mut events = args.events_format;
     let legacy = match args.format {
@@ -135,7 +137,10 @@ pub fn run(args: &JoinArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
     };
     if let Some(controls) = &args.pressure_controls {
         if events_format.is_some() {
-            writeln!(err, "error: --pressure-controls names its own event formats")?;
+            writeln!(
+                err,
+                "error: --pressure-controls names its own event formats"
+            )?;
             return Ok(Exit::Usage);
         }
         return match kvlower_join::pressure::run_controls(controls) {
@@ -152,7 +157,8 @@ pub fn run(args: &JoinArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
             }
         };
     }
-    let (Some(registry), Some(events), Some(format)) = (&args.registry, &args.events, events_format)
+    let (Some(registry), Some(events), Some(format)) =
+        (&args.registry, &args.events, events_format)
     else {
         writeln!(
             err,
