@@ -830,3 +830,32 @@ fn join_format_is_the_output_format_and_the_old_spelling_still_works() {
     ]);
     assert_eq!(both.code, 2);
 }
+
+#[test]
+fn materialized_without_sequence_numbers_says_it_cannot_anchor() {
+    // A dropped batch without sequence numbers can hide an eviction: the CLI verdict
+    // itself says the materialized reading anchors nothing, not only the header.
+    let run = kvlower(&[
+        "join",
+        "--registry",
+        &arg("vllm/registry.yaml"),
+        "--events",
+        &arg("vllm/events-array.jsonl"),
+        "--events-format",
+        "vllm",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let materialized: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.contains("  materialized") && l.contains("— "))
+        .collect();
+    assert!(!materialized.is_empty(), "{}", run.stdout);
+    for l in materialized {
+        assert!(l.contains("unanchorable: no sequence numbers"), "{l}");
+    }
+    assert!(
+        run.stdout
+            .contains("no materialized verdict here can anchor")
+    );
+}

@@ -397,11 +397,20 @@ impl JoinReport {
                 .observation_point
                 .map(|p| p.to_string())
                 .unwrap_or_else(|| "(no observation point)".into());
+            // Without sequence numbers a dropped batch can hide an eviction: such a
+            // `materialized` is a reading of the file, not a verdict anything may anchor.
+            let unanchored =
+                matches!(c.verdict, Verdict::Materialized { .. }) && !self.stream.sequence_checked;
             let _ = writeln!(
                 s,
-                "{:width$}  {}  — {pred} at {obs}",
+                "{:width$}  {}{}  — {pred} at {obs}",
                 c.claim_id.0,
-                c.verdict.status()
+                c.verdict.status(),
+                if unanchored {
+                    " (unanchorable: no sequence numbers)"
+                } else {
+                    ""
+                }
             );
             match &c.verdict {
                 Verdict::Materialized { since, tiers } => {
@@ -465,6 +474,13 @@ impl JoinReport {
                 s,
                 "preconditions not met for every claim: {}",
                 unmet.join(", ")
+            );
+        }
+        if self.summary.materialized > 0 && !self.stream.sequence_checked {
+            let _ = writeln!(
+                s,
+                "note: the stream carries no sequence numbers, so a lost batch could hide an eviction: \
+                 no materialized verdict here can anchor evidence (record with `kvlower capture`)"
             );
         }
         let _ = writeln!(
