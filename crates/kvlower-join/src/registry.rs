@@ -356,10 +356,7 @@ pub struct Registry {
 impl Registry {
     /// Reads the registry at `path` (token maps resolve relative to its folder).
     pub fn load(path: &Path) -> Result<Registry, JoinError> {
-        let src = std::fs::read_to_string(path).map_err(|source| JoinError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let src = crate::input::read_text(path, crate::input::MAX_REGISTRY_BYTES)?;
         Registry::parse(&src, path)
     }
 
@@ -377,7 +374,6 @@ impl Registry {
                 ),
             });
         }
-        let base = path.parent().unwrap_or(Path::new(""));
         let mut maps: BTreeMap<PathBuf, TokenMapFile> = BTreeMap::new();
         let mut claims = Vec::with_capacity(raw.claims.len());
         for rc in raw.claims {
@@ -393,7 +389,7 @@ impl Registry {
                 }
                 (Some(t), None) => Some(t),
                 (None, Some(r)) => {
-                    let map_path = base.join(&r.file);
+                    let map_path = crate::input::confine(path, &r.file)?;
                     if !maps.contains_key(&map_path) {
                         let map = load_token_map(&map_path)?;
                         maps.insert(map_path.clone(), map);
@@ -538,10 +534,7 @@ pub(crate) fn required_chunks(c: &Claim, block_size: Option<NonZeroU32>) -> Opti
 }
 
 fn load_token_map(path: &Path) -> Result<TokenMapFile, JoinError> {
-    let src = std::fs::read_to_string(path).map_err(|source| JoinError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let src = crate::input::read_text(path, crate::input::MAX_TOKEN_MAP_BYTES)?;
     serde_json::from_str(&src).map_err(|e| JoinError::TokenMap {
         path: path.to_path_buf(),
         line: e.line(),
