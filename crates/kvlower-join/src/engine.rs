@@ -639,7 +639,9 @@ impl<'r> Engine<'r> {
             if !adapter_ok {
                 self.claim_reason(ci, Reason::AdapterMismatch { event: here });
             }
-            if b.extra_hash_inputs {
+            let salt_mismatch =
+                b.salt.is_some() && b.salt != self.registry.cache_identity.cache_salt;
+            if b.extra_hash_inputs || salt_mismatch {
                 self.claim_reason(ci, Reason::UnverifiedExtraHashInputs { event: here });
             }
             let dup = self
@@ -1424,5 +1426,78 @@ claims:
             ),
             v => panic!("{v:?}"),
         }
+    }
+
+    fn run_with(registry: &str, format: EventFormat, events: &str) -> JoinReport {
+        let reg = Registry::parse(registry, Path::new("r.yaml")).unwrap();
+        join_reader(
+            &reg,
+            Path::new("r.yaml"),
+            events.as_bytes(),
+            Path::new("e.jsonl"),
+            format,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn lookahead_tokens_keep_a_block_from_materializing_a_claim() {
+        // vLLM 0.32: the hash also covers tokens beyond the block.
+        let ev = r#"[2.0,[{"type":"BlockStored","block_hashes":[10,11],"parent_block_hash":null,"token_ids":[1,2,3,4],"block_size":2,"lora_id":null,"medium":"GPU","lora_name":null,"lookahead_token_ids":[5]}],0]
+[9.5,[],0]
+"#;
+        let r = run(ev);
+        assert_eq!(names(&r, "c1"), vec!["unverified_extra_hash_inputs"]);
+        let r = run(&ev.replace(r#","lookahead_token_ids":[5]"#, ""));
+        assert!(matches!(status(&r, "c1"), Verdict::Materialized { .. }));
+    }
+
+    #[test]
+    fn a_lora_claim_whose_registry_names_the_adapter_is_judgeable() {
+        let reg = REGISTRY.replace(
+            "adapter: {kind: base_model}",
+            "adapter: {kind: lora, lora_name: ad1}",
+        );
+        let ev = r#"[2.0,[{"type":"BlockStored","block_hashes":[10,11],"parent_block_hash":null,"token_ids":[1,2,3,4],"block_size":2,"lora_id":null,"medium":"GPU","lora_name":"ad1","extra_keys":[["ad1"],["ad1"]]}],0]
+[9.5,[],0]
+"#;
+        let r = run_with(&reg, EventFormat::Vllm, ev);
+        assert!(
+            matches!(status(&r, "c1"), Verdict::Materialized { .. }),
+            "{:?}",
+            status(&r, "c1")
+        );
+        // Another adapter's name in the extra keys cannot materialize it.
+        let r = run_with(
+            &reg,
+            EventFormat::Vllm,
+            &ev.replace(r#"[["ad1"],["ad1"]]"#, r#"[["ad2"],["ad2"]]"#),
+        );
+        assert!(matches!(
+            status(&r, "c1"),
+            Verdict::InsufficientEvidence { .. }
+        ));
+    }
+
+    #[test]
+    fn sglang_tagged_maps_decode_and_salts_must_match() {
+        let reg = REGISTRY
+            .replace("kind: vllm", "kind: sglang")
+            .replace("  block_size: 2\n", "  block_size: 2\n  cache_salt: s1\n");
+        let ev = r#"[2.0,[{"type":"BlockStored","block_hashes":[-10,11],"parent_block_hash":null,"token_ids":[1,2,3,4],"block_size":2,"lora_id":null,"medium":"GPU","lora_name":null,"cache_salt":"s1","session_id":"x"}],0]
+[9.5,[],0]
+"#;
+        let r = run_with(&reg, EventFormat::Sglang, ev);
+        assert!(
+            matches!(status(&r, "c1"), Verdict::Materialized { .. }),
+            "{:?}",
+            status(&r, "c1")
+        );
+        let r = run_with(
+            &reg,
+            EventFormat::Sglang,
+            &ev.replace(r#""cache_salt":"s1""#, r#""cache_salt":"other""#),
+        );
+        assert_eq!(names(&r, "c1"), vec!["unverified_extra_hash_inputs"]);
     }
 }

@@ -61,6 +61,9 @@ pub(crate) struct StoredBlock {
     /// Extra keys, metadata, multimodal keys or salts the runtime folds into the hash;
     /// the join cannot verify them against the registry's namespace.
     pub extra_hash_inputs: bool,
+    /// The cache salt folded into the hash (SGLang `cache_salt`/`metadata`, TensorRT-LLM
+    /// `cache_salt`); the engine compares it with the registry's.
+    pub salt: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -408,6 +411,10 @@ struct StoredFields<'a> {
     extra_keys: Option<&'a Value>,
     group_idx: Option<&'a Value>,
     metadata: Option<&'a Value>,
+    cache_salt: Option<&'a Value>,
+    /// vLLM >= 0.32: tokens beyond the block that its hash also covers.
+    lookahead_token_ids: Option<&'a Value>,
+    mm_keys: Option<&'a Value>,
 }
 
 /// The positional `BlockStored` fields vLLM's array encoding and SGLang share:
@@ -434,6 +441,9 @@ fn positional_stored<'a>(a: &'a [Value], path: &str) -> Result<StoredFields<'a>,
         extra_keys: None,
         group_idx: None,
         metadata: None,
+        cache_salt: None,
+        lookahead_token_ids: None,
+        mm_keys: None,
     })
 }
 
@@ -485,9 +495,19 @@ fn build_stored(
     let lora_id = opt_i64(f.lora_id, &p("lora_id", 5))?;
     let medium = opt_str(f.medium, &p("medium", 6))?;
     let lora_name = opt_str(f.lora_name, &p("lora_name", 7))?;
+    // An extra-keys entry that holds only the event's own LoRA name is checked through
+    // the adapter identity; anything else (multimodal ids, salts, embedding hashes)
+    // cannot be checked against the registry.
+    let only_lora = |k: &Value| match k {
+        Value::Null => true,
+        Value::Array(a) => a
+            .iter()
+            .all(|x| x.as_str().is_some_and(|x| Some(x) == lora_name.as_deref())),
+        _ => false,
+    };
     let extra: Vec<bool> = match f.extra_keys {
         None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(a)) => a.iter().map(|k| !k.is_null()).collect(),
+        Some(Value::Array(a)) => a.iter().map(|k| !only_lora(k)).collect(),
         Some(_) => {
             return Err(err(
                 &p("extra_keys", 8),
@@ -500,7 +520,29 @@ fn build_stored(
     {
         issues.push(Issue::OtherKvCacheGroup(g));
     }
-    let metadata = f.metadata.is_some_and(|m| !m.is_null());
+    let nonempty = |v: Option<&Value>| match v {
+        None | Some(Value::Null) => false,
+        Some(Value::Array(a)) => !a.is_empty(),
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(Value::Object(m)) => !m.is_empty(),
+        Some(_) => true,
+    };
+    // SGLang <= 0.5.18 stores a salted block's `{"cache_salt": ...}` as metadata.
+    let mut salt = opt_str(f.cache_salt, &p("cache_salt", 7))?.filter(|s| !s.is_empty());
+    let mut metadata = false;
+    match f.metadata {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(m))
+            if m.len() == 1 && m.get("cache_salt").is_some_and(Value::is_string) =>
+        {
+            salt = m
+                .get("cache_salt")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+        }
+        Some(_) => metadata = true,
+    }
+    let metadata = metadata || nonempty(f.lookahead_token_ids) || nonempty(f.mm_keys);
     let tier = Tier::Medium(medium.unwrap_or_else(|| "GPU".to_string()));
     let n = hashes.len() as u64;
     let split: Vec<Vec<u32>> = if tokens.is_empty() {
@@ -528,6 +570,7 @@ fn build_stored(
             tier: Some(tier.clone()),
             priority: None,
             extra_hash_inputs: metadata || extra.get(i).copied().unwrap_or(false),
+            salt: salt.clone(),
         })
         .collect();
     Ok(KvEvent::Stored {
@@ -609,6 +652,9 @@ fn decode_vllm_event(
                         extra_keys: m.get("extra_keys"),
                         group_idx: m.get("group_idx"),
                         metadata: None,
+                        cache_salt: m.get("cache_salt"),
+                        lookahead_token_ids: m.get("lookahead_token_ids"),
+                        mm_keys: m.get("mm_keys"),
                     };
                     build_stored(f, path, false, issues)
                 }
@@ -639,9 +685,17 @@ fn decode_sglang_event(
     path: &str,
     issues: &mut Vec<Issue>,
 ) -> Result<KvEvent, DecodeError> {
-    let a = v
-        .as_array()
-        .ok_or_else(|| err(path, "SGLang events are positional arrays [tag, ...]"))?;
+    // SGLang >= 0.5.20 tags events as maps with vLLM's field names (plus cache_salt,
+    // session_id, lora_name); older releases use positional arrays.
+    if v.is_object() {
+        return decode_vllm_event(v, path, issues);
+    }
+    let a = v.as_array().ok_or_else(|| {
+        err(
+            path,
+            "SGLang events are arrays [tag, ...] or maps {type, ...}",
+        )
+    })?;
     let tag = a
         .first()
         .and_then(Value::as_str)
@@ -814,15 +868,25 @@ fn decode_trt_event(v: &Value, path: &str, line: u64) -> Result<Decoded, DecodeE
                         _ => true,
                     })
                 };
-                if nonempty("mm_keys") || nonempty("cache_salt") || nonempty("lora_id") {
+                if nonempty("mm_keys") || nonempty("lora_id") {
                     extra = true;
                 }
+                let salt = match b.get("cache_salt") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::String(s)) if s.is_empty() => None,
+                    Some(Value::String(s)) => Some(s.clone()),
+                    Some(_) => {
+                        extra = true;
+                        None
+                    }
+                };
                 out.push(StoredBlock {
                     hash,
                     tokens,
                     tier,
                     priority,
                     extra_hash_inputs: extra,
+                    salt,
                 });
             }
             KvEvent::Stored {

@@ -246,6 +246,10 @@ pub struct CacheIdentity {
     /// Optional: a capture header's `--meta kv_cache_report_mode=` supplies it too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kv_cache_report_mode: Option<String>,
+    /// The cache salt the claim's requests carried (SGLang/TensorRT-LLM `cache_salt`):
+    /// a salted block matches a claim only when its salt is this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_salt: Option<String>,
 }
 
 impl CacheIdentity {
