@@ -585,7 +585,7 @@ impl Read for Churn {
             }
             let i = self.next;
             let h = 1000 + i;
-            let line = if i % 2 == 0 {
+            let line = if i.is_multiple_of(2) {
                 format!("[{i}.0,[[\"BlockStored\",[{h}],null,[90,91,92,{i}],4,null]]]\n")
             } else {
                 format!("[{i}.0,[[\"BlockRemoved\",[{}]]]]\n", h - 1)

@@ -28,7 +28,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::io::BufReader;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
@@ -324,7 +324,7 @@ fn expected_first_lost(tracked: &[ClaimId], pr: &BTreeMap<ClaimId, u32>) -> Vec<
 fn judge_trial(
     registry: &Registry,
     registry_path: &Path,
-    events: &PathBuf,
+    events: &Path,
     format: EventFormat,
     t: &RawTrial,
     tracked: &[ClaimId],
