@@ -19,7 +19,7 @@ use crate::registry::{
     AdapterIdentity, EventFormat, HashEncoding, Registry, StreamPoint, required_chunks,
 };
 use crate::report::{
-    Change, ClaimResult, EventRef, JoinReport, Precondition, PreconditionTally,
+    Change, ClaimResult, EventRef, IgnoredGroup, JoinReport, Precondition, PreconditionTally,
     REPORT_SCHEMA_VERSION, Reason, StatusCounts, StreamSummary, TierCoverage, Transition, Verdict,
 };
 
@@ -276,6 +276,7 @@ impl<'r> Engine<'r> {
         }
         self.check_order(&d, here);
         self.snapshot_due(d.index, d.ts);
+        let mut other_group = false;
         for issue in &d.issues {
             let r = match issue {
                 Issue::Missing(f) => Reason::MissingEventField {
@@ -283,12 +284,25 @@ impl<'r> Engine<'r> {
                     field: (*f).to_string(),
                 },
                 Issue::TokenCountMismatch { .. } => Reason::TokenCountMismatch { event: here },
-                Issue::OtherKvCacheGroup(_) => Reason::OtherKvCacheGroup { event: here },
+                Issue::OtherKvCacheGroup { group, kind } => {
+                    self.ignore_group(*group, kind.clone());
+                    other_group = true;
+                    continue;
+                }
+                Issue::JudgedGroupNotFullAttention(_) => Reason::OtherKvCacheGroup { event: here },
             };
             self.ambiguity(r);
         }
         let mut dirty: BTreeSet<usize> = BTreeSet::new();
-        match d.event {
+        // Another group's blocks are another cache: hybrid models keep one block table
+        // per group, so its stores and removals say nothing about group 0's blocks.
+        let event = if other_group {
+            KvEvent::Created
+        } else {
+            d.event
+        };
+        match event {
+            KvEvent::Created if other_group => {}
             KvEvent::Created => {
                 self.summary.created += 1;
                 if self.summary.events > 0 {
@@ -358,6 +372,27 @@ impl<'r> Engine<'r> {
             .max(self.blocks.len() as u64);
         self.last_index = Some(d.index);
         self.last_ref = Some(here);
+    }
+
+    fn ignore_group(&mut self, group: i64, kind: Option<String>) {
+        let list = &mut self.summary.ignored_groups;
+        match list.iter_mut().find(|g| g.group_idx == group) {
+            Some(g) => {
+                g.events += 1;
+                if g.kind.is_none() {
+                    g.kind = kind;
+                }
+            }
+            None => {
+                list.push(IgnoredGroup {
+                    group_idx: group,
+                    kind,
+                    events: 1,
+                    why: "claims are judged on KV-cache group 0 (full attention); other groups' blocks are separate caches".into(),
+                });
+                list.sort_by_key(|g| g.group_idx);
+            }
+        }
     }
 
     /// Sequence numbers, timestamps and cache-instance keys (rank, window).
@@ -477,12 +512,12 @@ impl<'r> Engine<'r> {
                 });
             }
             Some(_) => {}
-            // TRT-LLM: each block's token count is its size (partial blocks fail closed).
+            // TRT-LLM: each block's token count is its size. A block longer than the
+            // registry's block size breaks the identity; a partial block (stored
+            // routinely by storeBlocksForReuse) only concerns the claims whose prefix it
+            // would complete (see `store`).
             None => {
-                if let Some(b) = blocks
-                    .iter()
-                    .find(|b| !b.tokens.is_empty() && b.tokens.len() as u64 != expected)
-                {
+                if let Some(b) = blocks.iter().find(|b| b.tokens.len() as u64 > expected) {
                     self.ambiguity(Reason::BlockSizeMismatch {
                         event: here,
                         observed: b.tokens.len() as u64,
@@ -599,6 +634,13 @@ impl<'r> Engine<'r> {
             );
             return;
         }
+        if self.format == EventFormat::Trtllm
+            && let Some(bs) = self.block_size
+            && !b.tokens.is_empty()
+            && (b.tokens.len() as u64) < u64::from(bs.get())
+        {
+            self.partial_block(&parent, &b.tokens, here);
+        }
         let mut rel = Vec::new();
         match &parent {
             None => {
@@ -678,6 +720,37 @@ impl<'r> Engine<'r> {
                 rel,
             },
         );
+    }
+
+    /// A partial TensorRT-LLM block: it can never be a claim's full block, but a claim
+    /// whose block at this position begins with its tokens cannot be judged from it.
+    fn partial_block(&mut self, parent: &Option<BlockHash>, tokens: &[u32], here: EventRef) {
+        let expected = self.block_size.map_or(0, |b| u64::from(b.get()));
+        let positions: Vec<(usize, usize)> = match parent {
+            None => (0..self.claims.len()).map(|ci| (ci, 0)).collect(),
+            Some(ph) => self
+                .blocks
+                .get(ph)
+                .map(|p| p.rel.iter().map(|&(ci, i)| (ci, i + 1)).collect())
+                .unwrap_or_default(),
+        };
+        for (ci, pos) in positions {
+            let hit = self
+                .claims
+                .get(ci)
+                .and_then(|c| c.chunks.get(pos))
+                .is_some_and(|ch| ch.starts_with(tokens));
+            if hit {
+                self.claim_reason(
+                    ci,
+                    Reason::BlockSizeMismatch {
+                        event: here,
+                        observed: tokens.len() as u64,
+                        expected,
+                    },
+                );
+            }
+        }
     }
 
     fn remove(
@@ -1499,5 +1572,97 @@ claims:
             &ev.replace(r#""cache_salt":"s1""#, r#""cache_salt":"other""#),
         );
         assert_eq!(names(&r, "c1"), vec!["unverified_extra_hash_inputs"]);
+    }
+
+    fn trt(blocks: &str, id: u64, parent: &str) -> String {
+        format!(
+            r#"{{"event_id":{id},"data":{{"type":"stored","parent_hash":{parent},"blocks":[{blocks}]}},"window_size":4}}"#
+        )
+    }
+
+    fn trt_block(hash: u64, tokens: &[u32]) -> String {
+        let t: Vec<String> = tokens
+            .iter()
+            .map(|t| format!(r#"{{"type":"unique_token","token_id":{t},"token_extra_id":0}}"#))
+            .collect();
+        format!(
+            r#"{{"type":"stored_block","block_hash":{hash},"tokens":[{}],"cache_level":0,"priority":35}}"#,
+            t.join(",")
+        )
+    }
+
+    #[test]
+    fn a_partial_trtllm_block_only_concerns_the_claims_it_would_complete() {
+        let reg = REGISTRY
+            .replace("kind: vllm", "kind: trtllm")
+            .replace(
+                "observe_at: {timestamp: 9.0}",
+                "observe_at: {event_index: 3}",
+            )
+            .replace(
+                "registered_before: {timestamp: 1.5}",
+                "registered_before: {event_index: 0}",
+            );
+        let base = [
+            trt(&trt_block(10, &[1, 2]), 0, "null"),
+            trt(&trt_block(11, &[3, 4]), 1, "10"),
+        ];
+        // Another request's partial block (1 of 2 tokens) at the root.
+        let other = [
+            base[0].clone(),
+            base[1].clone(),
+            trt(&trt_block(50, &[9]), 2, "null"),
+            trt(&trt_block(51, &[7, 7]), 3, "null"),
+        ];
+        let r = run_with(&reg, EventFormat::Trtllm, &other.join("\n"));
+        assert!(
+            matches!(status(&r, "c1"), Verdict::Materialized { .. }),
+            "{:?}",
+            status(&r, "c1")
+        );
+        assert!(
+            r.stream.ambiguities.is_empty(),
+            "{:?}",
+            r.stream.ambiguities
+        );
+        // A partial block that begins the claim's second block concerns that claim.
+        let mine = [
+            base[0].clone(),
+            trt(&trt_block(12, &[3]), 1, "10"),
+            trt(&trt_block(51, &[7, 7]), 2, "null"),
+            trt(&trt_block(52, &[8, 8]), 3, "null"),
+        ];
+        let r = run_with(&reg, EventFormat::Trtllm, &mine.join("\n"));
+        assert_eq!(names(&r, "c1"), vec!["block_size_mismatch"]);
+    }
+
+    #[test]
+    fn hybrid_models_are_judged_on_the_full_attention_group() {
+        // vLLM's hybrid manager: group 1 (sliding window) stores and evicts the same
+        // hashes as separate blocks; group 0 is what a leading-prefix claim needs.
+        let ev = r#"[2.0,[{"type":"BlockStored","block_hashes":[10,11],"parent_block_hash":null,"token_ids":[1,2,3,4],"block_size":2,"lora_id":null,"medium":"GPU","lora_name":null,"group_idx":0,"kv_cache_spec_kind":"full_attention"}],0]
+[2.1,[{"type":"BlockStored","block_hashes":[10,11],"parent_block_hash":null,"token_ids":[1,2,3,4],"block_size":2,"lora_id":null,"medium":"GPU","lora_name":null,"group_idx":1,"kv_cache_spec_kind":"sliding_window"}],0]
+[2.2,[{"type":"BlockRemoved","block_hashes":[10,11],"medium":"GPU","group_idx":1}],0]
+[9.5,[],0]
+"#;
+        let r = run(ev);
+        assert!(
+            matches!(status(&r, "c1"), Verdict::Materialized { .. }),
+            "{:?}",
+            status(&r, "c1")
+        );
+        assert_eq!(r.stream.ignored_groups.len(), 1);
+        assert_eq!(r.stream.ignored_groups[0].group_idx, 1);
+        assert_eq!(r.stream.ignored_groups[0].events, 2);
+        assert_eq!(
+            r.stream.ignored_groups[0].kind.as_deref(),
+            Some("sliding_window")
+        );
+        // Group 0 that is not full attention cannot be judged on.
+        let r = run(&ev.replace(
+            r#""group_idx":0,"kv_cache_spec_kind":"full_attention""#,
+            r#""group_idx":0,"kv_cache_spec_kind":"sliding_window""#,
+        ));
+        assert_eq!(names(&r, "c1"), vec!["other_kv_cache_group"]);
     }
 }

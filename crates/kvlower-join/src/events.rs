@@ -100,7 +100,13 @@ pub(crate) enum Issue {
         blocks: u64,
         block_size: u64,
     },
-    OtherKvCacheGroup(i64),
+    /// An event of a KV-cache group other than group 0 (hybrid models): not joined.
+    OtherKvCacheGroup {
+        group: i64,
+        kind: Option<String>,
+    },
+    /// Group 0 declares a cache-spec kind that is not full attention.
+    JudgedGroupNotFullAttention(String),
 }
 
 /// One decoded event with its place in the stream.
@@ -331,6 +337,13 @@ impl Decoder {
     }
 }
 
+/// vLLM names a group's cache spec on its stores; full attention is the kind a
+/// leading-prefix claim is judged on (sliding-window and Mamba groups keep no prefix).
+fn is_full_attention(kind: &str) -> bool {
+    let k = kind.to_ascii_lowercase();
+    k.contains("full") && !k.contains("sliding") && !k.contains("mamba")
+}
+
 fn opt_i64(v: Option<&Value>, path: &str) -> Result<Option<i64>, DecodeError> {
     match v {
         None | Some(Value::Null) => Ok(None),
@@ -415,6 +428,7 @@ struct StoredFields<'a> {
     /// vLLM >= 0.32: tokens beyond the block that its hash also covers.
     lookahead_token_ids: Option<&'a Value>,
     mm_keys: Option<&'a Value>,
+    kv_cache_spec_kind: Option<&'a Value>,
 }
 
 /// The positional `BlockStored` fields vLLM's array encoding and SGLang share:
@@ -444,6 +458,7 @@ fn positional_stored<'a>(a: &'a [Value], path: &str) -> Result<StoredFields<'a>,
         cache_salt: None,
         lookahead_token_ids: None,
         mm_keys: None,
+        kv_cache_spec_kind: None,
     })
 }
 
@@ -515,10 +530,16 @@ fn build_stored(
             ));
         }
     };
-    if let Some(g) = opt_i64(f.group_idx, &p("group_idx", 9))?
-        && g != 0
-    {
-        issues.push(Issue::OtherKvCacheGroup(g));
+    let kind = opt_str(f.kv_cache_spec_kind, &p("kv_cache_spec_kind", 10))?;
+    match opt_i64(f.group_idx, &p("group_idx", 9))? {
+        Some(g) if g != 0 => issues.push(Issue::OtherKvCacheGroup { group: g, kind }),
+        _ => {
+            if let Some(k) = kind
+                && !is_full_attention(&k)
+            {
+                issues.push(Issue::JudgedGroupNotFullAttention(k));
+            }
+        }
     }
     let nonempty = |v: Option<&Value>| match v {
         None | Some(Value::Null) => false,
@@ -597,7 +618,10 @@ fn decode_removed(
     if let Some(g) = opt_i64(group_idx, &p("group_idx", 3))?
         && g != 0
     {
-        issues.push(Issue::OtherKvCacheGroup(g));
+        issues.push(Issue::OtherKvCacheGroup {
+            group: g,
+            kind: None,
+        });
     }
     Ok(KvEvent::Removed {
         hashes,
@@ -622,6 +646,7 @@ fn decode_vllm_event(
                         lora_name: a.get(7),
                         extra_keys: a.get(8),
                         group_idx: a.get(9),
+                        kv_cache_spec_kind: a.get(10),
                         ..positional_stored(a, path)?
                     };
                     build_stored(f, path, true, issues)
@@ -655,6 +680,7 @@ fn decode_vllm_event(
                         cache_salt: m.get("cache_salt"),
                         lookahead_token_ids: m.get("lookahead_token_ids"),
                         mm_keys: m.get("mm_keys"),
+                        kv_cache_spec_kind: m.get("kv_cache_spec_kind"),
                     };
                     build_stored(f, path, false, issues)
                 }

@@ -318,6 +318,21 @@ pub struct StreamSummary {
     pub peak_tracked_blocks: u64,
     /// Stream-level ambiguities (each taints claims observed at or after it).
     pub ambiguities: Vec<Reason>,
+    /// KV-cache groups whose events were not joined (hybrid models): claims are judged
+    /// on group 0, the full-attention group. Absent when every event was group 0.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignored_groups: Vec<IgnoredGroup>,
+}
+
+/// A KV-cache group the join left out, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IgnoredGroup {
+    pub group_idx: i64,
+    /// The cache-spec kind its stores declared (vLLM `kv_cache_spec_kind`), if any.
+    pub kind: Option<String>,
+    pub events: u64,
+    /// Why: a leading-prefix claim is judged on the full-attention group only.
+    pub why: String,
 }
 
 /// How many claims meet one precondition.
@@ -382,6 +397,16 @@ impl JoinReport {
                 "not checkable"
             }
         );
+        for g in &self.stream.ignored_groups {
+            let _ = writeln!(
+                s,
+                "  ignored KV-cache group {} ({}): {} events; {}",
+                g.group_idx,
+                g.kind.as_deref().unwrap_or("kind not stated"),
+                g.events,
+                g.why
+            );
+        }
         for a in &self.stream.ambiguities {
             let _ = writeln!(s, "  stream ambiguity: {}", describe_reason(a));
         }
