@@ -384,8 +384,8 @@ fn stream_ambiguities_are_reported_at_stream_level() {
         r.stream.ambiguities,
         vec![Reason::SequenceGap {
             event: ev(2, 3),
-            expected: 12,
-            found: 13
+            expected: 2,
+            found: 3
         }]
     );
     assert!(r.stream.sequence_checked);
@@ -425,7 +425,7 @@ fn cli_exit_codes() {
         &arg("trtllm/registry.yaml"),
         "--events",
         &arg("trtllm/events.jsonl"),
-        "--format",
+        "--events-format",
         "trtllm",
     ]);
     assert_eq!(ok.code, 0, "{}", ok.stderr);
@@ -436,7 +436,7 @@ fn cli_exit_codes() {
         &arg("ambiguity/sequence_gap/registry.yaml"),
         "--events",
         &arg("ambiguity/sequence_gap/events.jsonl"),
-        "--format",
+        "--events-format",
         "vllm",
     ]);
     assert_eq!(amb.code, 0, "{}", amb.stderr);
@@ -446,12 +446,14 @@ fn cli_exit_codes() {
         "join",
         "--pressure-controls",
         &arg("pressure/controls.yaml"),
-        "--format",
+        "--events-format",
         "vllm",
     ]);
     assert_eq!(conflict.code, 2);
-    let bad_format = kvlower(&["join", "--format", "tgi"]);
+    let bad_format = kvlower(&["join", "--events-format", "tgi"]);
     assert_eq!(bad_format.code, 2);
+    let bad_output = kvlower(&["join", "--format", "yaml"]);
+    assert_eq!(bad_output.code, 2);
 }
 
 #[test]
@@ -485,7 +487,7 @@ fn malformed_events_name_file_line_and_json_path() {
             &registry,
             "--events",
             &arg(events),
-            "--format",
+            "--events-format",
             format,
         ]);
         assert_eq!(run.code, 1, "{events}");
@@ -502,7 +504,7 @@ fn malformed_registry_names_file_line_and_yaml_path() {
         &arg("malformed/bad-predicate.yaml"),
         "--events",
         &arg("vllm/events-map.jsonl"),
-        "--format",
+        "--events-format",
         "vllm",
     ]);
     assert_eq!(run.code, 1);
@@ -519,7 +521,7 @@ fn malformed_registry_names_file_line_and_yaml_path() {
         &arg("no-such-registry.yaml"),
         "--events",
         &arg("vllm/events-map.jsonl"),
-        "--format",
+        "--events-format",
         "vllm",
     ]);
     assert_eq!(missing.code, 1);
@@ -545,9 +547,9 @@ fn paths_are_recorded_as_given_and_json_round_trips() {
         "fixtures/join/vllm/registry.yaml",
         "--events",
         "fixtures/join/vllm/events-array.jsonl",
-        "--format",
+        "--events-format",
         "vllm",
-        "--output",
+        "--format",
         "json",
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -583,7 +585,7 @@ impl Read for Churn {
             }
             let i = self.next;
             let h = 1000 + i;
-            let line = if i % 2 == 0 {
+            let line = if i.is_multiple_of(2) {
                 format!("[{i}.0,[[\"BlockStored\",[{h}],null,[90,91,92,{i}],4,null]]]\n")
             } else {
                 format!("[{i}.0,[[\"BlockRemoved\",[{}]]]]\n", h - 1)
@@ -711,9 +713,9 @@ fn run_join(dir: &str, events: &str, format: &str, output: &str) -> String {
         &arg(&format!("{dir}/registry.yaml")),
         "--events",
         &arg(&format!("{dir}/{events}")),
-        "--format",
+        "--events-format",
         format,
-        "--output",
+        "--format",
         output,
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -769,9 +771,91 @@ fn snapshot_malformed_error() {
         &arg("vllm/registry.yaml"),
         "--events",
         &arg("malformed/bad-token.jsonl"),
-        "--format",
+        "--events-format",
         "vllm",
     ]);
     assert_eq!(run.code, 1);
     insta::assert_snapshot!(portable(&run.stderr));
+}
+
+#[test]
+fn join_format_is_the_output_format_and_the_old_spelling_still_works() {
+    let reg = arg("vllm/registry.yaml");
+    let ev = arg("vllm/events-array.jsonl");
+    let new = kvlower(&[
+        "join",
+        "--registry",
+        &reg,
+        "--events",
+        &ev,
+        "--events-format",
+        "vllm",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(new.code, 0, "{}", new.stderr);
+    assert!(new.stderr.is_empty(), "{}", new.stderr);
+    serde_json::from_str::<serde_json::Value>(&new.stdout).expect("--format json prints JSON");
+    // The old spelling (`--format vllm --output json`) gives the same document and says
+    // what to write instead.
+    let old = kvlower(&[
+        "join",
+        "--registry",
+        &reg,
+        "--events",
+        &ev,
+        "--format",
+        "vllm",
+        "--output",
+        "json",
+    ]);
+    assert_eq!(old.code, 0, "{}", old.stderr);
+    assert_eq!(old.stdout, new.stdout);
+    assert!(
+        old.stderr.contains("--events-format vllm"),
+        "{}",
+        old.stderr
+    );
+    // Contradicting spellings are a usage error.
+    let both = kvlower(&[
+        "join",
+        "--registry",
+        &reg,
+        "--events",
+        &ev,
+        "--format",
+        "sglang",
+        "--events-format",
+        "vllm",
+    ]);
+    assert_eq!(both.code, 2);
+}
+
+#[test]
+fn materialized_without_sequence_numbers_says_it_cannot_anchor() {
+    // A dropped batch without sequence numbers can hide an eviction: the CLI verdict
+    // itself says the materialized reading anchors nothing, not only the header.
+    let run = kvlower(&[
+        "join",
+        "--registry",
+        &arg("vllm/registry.yaml"),
+        "--events",
+        &arg("vllm/events-array.jsonl"),
+        "--events-format",
+        "vllm",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let materialized: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.contains("  materialized") && l.contains("— "))
+        .collect();
+    assert!(!materialized.is_empty(), "{}", run.stdout);
+    for l in materialized {
+        assert!(l.contains("unanchorable: no sequence numbers"), "{l}");
+    }
+    assert!(
+        run.stdout
+            .contains("no materialized verdict here can anchor")
+    );
 }

@@ -77,6 +77,7 @@ fn check_outcome(reg: &Registry, out: &Result<JoinReport, JoinError>) {
             assert!(*line >= 1);
             assert_eq!(path, Path::new("events.jsonl"));
         }
+        Err(JoinError::Capture { path, .. }) => assert_eq!(path, Path::new("events.jsonl")),
         Err(other) => panic!("only event errors are possible from a reader: {other}"),
         Ok(r) => {
             assert_eq!(r.claims.len(), reg.claims.len());
@@ -266,7 +267,7 @@ proptest! {
         let mut ls: Vec<String> = lines("vllm/events-array.jsonl")
             .into_iter()
             .enumerate()
-            .map(|(i, l)| format!("{{\"seq\":{},\"payload\":{l}}}", 100 + i))
+            .map(|(i, l)| format!("{{\"seq\":{},\"payload\":{l}}}", i))
             .collect();
         let clean = run(&reg, ls.join("\n").as_bytes(), EventFormat::Vllm).unwrap();
         prop_assert_eq!(clean.summary.insufficient_evidence, 0);

@@ -72,6 +72,8 @@ enum Command {
     Join(cmd::join::JoinArgs),
     /// Compare modes/modes.yaml with the built-in baseline catalog (`catalog diff`)
     Catalog(cmd::catalog::CatalogArgs),
+    /// Record a runtime's raw KV-event stream (ZMQ) into a capture file for `join`
+    Capture(cmd::capture::CaptureArgs),
     /// Run the bad-lowering counterexamples (bad_lowering/*.yaml) through the real checker and gate
     BadLowering(cmd::bad_lowering::BadLoweringArgs),
 }
@@ -139,6 +141,7 @@ where
         Command::ExplainCode(a) => cmd::codes::run_explain_code(a, out, err),
         Command::Gate(a) => cmd::gate::run(a, out, err),
         Command::Join(a) => cmd::join::run(a, out, err),
+        Command::Capture(a) => cmd::capture::run(a, out, err),
         Command::BadLowering(a) => cmd::bad_lowering::run(a, out, err),
         Command::Catalog(a) => cmd::catalog::run(a, out, err),
     };

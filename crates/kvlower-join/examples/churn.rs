@@ -7,7 +7,7 @@
 //! cargo run --release -p kvlower-join --example churn -- 1000000 > /tmp/churn.jsonl
 //! /usr/bin/time -f "maxrss_kb=%M elapsed=%e" target/release/kvlower join \
 //!   --registry tests/fixtures/join/vllm/registry.yaml --events /tmp/churn.jsonl \
-//!   --format vllm --output json > /dev/null
+//!   --events-format vllm --format json > /dev/null
 //! ```
 
 use std::io::{BufWriter, Write};

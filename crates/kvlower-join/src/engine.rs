@@ -19,7 +19,7 @@ use crate::registry::{
     AdapterIdentity, EventFormat, HashEncoding, Registry, StreamPoint, required_chunks,
 };
 use crate::report::{
-    Change, ClaimResult, EventRef, JoinReport, Precondition, PreconditionTally,
+    Change, ClaimResult, EventRef, IgnoredGroup, JoinReport, Precondition, PreconditionTally,
     REPORT_SCHEMA_VERSION, Reason, StatusCounts, StreamSummary, TierCoverage, Transition, Verdict,
 };
 
@@ -28,10 +28,41 @@ struct BlockRec {
     parent: Option<BlockHash>,
     /// `None` for hash-only stores of a block the join never saw with tokens.
     tokens: Option<Vec<u32>>,
-    /// Tiers holding a copy, with the priority reported when stored.
-    tiers: BTreeMap<Tier, Option<u32>>,
+    /// Tiers holding a copy: how many copies, and the priority reported when stored.
+    tiers: BTreeMap<Tier, Copies>,
     /// (claim, position) pairs this block matches along a claim's chain.
     rel: Vec<(usize, usize)>,
+}
+
+/// How many physical copies of one hash a tier holds, as an interval: vLLM does not
+/// de-duplicate cached blocks, and under `kv_cache_report_mode=full` (or an unknown
+/// mode) a repeated `BlockStored` may be a new copy or a re-announced hit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Copies {
+    priority: Option<u32>,
+    min: u32,
+    max: u32,
+}
+
+impl Copies {
+    fn one(priority: Option<u32>) -> Copies {
+        Copies {
+            priority,
+            min: 1,
+            max: 1,
+        }
+    }
+}
+
+/// What a repeated store of a known hash on the same tier means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Repeat {
+    /// Nothing new: the runtime de-duplicates (SGLang's radix tree, TensorRT-LLM).
+    Same,
+    /// One more physical copy (vLLM `incremental` reports, offload connectors' chunks).
+    NewCopy,
+    /// A new copy or a re-announced hit: the count becomes uncertain.
+    Either,
 }
 
 struct ClaimTrack {
@@ -68,11 +99,63 @@ struct Engine<'r> {
     last_index: Option<u64>,
     last_ref: Option<EventRef>,
     last_ts: Option<f64>,
-    last_seq: Option<u64>,
+    /// Last sequence number per publisher (capture rank; 0 for JSON Lines).
+    last_seq: BTreeMap<u16, u64>,
     seq_present: Option<bool>,
     rank: Option<Option<i64>>,
     window: Option<Option<i64>>,
     pending: usize,
+    /// The capture header's operator-declared engine facts (captures only).
+    capture_meta: Option<BTreeMap<String, String>>,
+}
+
+impl Engine<'_> {
+    /// vLLM's `kv_cache_report_mode`: the registry's cache identity, else the capture
+    /// header's `--meta`.
+    fn report_mode(&self) -> Option<&str> {
+        self.registry
+            .cache_identity
+            .kv_cache_report_mode
+            .as_deref()
+            .or_else(|| {
+                self.capture_meta
+                    .as_ref()
+                    .and_then(|m| m.get("kv_cache_report_mode"))
+                    .map(String::as_str)
+            })
+    }
+
+    fn repeat(&self, tier: &Tier) -> Repeat {
+        match (self.format, tier) {
+            (EventFormat::Vllm, Tier::Medium(m)) if m == "GPU" => match self.report_mode() {
+                Some("incremental") => Repeat::NewCopy,
+                _ => Repeat::Either,
+            },
+            // Offload connectors announce a shared hash once per chunk and ask consumers
+            // to reference-count (per hash and medium).
+            (EventFormat::Vllm, Tier::Medium(_)) => Repeat::NewCopy,
+            _ => Repeat::Same,
+        }
+    }
+}
+
+fn add_copy(tiers: &mut BTreeMap<Tier, Copies>, t: Tier, priority: Option<u32>, r: Repeat) {
+    match tiers.get_mut(&t) {
+        None => {
+            tiers.insert(t, Copies::one(priority));
+        }
+        Some(c) => {
+            c.priority = priority.or(c.priority);
+            match r {
+                Repeat::Same => {}
+                Repeat::NewCopy => {
+                    c.min = c.min.saturating_add(1);
+                    c.max = c.max.saturating_add(1);
+                }
+                Repeat::Either => c.max = c.max.saturating_add(1),
+            }
+        }
+    }
 }
 
 fn push_once(list: &mut Vec<Reason>, r: Reason) {
@@ -148,11 +231,12 @@ impl<'r> Engine<'r> {
             last_index: None,
             last_ref: None,
             last_ts: None,
-            last_seq: None,
+            last_seq: BTreeMap::new(),
             seq_present: None,
             rank: None,
             window: None,
             pending,
+            capture_meta: None,
         }
     }
 
@@ -192,6 +276,7 @@ impl<'r> Engine<'r> {
         }
         self.check_order(&d, here);
         self.snapshot_due(d.index, d.ts);
+        let mut other_group = false;
         for issue in &d.issues {
             let r = match issue {
                 Issue::Missing(f) => Reason::MissingEventField {
@@ -199,12 +284,25 @@ impl<'r> Engine<'r> {
                     field: (*f).to_string(),
                 },
                 Issue::TokenCountMismatch { .. } => Reason::TokenCountMismatch { event: here },
-                Issue::OtherKvCacheGroup(_) => Reason::OtherKvCacheGroup { event: here },
+                Issue::OtherKvCacheGroup { group, kind } => {
+                    self.ignore_group(*group, kind.clone());
+                    other_group = true;
+                    continue;
+                }
+                Issue::JudgedGroupNotFullAttention(_) => Reason::OtherKvCacheGroup { event: here },
             };
             self.ambiguity(r);
         }
         let mut dirty: BTreeSet<usize> = BTreeSet::new();
-        match d.event {
+        // Another group's blocks are another cache: hybrid models keep one block table
+        // per group, so its stores and removals say nothing about group 0's blocks.
+        let event = if other_group {
+            KvEvent::Created
+        } else {
+            d.event
+        };
+        match event {
+            KvEvent::Created if other_group => {}
             KvEvent::Created => {
                 self.summary.created += 1;
                 if self.summary.events > 0 {
@@ -276,6 +374,27 @@ impl<'r> Engine<'r> {
         self.last_ref = Some(here);
     }
 
+    fn ignore_group(&mut self, group: i64, kind: Option<String>) {
+        let list = &mut self.summary.ignored_groups;
+        match list.iter_mut().find(|g| g.group_idx == group) {
+            Some(g) => {
+                g.events += 1;
+                if g.kind.is_none() {
+                    g.kind = kind;
+                }
+            }
+            None => {
+                list.push(IgnoredGroup {
+                    group_idx: group,
+                    kind,
+                    events: 1,
+                    why: "claims are judged on KV-cache group 0 (full attention); other groups' blocks are separate caches".into(),
+                });
+                list.sort_by_key(|g| g.group_idx);
+            }
+        }
+    }
+
     /// Sequence numbers, timestamps and cache-instance keys (rank, window).
     fn check_order(&mut self, d: &Decoded, here: EventRef) {
         match self.format {
@@ -325,17 +444,26 @@ impl<'r> Engine<'r> {
             Some(_) => {}
         }
         if let Some(seq) = b.seq {
-            if let Some(last) = self.last_seq {
-                let expected = last.saturating_add(1);
-                if seq != expected {
-                    self.ambiguity(Reason::SequenceGap {
-                        event: here,
-                        expected,
-                        found: seq,
-                    });
+            match self.last_seq.get(&b.stream) {
+                Some(&last) => {
+                    let expected = last.saturating_add(1);
+                    if seq != expected {
+                        self.ambiguity(Reason::SequenceGap {
+                            event: here,
+                            expected,
+                            found: seq,
+                        });
+                    }
                 }
+                // Publishers number from 0 at engine start: a later first number means
+                // the stream starts mid-way and the cache's initial state is unknown.
+                None if seq > 0 => self.ambiguity(Reason::MissingInitialState {
+                    event: here,
+                    first_sequence: seq,
+                }),
+                None => {}
             }
-            self.last_seq = Some(seq);
+            self.last_seq.insert(b.stream, seq);
         }
         self.summary.sequence_checked = self.seq_present == Some(true)
             && !self
@@ -384,12 +512,12 @@ impl<'r> Engine<'r> {
                 });
             }
             Some(_) => {}
-            // TRT-LLM: each block's token count is its size (partial blocks fail closed).
+            // TRT-LLM: each block's token count is its size. A block longer than the
+            // registry's block size breaks the identity; a partial block (stored
+            // routinely by storeBlocksForReuse) only concerns the claims whose prefix it
+            // would complete (see `store`).
             None => {
-                if let Some(b) = blocks
-                    .iter()
-                    .find(|b| !b.tokens.is_empty() && b.tokens.len() as u64 != expected)
-                {
+                if let Some(b) = blocks.iter().find(|b| b.tokens.len() as u64 > expected) {
                     self.ambiguity(Reason::BlockSizeMismatch {
                         event: here,
                         observed: b.tokens.len() as u64,
@@ -462,18 +590,21 @@ impl<'r> Engine<'r> {
                 return;
             }
             let upgrade = rec.tokens.is_none() && !b.tokens.is_empty();
-            if let Some(t) = b.tier.clone() {
-                rec.tiers.insert(t, b.priority);
-            }
             let rel = rec.rel.clone();
+            if let Some(t) = b.tier.clone() {
+                let r = self.repeat(&t);
+                if let Some(rec) = self.blocks.get_mut(&hash) {
+                    add_copy(&mut rec.tiers, t, b.priority, r);
+                }
+            }
             if upgrade {
                 // An opaque (hash-only) record learns its tokens: join it now, keeping
                 // the copies it already had.
                 let old = self.blocks.remove(&hash);
                 self.store(parent, b, here, ts, adapter_ok, dirty);
                 if let (Some(old), Some(new)) = (old, self.blocks.get_mut(&hash)) {
-                    for (t, p) in old.tiers {
-                        new.tiers.entry(t).or_insert(p);
+                    for (t, c) in old.tiers {
+                        new.tiers.entry(t).or_insert(c);
                     }
                 }
                 return;
@@ -489,7 +620,7 @@ impl<'r> Engine<'r> {
         }
         let mut tiers = BTreeMap::new();
         if let Some(t) = b.tier.clone() {
-            tiers.insert(t, b.priority);
+            tiers.insert(t, Copies::one(b.priority));
         }
         if b.tokens.is_empty() {
             self.blocks.insert(
@@ -502,6 +633,13 @@ impl<'r> Engine<'r> {
                 },
             );
             return;
+        }
+        if self.format == EventFormat::Trtllm
+            && let Some(bs) = self.block_size
+            && !b.tokens.is_empty()
+            && (b.tokens.len() as u64) < u64::from(bs.get())
+        {
+            self.partial_block(&parent, &b.tokens, here);
         }
         let mut rel = Vec::new();
         match &parent {
@@ -543,7 +681,9 @@ impl<'r> Engine<'r> {
             if !adapter_ok {
                 self.claim_reason(ci, Reason::AdapterMismatch { event: here });
             }
-            if b.extra_hash_inputs {
+            let salt_mismatch =
+                b.salt.is_some() && b.salt != self.registry.cache_identity.cache_salt;
+            if b.extra_hash_inputs || salt_mismatch {
                 self.claim_reason(ci, Reason::UnverifiedExtraHashInputs { event: here });
             }
             let dup = self
@@ -582,6 +722,37 @@ impl<'r> Engine<'r> {
         );
     }
 
+    /// A partial TensorRT-LLM block: it can never be a claim's full block, but a claim
+    /// whose block at this position begins with its tokens cannot be judged from it.
+    fn partial_block(&mut self, parent: &Option<BlockHash>, tokens: &[u32], here: EventRef) {
+        let expected = self.block_size.map_or(0, |b| u64::from(b.get()));
+        let positions: Vec<(usize, usize)> = match parent {
+            None => (0..self.claims.len()).map(|ci| (ci, 0)).collect(),
+            Some(ph) => self
+                .blocks
+                .get(ph)
+                .map(|p| p.rel.iter().map(|&(ci, i)| (ci, i + 1)).collect())
+                .unwrap_or_default(),
+        };
+        for (ci, pos) in positions {
+            let hit = self
+                .claims
+                .get(ci)
+                .and_then(|c| c.chunks.get(pos))
+                .is_some_and(|ch| ch.starts_with(tokens));
+            if hit {
+                self.claim_reason(
+                    ci,
+                    Reason::BlockSizeMismatch {
+                        event: here,
+                        observed: tokens.len() as u64,
+                        expected,
+                    },
+                );
+            }
+        }
+    }
+
     fn remove(
         &mut self,
         h: &BlockHash,
@@ -600,7 +771,17 @@ impl<'r> Engine<'r> {
                 rec.tiers.clear();
                 had
             }
-            Some(t) => rec.tiers.remove(t).is_some(),
+            Some(t) => match rec.tiers.get_mut(t) {
+                None => false,
+                Some(c) => {
+                    c.min = c.min.saturating_sub(1);
+                    c.max = c.max.saturating_sub(1);
+                    if c.max == 0 {
+                        rec.tiers.remove(t);
+                    }
+                    true
+                }
+            },
         };
         let rel: Vec<usize> = rec.rel.iter().map(|&(c, _)| c).collect();
         let forget = rec.tiers.is_empty() && rec.rel.is_empty();
@@ -639,11 +820,11 @@ impl<'r> Engine<'r> {
             }
         }
         if let Some((old, new)) = priority {
-            for p in rec.tiers.values_mut() {
-                if p.is_some_and(|p| p != old) {
+            for c in rec.tiers.values_mut() {
+                if c.priority.is_some_and(|p| p != old) {
                     ok = false;
                 }
-                *p = Some(new);
+                c.priority = Some(new);
             }
         }
         let rel: Vec<usize> = rec.rel.iter().map(|&(c, _)| c).collect();
@@ -656,8 +837,26 @@ impl<'r> Engine<'r> {
         }
     }
 
+    /// At least one copy is certainly resident.
     fn live(&self, h: &BlockHash) -> bool {
-        self.blocks.get(h).is_some_and(|r| !r.tiers.is_empty())
+        self.blocks
+            .get(h)
+            .is_some_and(|r| r.tiers.values().any(|c| c.min > 0))
+    }
+
+    /// No copy is certainly resident, but one may be (an uncertain copy count).
+    fn maybe_live(&self, h: &BlockHash) -> bool {
+        !self.live(h) && self.blocks.get(h).is_some_and(|r| !r.tiers.is_empty())
+    }
+
+    /// Whether the claim's verdict hangs on an uncertain copy count: a required
+    /// position no copy certainly holds, but one may.
+    fn uncertain_position(&self, ci: usize) -> bool {
+        self.claims.get(ci).is_some_and(|c| {
+            c.positions
+                .iter()
+                .any(|p| !p.iter().any(|h| self.live(h)) && p.iter().any(|h| self.maybe_live(h)))
+        })
     }
 
     fn held_prefix(&self, ci: usize) -> usize {
@@ -701,7 +900,7 @@ impl<'r> Engine<'r> {
                 let mut at: BTreeSet<&Tier> = BTreeSet::new();
                 for h in p {
                     if let Some(r) = self.blocks.get(h) {
-                        at.extend(r.tiers.keys());
+                        at.extend(r.tiers.iter().filter(|(_, c)| c.min > 0).map(|(t, _)| t));
                     }
                 }
                 for t in at {
@@ -718,6 +917,11 @@ impl<'r> Engine<'r> {
         let Some(claim) = self.registry.claims.get(ci) else {
             return;
         };
+        let uncertain = self
+            .uncertain_position(ci)
+            .then(|| Reason::UncertainCopyCount {
+                kv_cache_report_mode: self.report_mode().map(str::to_string),
+            });
         let mut reasons: Vec<Reason> = Vec::new();
         for r in claim
             .reasons
@@ -732,6 +936,7 @@ impl<'r> Engine<'r> {
             .chain(&self.global)
             .cloned()
             .chain(extra)
+            .chain(uncertain)
         {
             if !reasons.contains(&r) {
                 reasons.push(r);
@@ -896,9 +1101,16 @@ pub(crate) fn join_reader_with<R: BufRead>(
 ) -> Result<JoinReport, JoinError> {
     let mut engine = Engine::new(registry, format, opts);
     let mut decoder = Decoder::new(format);
+    let mut events = events;
+    let first = events.fill_buf().map_err(|source| JoinError::Io {
+        path: events_path.to_path_buf(),
+        source,
+    })?;
+    if first.first() == Some(&kvlower_capture::MAGIC[0]) {
+        return join_capture(engine, decoder, events, registry_path, events_path);
+    }
     let mut buf = Vec::new();
     let mut line: u64 = 0;
-    let mut events = events;
     loop {
         buf.clear();
         // Read at most one byte past the cap, so a hostile line cannot exhaust memory.
@@ -948,6 +1160,62 @@ pub(crate) fn join_reader_with<R: BufRead>(
         }
     }
     engine.summary.lines = line;
+    Ok(engine.finish(
+        registry_path.display().to_string(),
+        events_path.display().to_string(),
+    ))
+}
+
+/// Replays a capture file (`kvlower capture`): frame by frame, each frame's payload
+/// decoded from msgpack. An event's `line` is its frame's number (1-based).
+fn join_capture<R: BufRead>(
+    mut engine: Engine<'_>,
+    mut decoder: Decoder,
+    events: R,
+    registry_path: &Path,
+    events_path: &Path,
+) -> Result<JoinReport, JoinError> {
+    let bad = |frame: u64, json_path: Option<String>, message: String| JoinError::Event {
+        path: events_path.to_path_buf(),
+        line: frame,
+        json_path,
+        message,
+    };
+    let cap = |e: kvlower_capture::CaptureError| JoinError::Capture {
+        path: events_path.to_path_buf(),
+        message: e.to_string(),
+    };
+    let mut rd = kvlower_capture::CaptureReader::new(events).map_err(cap)?;
+    engine.capture_meta = Some(rd.header().meta.clone());
+    let mut frame: u64 = 0;
+    while let Some(rec) = rd.next_record().map_err(cap)? {
+        frame += 1;
+        match rec {
+            kvlower_capture::Record::Frame { rank, parts, .. } => {
+                let f = kvlower_capture::event_frame(&parts)
+                    .map_err(|m| bad(frame, None, format!("frame {frame}: {m}")))?;
+                let v = crate::msgpack::decode(f.payload)
+                    .map_err(|m| bad(frame, None, format!("payload is not msgpack: {m}")))?;
+                let decoded = decoder
+                    .decode_frame(&v, frame, f.seq, rank)
+                    .map_err(|e| bad(frame, e.json_path, e.message))?;
+                if let Some(b) = decoded.batch {
+                    engine.batch(b);
+                }
+                for d in decoded.events {
+                    engine.process(d);
+                }
+            }
+            kvlower_capture::Record::Dropped { .. } => {
+                let event = EventRef {
+                    index: decoder.next_index(),
+                    line: frame,
+                };
+                engine.ambiguity(Reason::DroppedFrame { event });
+            }
+        }
+    }
+    engine.summary.lines = frame;
     Ok(engine.finish(
         registry_path.display().to_string(),
         events_path.display().to_string(),
@@ -1026,9 +1294,9 @@ claims:
     #[test]
     fn empty_batches_keep_their_sequence_numbers() {
         let lines = [
-            format!(r#"{{"seq":7,"payload":{STORE}}}"#),
-            r#"{"seq":8,"payload":[3.0,[]]}"#.to_string(),
-            r#"{"seq":9,"payload":[9.5,[["BlockStored",[12],null,[7,7],2,null]]]}"#.to_string(),
+            format!(r#"{{"seq":0,"payload":{STORE}}}"#),
+            r#"{"seq":1,"payload":[3.0,[]]}"#.to_string(),
+            r#"{"seq":2,"payload":[9.5,[["BlockStored",[12],null,[7,7],2,null]]]}"#.to_string(),
         ];
         let r = run(&lines.join("\n"));
         assert!(
@@ -1038,9 +1306,25 @@ claims:
         );
         assert!(r.stream.sequence_checked);
         assert!(matches!(status(&r, "c1"), Verdict::Materialized { .. }));
-        // Without seq 8 the gap is seen even though the lost batch held no events.
+        // Without seq 1 the gap is seen even though the lost batch held no events.
         let gap = run(&[lines[0].clone(), lines[2].clone()].join("\n"));
         assert_eq!(names(&gap, "c1"), vec!["sequence_gap"]);
+    }
+
+    #[test]
+    fn a_stream_that_starts_mid_way_has_no_initial_state() {
+        // The first sequence number is 7: blocks stored before it are unknown, so a
+        // claim that never shows up cannot be called not_materialized.
+        let r = run(
+            r#"{"seq":7,"payload":[2.0,[["BlockStored",[30],null,[9,9],2,null]]]}
+{"seq":8,"payload":[9.5,[]]}"#,
+        );
+        assert_eq!(names(&r, "c1"), vec!["missing_initial_state"]);
+        let r = run(
+            r#"{"seq":0,"payload":[2.0,[["BlockStored",[30],null,[9,9],2,null]]]}
+{"seq":1,"payload":[9.5,[]]}"#,
+        );
+        assert!(matches!(status(&r, "c1"), Verdict::NotMaterialized { .. }));
     }
 
     #[test]
@@ -1101,5 +1385,284 @@ claims:
             "{STORE}\n[2.2,[[\"BlockRemoved\",[11]]]]\n[2.3,[[\"BlockRemoved\",[11]]]]\n[9.5,[]]\n"
         ));
         assert_eq!(names(&r, "c1"), vec!["unknown_block_removed"]);
+    }
+
+    fn run_mode(mode: Option<&str>, events: &str) -> JoinReport {
+        let src = match mode {
+            Some(m) => REGISTRY.replace(
+                "  block_size: 2\n",
+                &format!("  block_size: 2\n  kv_cache_report_mode: {m}\n"),
+            ),
+            None => REGISTRY.to_string(),
+        };
+        let reg = Registry::parse(&src, Path::new("r.yaml")).unwrap();
+        join_reader(
+            &reg,
+            Path::new("r.yaml"),
+            events.as_bytes(),
+            Path::new("e.jsonl"),
+            EventFormat::Vllm,
+        )
+        .unwrap()
+    }
+
+    /// The same aligned prompt stored twice (two physical copies), one evicted.
+    const TWICE_ONE_EVICTED: &str = "[2.0,[[\"BlockStored\",[10,11],null,[1,2,3,4],2,null]]]\n\
+         [2.1,[[\"BlockStored\",[10,11],null,[1,2,3,4],2,null]]]\n\
+         [2.2,[[\"BlockRemoved\",[10,11],\"GPU\"]]]\n[9.5,[]]\n";
+
+    #[test]
+    fn vllm_copies_are_counted_when_each_store_is_a_new_copy() {
+        // incremental reports: the second store is a second copy; one eviction leaves one.
+        let r = run_mode(Some("incremental"), TWICE_ONE_EVICTED);
+        assert!(
+            matches!(status(&r, "c1"), Verdict::Materialized { .. }),
+            "{:?}",
+            status(&r, "c1")
+        );
+        assert!(
+            r.stream.ambiguities.is_empty(),
+            "{:?}",
+            r.stream.ambiguities
+        );
+        // Evicting the second copy too is a loss, not an unknown removal.
+        let both = TWICE_ONE_EVICTED.replace(
+            "[9.5,[]]",
+            "[2.3,[[\"BlockRemoved\",[10,11],\"GPU\"]]]\n[9.5,[]]",
+        );
+        let r = run_mode(Some("incremental"), &both);
+        assert!(
+            matches!(status(&r, "c1"), Verdict::Lost { .. }),
+            "{:?}",
+            status(&r, "c1")
+        );
+        assert!(
+            r.stream.ambiguities.is_empty(),
+            "{:?}",
+            r.stream.ambiguities
+        );
+    }
+
+    #[test]
+    fn a_repeated_store_under_full_or_unknown_reports_fails_closed_only_where_it_matters() {
+        // full: the second store may be a re-announced hit, so after one eviction the
+        // block may be gone or not. Neither `lost` nor a counted `materialized`.
+        for mode in [Some("full"), None] {
+            let r = run_mode(mode, TWICE_ONE_EVICTED);
+            assert_eq!(names(&r, "c1"), vec!["uncertain_copy_count"], "{mode:?}");
+        }
+        // Without an eviction the difference does not matter.
+        let r = run_mode(
+            None,
+            &TWICE_ONE_EVICTED.replace("[2.2,[[\"BlockRemoved\",[10,11],\"GPU\"]]]\n", ""),
+        );
+        assert!(matches!(status(&r, "c1"), Verdict::Materialized { .. }));
+    }
+
+    #[test]
+    fn removing_the_last_copy_of_an_unclaimed_hash_taints_nothing() {
+        let r = run_mode(
+            Some("incremental"),
+            "[1.0,[[\"BlockStored\",[50],null,[9,9],2,null]]]\n\
+             [1.1,[[\"BlockStored\",[50],null,[9,9],2,null]]]\n\
+             [2.0,[[\"BlockStored\",[10,11],null,[1,2,3,4],2,null]]]\n\
+             [2.1,[[\"BlockRemoved\",[50],\"GPU\"]]]\n[2.2,[[\"BlockRemoved\",[50],\"GPU\"]]]\n[9.5,[]]\n",
+        );
+        assert!(
+            r.stream.ambiguities.is_empty(),
+            "{:?}",
+            r.stream.ambiguities
+        );
+        assert!(matches!(status(&r, "c1"), Verdict::Materialized { .. }));
+    }
+
+    #[test]
+    fn offload_chunks_are_reference_counted_per_medium() {
+        // The offload connector announces the shared hashes once per chunk (twice here);
+        // one CPU removal leaves a CPU copy after the GPU copy is evicted.
+        let r = run_mode(
+            None,
+            &format!(
+                "{STORE}\n[2.1,[[\"BlockStored\",[10,11],null,[],0,null,\"CPU\"]]]\n\
+                 [2.2,[[\"BlockStored\",[10,11],null,[],0,null,\"CPU\"]]]\n\
+                 [2.3,[[\"BlockRemoved\",[10,11],\"CPU\"]]]\n\
+                 [2.4,[[\"BlockRemoved\",[10,11],\"GPU\"]]]\n[9.5,[]]\n"
+            ),
+        );
+        match status(&r, "c1") {
+            Verdict::Materialized { tiers, .. } => assert_eq!(
+                tiers,
+                vec![TierCoverage {
+                    tier: Tier::Medium("CPU".into()),
+                    blocks: 2
+                }]
+            ),
+            v => panic!("{v:?}"),
+        }
+    }
+
+    fn run_with(registry: &str, format: EventFormat, events: &str) -> JoinReport {
+        let reg = Registry::parse(registry, Path::new("r.yaml")).unwrap();
+        join_reader(
+            &reg,
+            Path::new("r.yaml"),
+            events.as_bytes(),
+            Path::new("e.jsonl"),
+            format,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn lookahead_tokens_keep_a_block_from_materializing_a_claim() {
+        // vLLM 0.32: the hash also covers tokens beyond the block.
+        let ev = r#"[2.0,[{"type":"BlockStored","block_hashes":[10,11],"parent_block_hash":null,"token_ids":[1,2,3,4],"block_size":2,"lora_id":null,"medium":"GPU","lora_name":null,"lookahead_token_ids":[5]}],0]
+[9.5,[],0]
+"#;
+        let r = run(ev);
+        assert_eq!(names(&r, "c1"), vec!["unverified_extra_hash_inputs"]);
+        let r = run(&ev.replace(r#","lookahead_token_ids":[5]"#, ""));
+        assert!(matches!(status(&r, "c1"), Verdict::Materialized { .. }));
+    }
+
+    #[test]
+    fn a_lora_claim_whose_registry_names_the_adapter_is_judgeable() {
+        let reg = REGISTRY.replace(
+            "adapter: {kind: base_model}",
+            "adapter: {kind: lora, lora_name: ad1}",
+        );
+        let ev = r#"[2.0,[{"type":"BlockStored","block_hashes":[10,11],"parent_block_hash":null,"token_ids":[1,2,3,4],"block_size":2,"lora_id":null,"medium":"GPU","lora_name":"ad1","extra_keys":[["ad1"],["ad1"]]}],0]
+[9.5,[],0]
+"#;
+        let r = run_with(&reg, EventFormat::Vllm, ev);
+        assert!(
+            matches!(status(&r, "c1"), Verdict::Materialized { .. }),
+            "{:?}",
+            status(&r, "c1")
+        );
+        // Another adapter's name in the extra keys cannot materialize it.
+        let r = run_with(
+            &reg,
+            EventFormat::Vllm,
+            &ev.replace(r#"[["ad1"],["ad1"]]"#, r#"[["ad2"],["ad2"]]"#),
+        );
+        assert!(matches!(
+            status(&r, "c1"),
+            Verdict::InsufficientEvidence { .. }
+        ));
+    }
+
+    #[test]
+    fn sglang_tagged_maps_decode_and_salts_must_match() {
+        let reg = REGISTRY
+            .replace("kind: vllm", "kind: sglang")
+            .replace("  block_size: 2\n", "  block_size: 2\n  cache_salt: s1\n");
+        let ev = r#"[2.0,[{"type":"BlockStored","block_hashes":[-10,11],"parent_block_hash":null,"token_ids":[1,2,3,4],"block_size":2,"lora_id":null,"medium":"GPU","lora_name":null,"cache_salt":"s1","session_id":"x"}],0]
+[9.5,[],0]
+"#;
+        let r = run_with(&reg, EventFormat::Sglang, ev);
+        assert!(
+            matches!(status(&r, "c1"), Verdict::Materialized { .. }),
+            "{:?}",
+            status(&r, "c1")
+        );
+        let r = run_with(
+            &reg,
+            EventFormat::Sglang,
+            &ev.replace(r#""cache_salt":"s1""#, r#""cache_salt":"other""#),
+        );
+        assert_eq!(names(&r, "c1"), vec!["unverified_extra_hash_inputs"]);
+    }
+
+    fn trt(blocks: &str, id: u64, parent: &str) -> String {
+        format!(
+            r#"{{"event_id":{id},"data":{{"type":"stored","parent_hash":{parent},"blocks":[{blocks}]}},"window_size":4}}"#
+        )
+    }
+
+    fn trt_block(hash: u64, tokens: &[u32]) -> String {
+        let t: Vec<String> = tokens
+            .iter()
+            .map(|t| format!(r#"{{"type":"unique_token","token_id":{t},"token_extra_id":0}}"#))
+            .collect();
+        format!(
+            r#"{{"type":"stored_block","block_hash":{hash},"tokens":[{}],"cache_level":0,"priority":35}}"#,
+            t.join(",")
+        )
+    }
+
+    #[test]
+    fn a_partial_trtllm_block_only_concerns_the_claims_it_would_complete() {
+        let reg = REGISTRY
+            .replace("kind: vllm", "kind: trtllm")
+            .replace(
+                "observe_at: {timestamp: 9.0}",
+                "observe_at: {event_index: 3}",
+            )
+            .replace(
+                "registered_before: {timestamp: 1.5}",
+                "registered_before: {event_index: 0}",
+            );
+        let base = [
+            trt(&trt_block(10, &[1, 2]), 0, "null"),
+            trt(&trt_block(11, &[3, 4]), 1, "10"),
+        ];
+        // Another request's partial block (1 of 2 tokens) at the root.
+        let other = [
+            base[0].clone(),
+            base[1].clone(),
+            trt(&trt_block(50, &[9]), 2, "null"),
+            trt(&trt_block(51, &[7, 7]), 3, "null"),
+        ];
+        let r = run_with(&reg, EventFormat::Trtllm, &other.join("\n"));
+        assert!(
+            matches!(status(&r, "c1"), Verdict::Materialized { .. }),
+            "{:?}",
+            status(&r, "c1")
+        );
+        assert!(
+            r.stream.ambiguities.is_empty(),
+            "{:?}",
+            r.stream.ambiguities
+        );
+        // A partial block that begins the claim's second block concerns that claim.
+        let mine = [
+            base[0].clone(),
+            trt(&trt_block(12, &[3]), 1, "10"),
+            trt(&trt_block(51, &[7, 7]), 2, "null"),
+            trt(&trt_block(52, &[8, 8]), 3, "null"),
+        ];
+        let r = run_with(&reg, EventFormat::Trtllm, &mine.join("\n"));
+        assert_eq!(names(&r, "c1"), vec!["block_size_mismatch"]);
+    }
+
+    #[test]
+    fn hybrid_models_are_judged_on_the_full_attention_group() {
+        // vLLM's hybrid manager: group 1 (sliding window) stores and evicts the same
+        // hashes as separate blocks; group 0 is what a leading-prefix claim needs.
+        let ev = r#"[2.0,[{"type":"BlockStored","block_hashes":[10,11],"parent_block_hash":null,"token_ids":[1,2,3,4],"block_size":2,"lora_id":null,"medium":"GPU","lora_name":null,"group_idx":0,"kv_cache_spec_kind":"full_attention"}],0]
+[2.1,[{"type":"BlockStored","block_hashes":[10,11],"parent_block_hash":null,"token_ids":[1,2,3,4],"block_size":2,"lora_id":null,"medium":"GPU","lora_name":null,"group_idx":1,"kv_cache_spec_kind":"sliding_window"}],0]
+[2.2,[{"type":"BlockRemoved","block_hashes":[10,11],"medium":"GPU","group_idx":1}],0]
+[9.5,[],0]
+"#;
+        let r = run(ev);
+        assert!(
+            matches!(status(&r, "c1"), Verdict::Materialized { .. }),
+            "{:?}",
+            status(&r, "c1")
+        );
+        assert_eq!(r.stream.ignored_groups.len(), 1);
+        assert_eq!(r.stream.ignored_groups[0].group_idx, 1);
+        assert_eq!(r.stream.ignored_groups[0].events, 2);
+        assert_eq!(
+            r.stream.ignored_groups[0].kind.as_deref(),
+            Some("sliding_window")
+        );
+        // Group 0 that is not full attention cannot be judged on.
+        let r = run(&ev.replace(
+            r#""group_idx":0,"kv_cache_spec_kind":"full_attention""#,
+            r#""group_idx":0,"kv_cache_spec_kind":"sliding_window""#,
+        ));
+        assert_eq!(names(&r, "c1"), vec!["other_kv_cache_group"]);
     }
 }

@@ -27,6 +27,13 @@ pub enum JoinError {
         line: usize,
         message: String,
     },
+    /// An input refused before it was read: not a regular file, over its size cap, or a
+    /// token map outside the registry's directory.
+    #[error("{}: {message}", path.display())]
+    Refused { path: PathBuf, message: String },
+    /// A capture file (`kvlower capture`) is not a complete, well-formed capture.
+    #[error("{}: capture file: {message}", path.display())]
+    Capture { path: PathBuf, message: String },
     /// An event line is malformed for the declared format.
     #[error("{}:{line}: {}{message}", path.display(), fmt_json_path(json_path.as_deref()))]
     Event {

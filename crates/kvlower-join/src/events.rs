@@ -62,6 +62,9 @@ pub(crate) struct StoredBlock {
     /// Extra keys, metadata, multimodal keys or salts the runtime folds into the hash;
     /// the join cannot verify them against the registry's namespace.
     pub extra_hash_inputs: bool,
+    /// The cache salt folded into the hash (SGLang `cache_salt`/`metadata`, TensorRT-LLM
+    /// `cache_salt`); the engine compares it with the registry's.
+    pub salt: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -98,7 +101,13 @@ pub(crate) enum Issue {
         blocks: u64,
         block_size: u64,
     },
-    OtherKvCacheGroup(i64),
+    /// An event of a KV-cache group other than group 0 (hybrid models): not joined.
+    OtherKvCacheGroup {
+        group: i64,
+        kind: Option<String>,
+    },
+    /// Group 0 declares a cache-spec kind that is not full attention.
+    JudgedGroupNotFullAttention(String),
 }
 
 /// One decoded event with its place in the stream.
@@ -124,6 +133,8 @@ pub(crate) struct BatchMeta {
     pub ts: f64,
     /// Index the batch's first event has (or would have, if the batch is empty).
     pub first_index: u64,
+    /// Which publisher's sequence `seq` belongs to (capture rank; 0 for JSON Lines).
+    pub stream: u16,
 }
 
 /// One decoded line.
@@ -161,6 +172,11 @@ impl Decoder {
         }
     }
 
+    /// The index the next decoded vLLM/SGLang event will get.
+    pub fn next_index(&self) -> u64 {
+        self.next_ordinal
+    }
+
     /// Decodes one non-blank line.
     pub fn decode_line(&mut self, text: &str, line: u64) -> Result<DecodedLine, DecodeError> {
         let v: Value = serde_json::from_str(text).map_err(|e| DecodeError {
@@ -168,7 +184,7 @@ impl Decoder {
             message: format!("not JSON: {e}"),
         })?;
         match self.format {
-            EventFormat::Vllm | EventFormat::Sglang => self.decode_batch_line(&v, line),
+            EventFormat::Vllm | EventFormat::Sglang => self.decode_batch_line(&v, line, None),
             EventFormat::Trtllm => Ok(DecodedLine {
                 batch: None,
                 events: decode_trt_line(&v, line)?,
@@ -176,8 +192,31 @@ impl Decoder {
         }
     }
 
-    fn decode_batch_line(&mut self, v: &Value, line: u64) -> Result<DecodedLine, DecodeError> {
+    /// Decodes one captured frame's payload (already turned from msgpack into a value);
+    /// `seq` is the frame's sequence number and `stream` the publisher's rank.
+    pub fn decode_frame(
+        &mut self,
+        v: &Value,
+        frame: u64,
+        seq: u64,
+        stream: u16,
+    ) -> Result<DecodedLine, DecodeError> {
+        match self.format {
+            EventFormat::Vllm | EventFormat::Sglang => {
+                self.decode_batch_line(v, frame, Some((seq, stream)))
+            }
+            EventFormat::Trtllm => self.decode_trt_frame(v, frame, seq, stream),
+        }
+    }
+
+    fn decode_batch_line(
+        &mut self,
+        v: &Value,
+        line: u64,
+        frame: Option<(u64, u16)>,
+    ) -> Result<DecodedLine, DecodeError> {
         let (seq, batch, base) = match v {
+            _ if frame.is_some() => (frame.map(|f| f.0), v, "$".to_string()),
             Value::Object(m) if m.contains_key("payload") => {
                 let seq = match m.get("seq") {
                     Some(s) => Some(
@@ -247,6 +286,7 @@ impl Decoder {
             seq,
             ts,
             first_index: self.next_ordinal,
+            stream: frame.map_or(0, |f| f.1),
         };
         let mut out = Vec::with_capacity(events.len());
         for (i, ev) in events.iter().enumerate() {
@@ -273,6 +313,36 @@ impl Decoder {
             events: out,
         })
     }
+}
+
+impl Decoder {
+    /// TensorRT-LLM's streaming publisher sends vLLM-style batches `[ts, events, rank]`
+    /// (events maps tagged `type`); a frame holding TensorRT-LLM JSON-shaped events
+    /// (`{event_id, data, ...}`, one or a list) is read as a poll.
+    fn decode_trt_frame(
+        &mut self,
+        v: &Value,
+        frame: u64,
+        seq: u64,
+        stream: u16,
+    ) -> Result<DecodedLine, DecodeError> {
+        match v {
+            Value::Array(a) if a.first().is_some_and(Value::is_number) => {
+                self.decode_batch_line(v, frame, Some((seq, stream)))
+            }
+            _ => Ok(DecodedLine {
+                batch: None,
+                events: decode_trt_line(v, frame)?,
+            }),
+        }
+    }
+}
+
+/// vLLM names a group's cache spec on its stores; full attention is the kind a
+/// leading-prefix claim is judged on (sliding-window and Mamba groups keep no prefix).
+fn is_full_attention(kind: &str) -> bool {
+    let k = kind.to_ascii_lowercase();
+    k.contains("full") && !k.contains("sliding") && !k.contains("mamba")
 }
 
 fn opt_i64(v: Option<&Value>, path: &str) -> Result<Option<i64>, DecodeError> {
@@ -355,6 +425,11 @@ struct StoredFields<'a> {
     extra_keys: Option<&'a Value>,
     group_idx: Option<&'a Value>,
     metadata: Option<&'a Value>,
+    cache_salt: Option<&'a Value>,
+    /// vLLM >= 0.32: tokens beyond the block that its hash also covers.
+    lookahead_token_ids: Option<&'a Value>,
+    mm_keys: Option<&'a Value>,
+    kv_cache_spec_kind: Option<&'a Value>,
 }
 
 /// The positional `BlockStored` fields vLLM's array encoding and SGLang share:
@@ -381,6 +456,10 @@ fn positional_stored<'a>(a: &'a [Value], path: &str) -> Result<StoredFields<'a>,
         extra_keys: None,
         group_idx: None,
         metadata: None,
+        cache_salt: None,
+        lookahead_token_ids: None,
+        mm_keys: None,
+        kv_cache_spec_kind: None,
     })
 }
 
@@ -432,9 +511,19 @@ fn build_stored(
     let lora_id = opt_i64(f.lora_id, &p("lora_id", 5))?;
     let medium = opt_str(f.medium, &p("medium", 6))?;
     let lora_name = opt_str(f.lora_name, &p("lora_name", 7))?;
+    // An extra-keys entry that holds only the event's own LoRA name is checked through
+    // the adapter identity; anything else (multimodal ids, salts, embedding hashes)
+    // cannot be checked against the registry.
+    let only_lora = |k: &Value| match k {
+        Value::Null => true,
+        Value::Array(a) => a
+            .iter()
+            .all(|x| x.as_str().is_some_and(|x| Some(x) == lora_name.as_deref())),
+        _ => false,
+    };
     let extra: Vec<bool> = match f.extra_keys {
         None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(a)) => a.iter().map(|k| !k.is_null()).collect(),
+        Some(Value::Array(a)) => a.iter().map(|k| !only_lora(k)).collect(),
         Some(_) => {
             return Err(err(
                 &p("extra_keys", 8),
@@ -442,12 +531,40 @@ fn build_stored(
             ));
         }
     };
-    if let Some(g) = opt_i64(f.group_idx, &p("group_idx", 9))?
-        && g != 0
-    {
-        issues.push(Issue::OtherKvCacheGroup(g));
+    let kind = opt_str(f.kv_cache_spec_kind, &p("kv_cache_spec_kind", 10))?;
+    match opt_i64(f.group_idx, &p("group_idx", 9))? {
+        Some(g) if g != 0 => issues.push(Issue::OtherKvCacheGroup { group: g, kind }),
+        _ => {
+            if let Some(k) = kind
+                && !is_full_attention(&k)
+            {
+                issues.push(Issue::JudgedGroupNotFullAttention(k));
+            }
+        }
     }
-    let metadata = f.metadata.is_some_and(|m| !m.is_null());
+    let nonempty = |v: Option<&Value>| match v {
+        None | Some(Value::Null) => false,
+        Some(Value::Array(a)) => !a.is_empty(),
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(Value::Object(m)) => !m.is_empty(),
+        Some(_) => true,
+    };
+    // SGLang <= 0.5.18 stores a salted block's `{"cache_salt": ...}` as metadata.
+    let mut salt = opt_str(f.cache_salt, &p("cache_salt", 7))?.filter(|s| !s.is_empty());
+    let mut metadata = false;
+    match f.metadata {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(m))
+            if m.len() == 1 && m.get("cache_salt").is_some_and(Value::is_string) =>
+        {
+            salt = m
+                .get("cache_salt")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+        }
+        Some(_) => metadata = true,
+    }
+    let metadata = metadata || nonempty(f.lookahead_token_ids) || nonempty(f.mm_keys);
     let tier = Tier::Medium(medium.unwrap_or_else(|| "GPU".to_string()));
     let n = hashes.len() as u64;
     let split: Vec<Vec<u32>> = if tokens.is_empty() {
@@ -475,6 +592,7 @@ fn build_stored(
             tier: Some(tier.clone()),
             priority: None,
             extra_hash_inputs: metadata || extra.get(i).copied().unwrap_or(false),
+            salt: salt.clone(),
         })
         .collect();
     Ok(KvEvent::Stored {
@@ -501,7 +619,10 @@ fn decode_removed(
     if let Some(g) = opt_i64(group_idx, &p("group_idx", 3))?
         && g != 0
     {
-        issues.push(Issue::OtherKvCacheGroup(g));
+        issues.push(Issue::OtherKvCacheGroup {
+            group: g,
+            kind: None,
+        });
     }
     Ok(KvEvent::Removed {
         hashes,
@@ -526,6 +647,7 @@ fn decode_vllm_event(
                         lora_name: a.get(7),
                         extra_keys: a.get(8),
                         group_idx: a.get(9),
+                        kv_cache_spec_kind: a.get(10),
                         ..positional_stored(a, path)?
                     };
                     build_stored(f, path, true, issues)
@@ -556,6 +678,10 @@ fn decode_vllm_event(
                         extra_keys: m.get("extra_keys"),
                         group_idx: m.get("group_idx"),
                         metadata: None,
+                        cache_salt: m.get("cache_salt"),
+                        lookahead_token_ids: m.get("lookahead_token_ids"),
+                        mm_keys: m.get("mm_keys"),
+                        kv_cache_spec_kind: m.get("kv_cache_spec_kind"),
                     };
                     build_stored(f, path, false, issues)
                 }
@@ -586,9 +712,17 @@ fn decode_sglang_event(
     path: &str,
     issues: &mut Vec<Issue>,
 ) -> Result<KvEvent, DecodeError> {
-    let a = v
-        .as_array()
-        .ok_or_else(|| err(path, "SGLang events are positional arrays [tag, ...]"))?;
+    // SGLang >= 0.5.20 tags events as maps with vLLM's field names (plus cache_salt,
+    // session_id, lora_name); older releases use positional arrays.
+    if v.is_object() {
+        return decode_vllm_event(v, path, issues);
+    }
+    let a = v.as_array().ok_or_else(|| {
+        err(
+            path,
+            "SGLang events are arrays [tag, ...] or maps {type, ...}",
+        )
+    })?;
     let tag = a
         .first()
         .and_then(Value::as_str)
@@ -761,15 +895,25 @@ fn decode_trt_event(v: &Value, path: &str, line: u64) -> Result<Decoded, DecodeE
                         _ => true,
                     })
                 };
-                if nonempty("mm_keys") || nonempty("cache_salt") || nonempty("lora_id") {
+                if nonempty("mm_keys") || nonempty("lora_id") {
                     extra = true;
                 }
+                let salt = match b.get("cache_salt") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::String(s)) if s.is_empty() => None,
+                    Some(Value::String(s)) => Some(s.clone()),
+                    Some(_) => {
+                        extra = true;
+                        None
+                    }
+                };
                 out.push(StoredBlock {
                     hash,
                     tokens,
                     tier,
                     priority,
                     extra_hash_inputs: extra,
+                    salt,
                 });
             }
             KvEvent::Stored {

@@ -32,11 +32,12 @@
 pub mod engine;
 pub mod error;
 pub mod events;
+pub mod input;
+pub mod msgpack;
 pub mod pressure;
 pub mod registry;
 pub mod report;
 
-use std::fs::File;
 use std::io::BufReader;
 use std::path::Path;
 
@@ -61,9 +62,6 @@ pub fn join_paths(
     format: EventFormat,
 ) -> Result<JoinReport, JoinError> {
     let reg = Registry::load(registry)?;
-    let file = File::open(events).map_err(|source| JoinError::Io {
-        path: events.to_path_buf(),
-        source,
-    })?;
+    let file = input::open_regular(events)?;
     join_reader(&reg, registry, BufReader::new(file), events, format)
 }

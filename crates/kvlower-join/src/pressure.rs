@@ -27,9 +27,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
-use std::fs::File;
 use std::io::BufReader;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
@@ -200,10 +199,7 @@ fn yaml_err(path: &Path, yaml_path: &str, message: String) -> JoinError {
 
 /// Reads the controls file, joins every trial, and derives the atoms.
 pub fn run_controls(controls: &Path) -> Result<PressureReport, JoinError> {
-    let src = std::fs::read_to_string(controls).map_err(|source| JoinError::Io {
-        path: controls.to_path_buf(),
-        source,
-    })?;
+    let src = crate::input::read_text(controls, crate::input::MAX_REGISTRY_BYTES)?;
     let raw: RawControls =
         kvlower_yaml::from_str(&src).map_err(|e| JoinError::yaml(controls, e))?;
     if raw.schema_version != 1 {
@@ -328,17 +324,14 @@ fn expected_first_lost(tracked: &[ClaimId], pr: &BTreeMap<ClaimId, u32>) -> Vec<
 fn judge_trial(
     registry: &Registry,
     registry_path: &Path,
-    events: &PathBuf,
+    events: &Path,
     format: EventFormat,
     t: &RawTrial,
     tracked: &[ClaimId],
     priorities: &BTreeMap<ClaimId, u32>,
     expected: &[ClaimId],
 ) -> Result<TrialResult, JoinError> {
-    let file = File::open(events).map_err(|source| JoinError::Io {
-        path: events.clone(),
-        source,
-    })?;
+    let file = crate::input::open_regular(events)?;
     let report = join_reader_with(
         registry,
         registry_path,

@@ -241,6 +241,15 @@ pub struct CacheIdentity {
     pub adapter: Option<AdapterIdentity>,
     #[serde(default)]
     pub block_size: Option<NonZeroU32>,
+    /// vLLM's `kv_cache_report_mode` for the run (`incremental`: a repeated
+    /// `BlockStored` is a new physical copy; `full`: it may be a re-announced hit).
+    /// Optional: a capture header's `--meta kv_cache_report_mode=` supplies it too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_cache_report_mode: Option<String>,
+    /// The cache salt the claim's requests carried (SGLang/TensorRT-LLM `cache_salt`):
+    /// a salted block matches a claim only when its salt is this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_salt: Option<String>,
 }
 
 impl CacheIdentity {
@@ -351,10 +360,7 @@ pub struct Registry {
 impl Registry {
     /// Reads the registry at `path` (token maps resolve relative to its folder).
     pub fn load(path: &Path) -> Result<Registry, JoinError> {
-        let src = std::fs::read_to_string(path).map_err(|source| JoinError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let src = crate::input::read_text(path, crate::input::MAX_REGISTRY_BYTES)?;
         Registry::parse(&src, path)
     }
 
@@ -372,7 +378,6 @@ impl Registry {
                 ),
             });
         }
-        let base = path.parent().unwrap_or(Path::new(""));
         let mut maps: BTreeMap<PathBuf, TokenMapFile> = BTreeMap::new();
         let mut claims = Vec::with_capacity(raw.claims.len());
         for rc in raw.claims {
@@ -388,7 +393,7 @@ impl Registry {
                 }
                 (Some(t), None) => Some(t),
                 (None, Some(r)) => {
-                    let map_path = base.join(&r.file);
+                    let map_path = crate::input::confine(path, &r.file)?;
                     if !maps.contains_key(&map_path) {
                         let map = load_token_map(&map_path)?;
                         maps.insert(map_path.clone(), map);
@@ -533,10 +538,7 @@ pub(crate) fn required_chunks(c: &Claim, block_size: Option<NonZeroU32>) -> Opti
 }
 
 fn load_token_map(path: &Path) -> Result<TokenMapFile, JoinError> {
-    let src = std::fs::read_to_string(path).map_err(|source| JoinError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let src = crate::input::read_text(path, crate::input::MAX_TOKEN_MAP_BYTES)?;
     serde_json::from_str(&src).map_err(|e| JoinError::TokenMap {
         path: path.to_path_buf(),
         line: e.line(),

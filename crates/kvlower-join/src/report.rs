@@ -151,6 +151,20 @@ pub enum Reason {
     MissingEventField { event: EventRef, field: String },
     /// A second `created` event: the cache was re-created mid-stream.
     CacheRecreated { event: EventRef },
+    /// The first sequence number of a publisher is not 0: the stream starts mid-way and
+    /// the cache's initial state is unknown.
+    MissingInitialState {
+        event: EventRef,
+        first_sequence: u64,
+    },
+    /// The capture dropped a message larger than its frame cap: its events are unknown.
+    DroppedFrame { event: EventRef },
+    /// A block the claim needs may or may not still have a copy: vLLM repeated a
+    /// `BlockStored` for a resident hash, which under `kv_cache_report_mode=full` (or an
+    /// unknown mode) is a new copy or a re-announced hit, and copies were then removed.
+    UncertainCopyCount {
+        kv_cache_report_mode: Option<String>,
+    },
 }
 
 impl Reason {
@@ -194,7 +208,10 @@ impl Reason {
             | Reason::UnjoinableParent { .. }
             | Reason::ConflictingBlockContent { .. }
             | Reason::DuplicateBlockAtPosition { .. }
-            | Reason::CacheRecreated { .. } => P::AmbiguityFailsClosed,
+            | Reason::CacheRecreated { .. }
+            | Reason::MissingInitialState { .. }
+            | Reason::DroppedFrame { .. }
+            | Reason::UncertainCopyCount { .. } => P::AmbiguityFailsClosed,
         }
     }
 
@@ -301,6 +318,21 @@ pub struct StreamSummary {
     pub peak_tracked_blocks: u64,
     /// Stream-level ambiguities (each taints claims observed at or after it).
     pub ambiguities: Vec<Reason>,
+    /// KV-cache groups whose events were not joined (hybrid models): claims are judged
+    /// on group 0, the full-attention group. Absent when every event was group 0.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignored_groups: Vec<IgnoredGroup>,
+}
+
+/// A KV-cache group the join left out, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IgnoredGroup {
+    pub group_idx: i64,
+    /// The cache-spec kind its stores declared (vLLM `kv_cache_spec_kind`), if any.
+    pub kind: Option<String>,
+    pub events: u64,
+    /// Why: a leading-prefix claim is judged on the full-attention group only.
+    pub why: String,
 }
 
 /// How many claims meet one precondition.
@@ -365,6 +397,16 @@ impl JoinReport {
                 "not checkable"
             }
         );
+        for g in &self.stream.ignored_groups {
+            let _ = writeln!(
+                s,
+                "  ignored KV-cache group {} ({}): {} events; {}",
+                g.group_idx,
+                g.kind.as_deref().unwrap_or("kind not stated"),
+                g.events,
+                g.why
+            );
+        }
         for a in &self.stream.ambiguities {
             let _ = writeln!(s, "  stream ambiguity: {}", describe_reason(a));
         }
@@ -380,11 +422,20 @@ impl JoinReport {
                 .observation_point
                 .map(|p| p.to_string())
                 .unwrap_or_else(|| "(no observation point)".into());
+            // Without sequence numbers a dropped batch can hide an eviction: such a
+            // `materialized` is a reading of the file, not a verdict anything may anchor.
+            let unanchored =
+                matches!(c.verdict, Verdict::Materialized { .. }) && !self.stream.sequence_checked;
             let _ = writeln!(
                 s,
-                "{:width$}  {}  — {pred} at {obs}",
+                "{:width$}  {}{}  — {pred} at {obs}",
                 c.claim_id.0,
-                c.verdict.status()
+                c.verdict.status(),
+                if unanchored {
+                    " (unanchorable: no sequence numbers)"
+                } else {
+                    ""
+                }
             );
             match &c.verdict {
                 Verdict::Materialized { since, tiers } => {
@@ -448,6 +499,13 @@ impl JoinReport {
                 s,
                 "preconditions not met for every claim: {}",
                 unmet.join(", ")
+            );
+        }
+        if self.summary.materialized > 0 && !self.stream.sequence_checked {
+            let _ = writeln!(
+                s,
+                "note: the stream carries no sequence numbers, so a lost batch could hide an eviction: \
+                 no materialized verdict here can anchor evidence (record with `kvlower capture`)"
             );
         }
         let _ = writeln!(

@@ -277,10 +277,10 @@ fn judge(
 ) -> anyhow::Result<TraceOutline> {
     let mut write_error: Option<io::Error> = None;
     let mut each = |verdict: ClaimVerdict| {
-        if write_error.is_none() {
-            if let Err(e) = on_verdict(verdict) {
-                write_error = Some(e);
-            }
+        if write_error.is_none()
+            && let Err(e) = on_verdict(verdict)
+        {
+            write_error = Some(e);
         }
     };
     let outline = match input {

@@ -1,8 +1,9 @@
 //! `kvlower join`: join a pre-registered claim registry to a runtime's KV event stream.
 //!
 //! Two forms:
-//! - `kvlower join --registry R --events E --format vllm|sglang|trtllm` judges every
-//!   claim at its observation point;
+//! - `kvlower join --registry R --events E --events-format vllm|sglang|trtllm
+//!   [--format human|json]` judges every claim at its observation point (E is a capture
+//!   file or JSON Lines). `--format vllm|...` and `--output` still work, with a note;
 //! - `kvlower join --pressure-controls C` runs the soft_priority pressure controls named
 //!   in `C` (original, swapped-priority and equal-priority trials) and derives the atoms.
 //!
@@ -40,31 +41,111 @@ pub enum OutputArg {
     Json,
 }
 
+/// `--format`: the output format, like every other command. The event formats are
+/// still accepted here for one release (the flag used to mean them), with a note.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormatFlag {
+    Human,
+    Json,
+    #[value(hide = true)]
+    Vllm,
+    #[value(hide = true)]
+    Sglang,
+    #[value(hide = true)]
+    Trtllm,
+}
+
 #[derive(Debug, clap::Args)]
 pub struct JoinArgs {
     /// Claim registry (YAML), written before the run
     #[arg(long, value_name = "FILE")]
     pub registry: Option<PathBuf>,
-    /// Runtime KV events, JSON Lines (vLLM/SGLang: one EventBatch per line; msgpack
-    /// converted to JSON)
+    /// Runtime KV events: a capture file (`kvlower capture`) or JSON Lines
+    /// (vLLM/SGLang: one EventBatch per line), told apart by content
     #[arg(long, value_name = "FILE")]
     pub events: Option<PathBuf>,
     /// Event stream format
-    #[arg(long, value_enum)]
-    pub format: Option<FormatArg>,
-    /// Pressure-controls file (YAML) for soft_priority: runs every trial it names
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["registry", "events", "format"])]
-    pub pressure_controls: Option<PathBuf>,
+    #[arg(long, value_enum, value_name = "RUNTIME")]
+    pub events_format: Option<FormatArg>,
     /// Output: human-readable text, or the JSON evidence document
-    #[arg(long, value_enum, default_value_t = OutputArg::Human)]
-    pub output: OutputArg,
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<FormatFlag>,
+    /// Deprecated spelling of --format human|json
+    #[arg(long, value_enum, hide = true)]
+    pub output: Option<OutputArg>,
+    /// Pressure-controls file (YAML) for soft_priority: runs every trial it names
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["registry", "events", "events_format"])]
+    pub pressure_controls: Option<PathBuf>,
+}
+
+/// The output and event formats after the deprecated spellings are resolved.
+fn resolve(
+    args: &JoinArgs,
+    err: &mut dyn Write,
+) -> anyhow::Result<Result<(OutputArg, Option<FormatArg>), String>> {
+    let mut output = args.output.unwrap_or_default();
+    if args.output.is_some() {
+        writeln!(
+            err,
+            "note: --output is deprecated; use --format human|json (as for every command)"
+        )?;
+    }
+    if args.output.is_some() && matches!(args.format, Some(FormatFlag::Human | FormatFlag::Json)) {
+        return Ok(Err(
+            "give the output format once: --format human|json".into()
+        ));
+    }
+    let mut events = args.events_format;
+    let legacy = match args.format {
+        None => None,
+        Some(FormatFlag::Human) => {
+            output = OutputArg::Human;
+            None
+        }
+        Some(FormatFlag::Json) => {
+            output = OutputArg::Json;
+            None
+        }
+        Some(FormatFlag::Vllm) => Some(FormatArg::Vllm),
+        Some(FormatFlag::Sglang) => Some(FormatArg::Sglang),
+        Some(FormatFlag::Trtllm) => Some(FormatArg::Trtllm),
+    };
+    if let Some(l) = legacy {
+        if events.is_some_and(|e| e != l) {
+            return Ok(Err(
+                "--format names an event format that contradicts --events-format".into(),
+            ));
+        }
+        writeln!(
+            err,
+            "note: `--format {}` is deprecated: --format is the output format (human|json); use --events-format {}",
+            EventFormat::from(l),
+            EventFormat::from(l)
+        )?;
+        events = Some(l);
+    }
+    Ok(Ok((output, events)))
 }
 
 pub fn run(args: &JoinArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
+    let (output, events_format) = match resolve(args, err)? {
+        Ok(v) => v,
+        Err(e) => {
+            writeln!(err, "error: {e}")?;
+            return Ok(Exit::Usage);
+        }
+    };
     if let Some(controls) = &args.pressure_controls {
+        if events_format.is_some() {
+            writeln!(
+                err,
+                "error: --pressure-controls names its own event formats"
+            )?;
+            return Ok(Exit::Usage);
+        }
         return match kvlower_join::pressure::run_controls(controls) {
             Ok(report) => {
-                match args.output {
+                match output {
                     OutputArg::Human => write!(out, "{}", report.render_human())?,
                     OutputArg::Json => writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?,
                 }
@@ -76,17 +157,18 @@ pub fn run(args: &JoinArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
             }
         };
     }
-    let (Some(registry), Some(events), Some(format)) = (&args.registry, &args.events, args.format)
+    let (Some(registry), Some(events), Some(format)) =
+        (&args.registry, &args.events, events_format)
     else {
         writeln!(
             err,
-            "error: kvlower join needs --registry, --events and --format (or --pressure-controls)"
+            "error: kvlower join needs --registry, --events and --events-format (or --pressure-controls)"
         )?;
         return Ok(Exit::Usage);
     };
     match kvlower_join::join_paths(registry, events, format.into()) {
         Ok(report) => {
-            match args.output {
+            match output {
                 OutputArg::Human => write!(out, "{}", report.render_human())?,
                 OutputArg::Json => writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?,
             }

@@ -155,10 +155,10 @@ fn write_set_until(
             bail!("{} is not in a generated directory", file.path);
         }
         let target = root.join(file.path);
-        if let Ok(meta) = std::fs::symlink_metadata(&target) {
-            if meta.is_dir() {
-                bail!("{} is a directory; nothing written", file.path);
-            }
+        if let Ok(meta) = std::fs::symlink_metadata(&target)
+            && meta.is_dir()
+        {
+            bail!("{} is a directory; nothing written", file.path);
         }
     }
 

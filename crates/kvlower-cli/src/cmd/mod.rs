@@ -1,6 +1,7 @@
 //! One module per subcommand; each owns its clap arguments and its `run`.
 
 pub mod bad_lowering;
+pub mod capture;
 pub mod catalog;
 pub mod check;
 pub mod codes;

@@ -1,0 +1,134 @@
+//! `kvlower capture`: record a runtime's raw KV-event stream into a capture file.
+//!
+//! ```text
+//! kvlower capture --endpoint tcp://HOST:PORT [--endpoint ...] --out FILE
+//!                 [--duration S | --until-idle S] [--meta KEY=VALUE ...]
+//! ```
+//!
+//! Rank = endpoint order. Prints `kvlower capture: subscribed` on stderr once every
+//! socket is connected and subscribed, then records until the stop condition (or
+//! Ctrl-C / SIGTERM), and writes the file atomically. `join --events FILE` reads it.
+//!
+//! Exit: 0 the capture was written; 1 a publisher could not be reached or the file
+//! could not be written; 2 usage.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use kvlower_capture::subscribe::{CaptureOptions, capture, check_endpoint};
+
+use crate::Exit;
+
+#[derive(Debug, clap::Args)]
+pub struct CaptureArgs {
+    /// A publisher, tcp://HOST:PORT (repeat once per data-parallel rank, in rank order)
+    #[arg(long = "endpoint", value_name = "tcp://HOST:PORT", required = true)]
+    pub endpoints: Vec<String>,
+    /// The capture file to write (atomically: it appears complete or not at all)
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Stop this many seconds after subscribing
+    #[arg(long, value_name = "S")]
+    pub duration: Option<f64>,
+    /// Stop after this many seconds without a frame (from subscribing while none came)
+    #[arg(long, value_name = "S")]
+    pub until_idle: Option<f64>,
+    /// Engine facts to record in the header, e.g. kv_cache_report_mode=new_only
+    #[arg(long = "meta", value_name = "KEY=VALUE")]
+    pub meta: Vec<String>,
+    /// Seconds to wait for each publisher to accept the connection
+    #[arg(long, value_name = "S", default_value_t = 60.0)]
+    pub connect_timeout: f64,
+}
+
+fn seconds(name: &str, v: Option<f64>) -> Result<Option<Duration>, String> {
+    match v {
+        None => Ok(None),
+        Some(s) if s.is_finite() && s > 0.0 && s < 1e9 => Ok(Some(Duration::from_secs_f64(s))),
+        Some(s) => Err(format!("--{name} {s}: give a positive number of seconds")),
+    }
+}
+
+fn parse_meta(items: &[String]) -> Result<BTreeMap<String, String>, String> {
+    let mut meta = BTreeMap::new();
+    for m in items {
+        let (k, v) = m
+            .split_once('=')
+            .ok_or_else(|| format!("--meta `{m}`: write KEY=VALUE"))?;
+        let k = k.trim();
+        if k.is_empty() || k.chars().any(char::is_control) || v.chars().any(char::is_control) {
+            return Err(format!(
+                "--meta `{}`: the key must be non-empty, and neither may hold control characters",
+                m.escape_debug()
+            ));
+        }
+        if meta.insert(k.to_string(), v.to_string()).is_some() {
+            return Err(format!("--meta: `{k}` given twice"));
+        }
+    }
+    Ok(meta)
+}
+
+pub fn run(args: &CaptureArgs, _out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
+    let checked = (|| -> Result<_, String> {
+        for e in &args.endpoints {
+            check_endpoint(e)?;
+        }
+        let duration = seconds("duration", args.duration)?;
+        let until_idle = seconds("until-idle", args.until_idle)?;
+        let connect_timeout = seconds("connect-timeout", Some(args.connect_timeout))?
+            .unwrap_or(Duration::from_secs(60));
+        Ok((
+            duration,
+            until_idle,
+            connect_timeout,
+            parse_meta(&args.meta)?,
+        ))
+    })();
+    let (duration, until_idle, connect_timeout, meta) = match checked {
+        Ok(v) => v,
+        Err(e) => {
+            writeln!(err, "error: {e}")?;
+            return Ok(Exit::Usage);
+        }
+    };
+    let opts = CaptureOptions {
+        endpoints: args.endpoints.clone(),
+        out: args.out.clone(),
+        duration,
+        until_idle,
+        connect_timeout,
+        meta,
+        writer: format!("kvlower {}", env!("CARGO_PKG_VERSION")),
+    };
+    let mut announce = || {
+        let _ = writeln!(err, "kvlower capture: subscribed");
+        let _ = err.flush();
+    };
+    match capture(&opts, &mut announce) {
+        Ok(s) => {
+            let per_rank: Vec<String> = s
+                .per_rank
+                .iter()
+                .enumerate()
+                .map(|(r, n)| format!("rank {r}: {n}"))
+                .collect();
+            writeln!(
+                err,
+                "kvlower capture: {} frames ({}), {} dropped as oversized; stopped: {}; wrote {}",
+                s.frames,
+                per_rank.join(", "),
+                s.dropped,
+                s.stop,
+                args.out.display()
+            )?;
+            Ok(Exit::Success)
+        }
+        Err(e) => {
+            writeln!(err, "error: {e}")?;
+            Ok(Exit::Findings)
+        }
+    }
+}
