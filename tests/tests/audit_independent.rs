@@ -6,9 +6,10 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
 use kvlower_audit::oracle;
+use kvlower_core::anchoring::JoinDocumentFacts;
 use kvlower_core::descriptor::{
     Adapter, Anchor, AnchorDefect, AnchorKind, AtomEvidence, ClaimedVerdict, EvidenceItem,
-    NonClaims, Proposal, RuntimeIdentity, SignalEvidence, SourceKind,
+    NonClaims, Proposal, RepoFile, RuntimeIdentity, SignalEvidence, SourceKind,
 };
 use kvlower_core::vocab::{Ambiguity, TraceGate};
 use kvlower_core::{
@@ -119,14 +120,39 @@ fn assert_agree(
 
 // ---- generated descriptors ----------------------------------------------------------
 
-/// Repository files whose path contains "missing" do not exist; a claimed verdict
-/// re-runs as `pass: true` only.
+/// Repository files whose path contains "missing" do not exist, "outside" are
+/// refused, "join" are join documents (their facts named in the path); a
+/// claimed verdict re-runs as `pass: true` only.
 struct TestEnv;
 
 impl Environment for TestEnv {
-    fn repo_file_defect(&self, path: &str) -> Option<AnchorDefect> {
-        path.contains("missing")
-            .then_some(AnchorDefect::RepoFileMissing)
+    fn repo_file(&self, path: &str) -> RepoFile {
+        if path.contains("missing") {
+            RepoFile::Missing
+        } else if path.contains("outside") {
+            RepoFile::Refused { why: "test".into() }
+        } else if path.contains("join") {
+            RepoFile::JoinDocument(JoinDocumentFacts {
+                reproduces: !path.contains("stale"),
+                depth: Some(if path.contains("deep") {
+                    Depth::AllocatorHook
+                } else {
+                    Depth::TelemetryJoin
+                }),
+                held: if path.contains("unheld") {
+                    Vec::new()
+                } else {
+                    kvlower_core::catalog::TELEMETRY_JOIN_PRECONDITIONS.to_vec()
+                },
+                stream_sound: !path.contains("unsound"),
+            })
+        } else {
+            RepoFile::Plain
+        }
+    }
+
+    fn today(&self) -> Option<(i32, u32, u32)> {
+        Some((2026, 6, 1))
     }
 
     fn trace_verdict_defect(&self, _path: &str, verdict: &ClaimedVerdict) -> Option<AnchorDefect> {
@@ -149,11 +175,23 @@ fn repo_file(path: &str, verdict: Option<bool>) -> Anchor {
     Anchor {
         kind: Some(AnchorKind::RepoFile),
         path: Some(path.into()),
+        section: None,
         verdict: verdict.map(|pass| ClaimedVerdict {
             claim_id: Some("c".into()),
             gate: TraceGate::ConnectorFailureOutcome,
             pass,
         }),
+        ..paper()
+    }
+}
+
+fn public_source(commit: &str) -> Anchor {
+    Anchor {
+        kind: Some(AnchorKind::PublicSource),
+        repository: Some("org/repo".into()),
+        commit: Some(commit.into()),
+        path: Some("src/x.rs".into()),
+        section: None,
         ..paper()
     }
 }
@@ -169,28 +207,17 @@ fn anchor() -> impl Strategy<Value = Anchor> {
         1 => Just(Anchor { preserves_claim_scope: false, ..paper() }),
         1 => Just(Anchor { path: Some("/abs/file".into()), ..paper() }),
         1 => Just(Anchor { path: Some("a/../../b".into()), ..paper() }),
-        1 => Just(Anchor {
-            kind: Some(AnchorKind::PublicSource),
-            repository: Some("org/repo".into()),
-            commit: Some("0123abcd".into()),
-            path: Some("src/x.rs".into()),
-            ..paper()
-        }),
+        1 => Just(public_source("0123abcd")),
         1 => select(vec!["abcdef", "0123456789abcdef0123456789abcdef01234567", "0123456789abcdef0123456789abcdef012345678"])
-            .prop_map(|commit| Anchor {
-                kind: Some(AnchorKind::PublicSource),
-                repository: Some("org/repo".into()),
-                commit: Some(commit.into()),
-                path: Some("src/x.rs".into()),
-                ..paper()
-            }),
-        1 => Just(Anchor {
-            kind: Some(AnchorKind::PublicSource),
-            repository: Some("org/repo".into()),
-            commit: Some("not-a-commit".into()),
-            path: Some("src/x.rs".into()),
-            ..paper()
-        }),
+            .prop_map(public_source),
+        1 => Just(public_source("not-a-commit")),
+        1 => Just(Anchor { section: Some("§6".into()), ..public_source("0123abcd") }),
+        1 => select(vec!["https://github.com/org/repo", "org", "org/repo/extra", "org/\u{200b}"])
+            .prop_map(|r| Anchor { repository: Some(r.into()), ..public_source("0123abcd") }),
+        1 => select(vec!["placeholder, replace me", "\u{200b}", "TODO", "\u{feff}\u{2060}"])
+            .prop_map(|note| Anchor { note: note.into(), ..paper() }),
+        1 => Just(Anchor { section: Some("\u{200b}".into()), ..paper() }),
+        1 => Just(Anchor { path: Some("a\nb".into()), ..paper() }),
         1 => Just(Anchor {
             kind: Some(AnchorKind::DocsPage),
             url: Some("https://example.org/doc".into()),
@@ -202,11 +229,37 @@ fn anchor() -> impl Strategy<Value = Anchor> {
             url: Some("https://example.org/doc".into()),
             ..paper()
         }),
+        1 => select(vec!["example.org/doc", "https://", "ftp://example.org"])
+            .prop_map(|url| Anchor {
+                kind: Some(AnchorKind::DocsPage),
+                url: Some(url.into()),
+                retrieved: Some("2026-05-01".into()),
+                ..paper()
+            }),
+        1 => select(vec!["2027-01-01", "yesterday", "2026-02-30"])
+            .prop_map(|date| Anchor {
+                kind: Some(AnchorKind::DocsPage),
+                url: Some("https://example.org/doc".into()),
+                retrieved: Some(date.into()),
+                ..paper()
+            }),
         1 => Just(repo_file("traces/present.jsonl", None)),
         1 => Just(repo_file("traces/missing.jsonl", None)),
         1 => Just(repo_file("traces/present.jsonl", Some(true))),
         1 => Just(repo_file("traces/present.jsonl", Some(false))),
         1 => Just(repo_file("traces/missing.jsonl", Some(true))),
+        1 => Just(repo_file("traces/outside.jsonl", Some(true))),
+        1 => select(vec!["capabilities/self.yaml", "./modes/modes.yaml", "results/lowering-matrix.json"])
+            .prop_map(|p| repo_file(p, Some(true))),
+        2 => select(vec![
+            "evidence/run.join.json",
+            "evidence/run-stale.join.json",
+            "evidence/run-unheld.Join.json",
+            "evidence/run-unsound.json",
+            "evidence/run-deep.join.json",
+        ])
+        .prop_map(|p| repo_file(p, None)),
+        1 => Just(repo_file("evidence/run.join.json", Some(true))),
         1 => Just(Anchor {
             verdict: repo_file("x", Some(true)).verdict,
             ..paper()
@@ -328,7 +381,7 @@ fn atoms() -> impl Strategy<Value = Vec<AtomEvidence>> {
         });
     prop_oneof![
         2 => prop::collection::vec(one, 0..4),
-        1 => Just(
+        2 => Just(
             Atom::ALL
                 .iter()
                 .map(|&atom| AtomEvidence {

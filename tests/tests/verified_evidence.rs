@@ -19,7 +19,10 @@ fn descriptor(gate: &str, pass: bool) -> String {
     let anchor = format!(
         "{{kind: repo_file, path: {TRACE}, note: synthetic fixture trace (not a real run), preserves_order: true, preserves_claim_scope: true, verdict: {{claim_id: \"fixture:reference-claim\", gate: {gate}, pass: {pass}}}}}"
     );
-    let pre = "{kind: repo_file, path: traces/synthetic_reference_positive.jsonl, note: synthetic fixture}";
+    // Preconditions anchored to a repository trace are re-run too (issue: evidence chain).
+    let pre = format!(
+        "{{kind: repo_file, path: {TRACE}, note: synthetic fixture, verdict: {{claim_id: \"fixture:reference-claim\", gate: reference_lifecycle, pass: {pass}}}}}"
+    );
     let mut s = String::from(
         "runtime: {name: synthetic, version: '0', source: simulator, note: a synthetic fixture}\nnon_claims: {default: \"synthetic fixture; claims nothing about a real runtime\"}\nadapters:\n  - depth: backend_patch\n    name: synthetic patch\n    preconditions:\n",
     );
@@ -193,9 +196,11 @@ fn a_gate_counts_only_for_the_obligations_it_witnesses() {
         .find(|f| f.obligation == kvlower_core::Obligation::VictimExclusionBeforeViolation)
         .expect("V is in the bundle");
     assert!(v.satisfied_by.is_none());
-    assert!(v.rejected.iter().any(|(_, ds)| ds.contains(
-        &kvlower_core::judgment::Defeat::GateDoesNotWitness {
-            gate: kvlower_core::vocab::TraceGate::ReferenceLifecycle
-        }
-    )));
+    assert!(v.rejected.iter().any(|(_, ds)| ds.iter().any(|d| matches!(
+        d,
+        kvlower_core::judgment::Defeat::Unanchored { defects }
+            if defects.contains(&kvlower_core::descriptor::AnchorDefect::GateDoesNotWitness {
+                gate: kvlower_core::vocab::TraceGate::ReferenceLifecycle
+            })
+    ))));
 }

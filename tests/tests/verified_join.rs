@@ -118,7 +118,7 @@ fn a_reproducible_join_document_counts() {
         run.stderr
     );
     assert!(
-        best_effort_label(&dir).contains("sound_with_adapter (adapter_observational)"),
+        best_effort_label(&dir).contains("sound_with_adapter (adapter_observational, cited)"),
         "{}",
         best_effort_label(&dir)
     );

@@ -302,7 +302,8 @@ fn signal_as_obligation(
     let mut lines = Vec::new();
     let anchored = d.signals.iter().any(|s| {
         s.signal == signal
-            && kvlower_core::descriptor::anchor_defects(&s.anchor, None, env).is_empty()
+            && kvlower_core::anchor_counts(catalog, &s.anchor, kvlower_core::AnchorUse::Signal, env)
+                .is_empty()
     });
     lines.push(format!(
         "signal {signal} is {} in the fragment; it is proposed as obligation {obligation} ({})",

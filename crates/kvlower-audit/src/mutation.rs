@@ -171,22 +171,61 @@ struct DescriptorMutant {
     depth: Depth,
 }
 
+/// Every `supported` item for `obligation` (adapter items only, if asked).
+fn supporters(
+    d: &Descriptor,
+    obligation: kvlower_core::Obligation,
+    adapter_only: bool,
+) -> Vec<crate::rows::ItemRef> {
+    use crate::rows::ItemRef;
+    let native = d
+        .native
+        .iter()
+        .enumerate()
+        .filter(|_| !adapter_only)
+        .filter(|(_, e)| e.obligation == obligation && e.status == Status::Supported)
+        .map(|(i, _)| ItemRef::Native(i));
+    let adapters = d.adapters.iter().enumerate().flat_map(|(ai, a)| {
+        a.evidence
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.obligation == obligation && e.status == Status::Supported)
+            .map(move |(i, _)| ItemRef::Adapter {
+                adapter: ai,
+                item: i,
+            })
+    });
+    native.chain(adapters).collect()
+}
+
 /// All descriptor mutants of `kind` for one positive row (empty when the kind
 /// does not apply to the row).
 fn descriptor_mutants(kind: MutationKind, row: &PositiveRow<'_>) -> Vec<DescriptorMutant> {
     let base = row.descriptor;
     let depth = row.depth();
+    // One mutant per obligation, editing *every* item that supports it: a
+    // descriptor with two anchored items for one obligation is redundant, not
+    // broken, so both must fall for the mutant to be a fair test.
     let per_item = |edit: &dyn Fn(&mut kvlower_core::descriptor::EvidenceItem),
                     adapter_only: bool| {
+        let mut seen = Vec::new();
         row.support
             .iter()
             .filter(|s| !adapter_only || s.item.adapter().is_some())
+            .filter(|s| {
+                let first = !seen.contains(&s.obligation);
+                seen.push(s.obligation);
+                first
+            })
             .filter_map(|s| {
                 let mut d = base.clone();
-                let item = s.item.get_mut(&mut d)?;
-                edit(item);
+                let targets = supporters(base, s.obligation, adapter_only);
+                for t in &targets {
+                    edit(t.get_mut(&mut d)?);
+                }
+                let paths: Vec<String> = targets.iter().map(|t| t.path()).collect();
                 Some(DescriptorMutant {
-                    mutation: format!("{} ({})", s.item.path(), s.obligation),
+                    mutation: format!("{} ({})", paths.join(" + "), s.obligation),
                     descriptor: d,
                     depth,
                 })
@@ -205,13 +244,18 @@ fn descriptor_mutants(kind: MutationKind, row: &PositiveRow<'_>) -> Vec<Descript
         }
         MutationKind::PressureAtomsWithoutAnchors => row
             .atom_items()
-            .map(|(i, a)| {
+            .map(|(_, a)| {
+                // Every entry for the same atom loses its anchor (redundancy is not a defect).
                 let mut d = base.clone();
-                if let Some(atom) = d.atoms.get_mut(i) {
-                    atom.anchor = Anchor::default();
+                let mut paths = Vec::new();
+                for (i, atom) in d.atoms.iter_mut().enumerate() {
+                    if atom.atom == a.atom {
+                        atom.anchor = Anchor::default();
+                        paths.push(format!("atoms[{i}]"));
+                    }
                 }
                 DescriptorMutant {
-                    mutation: format!("atoms[{i}] ({})", a.atom),
+                    mutation: format!("{} ({})", paths.join(" + "), a.atom),
                     descriptor: d,
                     depth,
                 }

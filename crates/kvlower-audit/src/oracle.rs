@@ -14,7 +14,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use kvlower_core::descriptor::{Adapter, Anchor, AnchorKind, EvidenceItem};
+use kvlower_core::descriptor::{Adapter, Anchor, AnchorKind, EvidenceItem, RepoFile};
 use kvlower_core::{
     Atom, CatalogDoc, Depth, Descriptor, Environment, Label, Mode, Obligation, Scope, Subtype,
 };
@@ -56,45 +56,187 @@ fn observed(scope: Scope) -> bool {
 }
 
 fn filled(v: &Option<String>) -> bool {
-    v.as_deref().is_some_and(|s| !s.trim().is_empty())
+    v.as_deref().is_some_and(kvlower_core::text::has_visible)
 }
 
-/// Whether an anchor anchors: its kind's fields, a plausible commit, a relative
-/// path, a note, trace flags for observed evidence, an existing repo file, and a
-/// claimed gate verdict that re-running the gate confirms.
-pub fn anchor_holds(a: &Anchor, observed_scope: bool, env: &dyn Environment) -> bool {
-    let kind_fields = match a.kind {
-        None => false,
-        Some(AnchorKind::Paper) => filled(&a.section),
-        Some(AnchorKind::PublicSource) => {
-            filled(&a.repository) && filled(&a.commit) && filled(&a.path)
+/// What an anchor is asked to back, in the oracle's own terms.
+#[derive(Debug, Clone, Copy)]
+pub enum Purpose {
+    /// An item supplying `obligation` from `at`, observed (a trace scope) or not.
+    Item {
+        obligation: Obligation,
+        at: Option<Depth>,
+        observed: bool,
+    },
+    /// An atom (always a run-time fact).
+    Atom,
+    /// An adapter precondition at `depth`.
+    Precondition(Depth, kvlower_core::Precondition),
+    /// A signal (a static fact suffices).
+    Signal,
+}
+
+impl Purpose {
+    fn run_time(self) -> bool {
+        match self {
+            Purpose::Item { observed, .. } => observed,
+            Purpose::Atom | Purpose::Precondition(..) => true,
+            Purpose::Signal => false,
         }
-        Some(AnchorKind::DocsPage) => filled(&a.url) && filled(&a.retrieved),
-        Some(AnchorKind::RepoFile) => {
-            filled(&a.path)
-                && a.path
-                    .as_deref()
-                    .is_some_and(|p| env.repo_file_defect(p).is_none())
+    }
+}
+
+/// Per kind: the fields it needs and the fields it may carry.
+fn kind_rules(kind: AnchorKind) -> (&'static [&'static str], &'static [&'static str]) {
+    match kind {
+        AnchorKind::Paper => (&["section"], &["section", "path"]),
+        AnchorKind::PublicSource => (
+            &["repository", "commit", "path"],
+            &["repository", "commit", "path"],
+        ),
+        AnchorKind::DocsPage => (&["url", "retrieved"], &["url", "retrieved", "section"]),
+        AnchorKind::RepoFile => (&["path"], &["path"]),
+    }
+}
+
+fn field_ok(name: &str, value: &str, today: Option<(i32, u32, u32)>) -> bool {
+    if kvlower_core::text::has_control(value) {
+        return false;
+    }
+    match name {
+        "commit" => (7..=40).contains(&value.len()) && value.bytes().all(|b| b.is_ascii_hexdigit()),
+        "repository" => {
+            let parts: Vec<&str> = value.split('/').collect();
+            parts.len() == 2
+                && parts.iter().all(|p| {
+                    !p.is_empty()
+                        && *p != "."
+                        && *p != ".."
+                        && p.bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+                })
         }
+        "url" => ["https://", "http://"].iter().any(|scheme| {
+            value.strip_prefix(scheme).is_some_and(|rest| {
+                !rest.is_empty()
+                    && !rest.starts_with(['/', '?', '#'])
+                    && !rest.contains(char::is_whitespace)
+            })
+        }),
+        "retrieved" => kvlower_core::descriptor::parse_iso_date(value)
+            .is_some_and(|d| today.is_none_or(|t| d <= t)),
+        "path" => !value.starts_with(['/', '\\']) && !value.split(['/', '\\']).any(|s| s == ".."),
+        _ => true,
+    }
+}
+
+/// Whether an anchor anchors for `purpose`: its kind's fields, well formed and
+/// no stray ones, a real note, trace flags for observed evidence, and — for a
+/// repository file — what re-running it shows.
+pub fn anchor_holds(doc: &CatalogDoc, a: &Anchor, purpose: Purpose, env: &dyn Environment) -> bool {
+    let Some(kind) = a.kind else {
+        return false;
     };
-    let commit = a.commit.as_deref().filter(|c| !c.trim().is_empty());
-    let commit_ok = commit
-        .is_none_or(|c| (7..=40).contains(&c.len()) && c.bytes().all(|b| b.is_ascii_hexdigit()));
-    let path_ok = a
-        .path
-        .as_deref()
-        .is_none_or(|p| !p.starts_with('/') && !p.split('/').any(|s| s == ".."));
-    // Observed evidence needs a trace-preserving anchor, and a docs page is never a trace.
-    let trace_ok = !observed_scope
-        || (a.preserves_order && a.preserves_claim_scope && a.kind != Some(AnchorKind::DocsPage));
-    // A claimed gate verdict must sit on a repo_file trace and survive a re-run.
-    let verdict_ok = a.verdict.as_ref().is_none_or(|v| {
-        a.kind == Some(AnchorKind::RepoFile)
-            && a.path
-                .as_deref()
-                .is_some_and(|p| env.trace_verdict_defect(p, v).is_none())
+    let (needs, may) = kind_rules(kind);
+    let fields = [
+        ("repository", &a.repository),
+        ("commit", &a.commit),
+        ("path", &a.path),
+        ("section", &a.section),
+        ("url", &a.url),
+        ("retrieved", &a.retrieved),
+    ];
+    let today = env.today();
+    let fields_ok = fields.iter().all(|(name, v)| match v {
+        None => !needs.contains(name),
+        Some(value) => {
+            may.contains(name)
+                && (filled(v) || !needs.contains(name))
+                && (!filled(v) || field_ok(name, value, today))
+        }
     });
-    kind_fields && commit_ok && path_ok && !a.note.trim().is_empty() && trace_ok && verdict_ok
+    let note = a.note.trim().to_ascii_lowercase();
+    let note_ok = filled(&Some(a.note.clone()))
+        && !note.starts_with("placeholder")
+        && !["todo", "tbd", "fixme", "xxx", "n/a", "-", "?"]
+            .contains(&note.trim_end_matches(['.', '!', ':']));
+    let observed_scope = matches!(
+        purpose,
+        Purpose::Item { observed: true, .. } | Purpose::Atom
+    );
+    let trace_ok = !observed_scope
+        || (a.preserves_order && a.preserves_claim_scope && kind != AnchorKind::DocsPage);
+    let verdict_ok = a.verdict.as_ref().is_none_or(|v| {
+        let witnesses = match purpose {
+            Purpose::Item { obligation, .. } => doc
+                .trace_gates
+                .get(&v.gate)
+                .is_some_and(|w| w.contains(&obligation)),
+            _ => true,
+        };
+        kind == AnchorKind::RepoFile && v.pass && witnesses
+    });
+    let file_ok = kind != AnchorKind::RepoFile
+        || a.path
+            .as_deref()
+            .is_some_and(|p| repo_file_holds(doc, p, a, purpose, env));
+    fields_ok && note_ok && trace_ok && verdict_ok && file_ok
+}
+
+/// What a repository file may back: never kvlower's own files; a join
+/// document only telemetry obligations at its recorded depth (or preconditions
+/// that held there), when it reproduces and held; any other file only static
+/// facts, unless a claimed verdict re-runs.
+fn repo_file_holds(
+    doc: &CatalogDoc,
+    path: &str,
+    a: &Anchor,
+    purpose: Purpose,
+    env: &dyn Environment,
+) -> bool {
+    let first = path.split(['/', '\\']).find(|s| !s.is_empty() && *s != ".");
+    if first.is_some_and(|f| {
+        [
+            "capabilities",
+            "modes",
+            "results",
+            "schemas",
+            "bad_lowering",
+        ]
+        .contains(&f)
+    }) {
+        return false;
+    }
+    match env.repo_file(path) {
+        RepoFile::Missing | RepoFile::Refused { .. } | RepoFile::OwnFile => false,
+        RepoFile::Plain => match &a.verdict {
+            Some(v) => env.trace_verdict_defect(path, v).is_none(),
+            None => !purpose.run_time(),
+        },
+        RepoFile::JoinDocument(facts) => {
+            let Some(recorded) = facts.depth else {
+                return false;
+            };
+            let boundary = doc.depths.get(&recorded).is_some_and(|s| {
+                !s.preconditions.is_empty()
+                    && s.preconditions.iter().all(|p| facts.held.contains(p))
+            });
+            let fits = match purpose {
+                Purpose::Item { obligation, at, .. } => {
+                    at == Some(recorded)
+                        && !ENFORCEMENT.contains(&obligation)
+                        && doc
+                            .depths
+                            .get(&Depth::TelemetryJoin)
+                            .is_some_and(|s| s.supplies.contains(&obligation))
+                }
+                Purpose::Precondition(depth, p) => depth == recorded && facts.held.contains(&p),
+                Purpose::Atom => false,
+                Purpose::Signal => true,
+            };
+            a.verdict.is_none() && facts.reproduces && facts.stream_sound && boundary && fits
+        }
+    }
 }
 
 /// The ladder position of a supplier: native below every adapter depth.
@@ -111,10 +253,10 @@ struct SupplyTable {
     atoms: BTreeSet<Atom>,
 }
 
-fn atoms_held(d: &Descriptor, env: &dyn Environment) -> BTreeSet<Atom> {
+fn atoms_held(doc: &CatalogDoc, d: &Descriptor, env: &dyn Environment) -> BTreeSet<Atom> {
     d.atoms
         .iter()
-        .filter(|a| observed(a.scope) && anchor_holds(&a.anchor, true, env))
+        .filter(|a| observed(a.scope) && anchor_holds(doc, &a.anchor, Purpose::Atom, env))
         .map(|a| a.atom)
         .collect()
 }
@@ -136,26 +278,26 @@ fn item_holds(
     doc: &CatalogDoc,
     item: &EvidenceItem,
     siblings: &[EvidenceItem],
+    at: Option<Depth>,
     mode: Mode,
     env: &dyn Environment,
 ) -> bool {
-    let verdict_counts = item.anchor.verdict.as_ref().is_none_or(|v| {
-        v.pass
-            && doc
-                .trace_gates
-                .get(&v.gate)
-                .is_some_and(|witnessed| witnessed.contains(&item.obligation))
-    });
+    let purpose = Purpose::Item {
+        obligation: item.obligation,
+        at,
+        observed: observed(item.scope),
+    };
     let contradicted = siblings.iter().any(|other| {
         other.obligation == item.obligation
             && other.status == kvlower_core::Status::Missing
             && overlap(&other.modes, &item.modes)
     });
+    // Docs and source inspection never make a positive, native or adapter.
     item.status == kvlower_core::Status::Supported
+        && observed(item.scope)
         && covers(&item.modes, mode)
-        && verdict_counts
         && !contradicted
-        && anchor_holds(&item.anchor, observed(item.scope), env)
+        && anchor_holds(doc, &item.anchor, purpose, env)
 }
 
 /// Whether an adapter's item may supply its obligation at `row`.
@@ -169,9 +311,6 @@ fn adapter_may_supply(
 ) -> bool {
     let depth = adapter.depth;
     if depth > row || depth == Depth::None || !adapter.ambiguities.is_empty() {
-        return false;
-    }
-    if !observed(item.scope) {
         return false;
     }
     if depth == Depth::TelemetryJoin && ENFORCEMENT.contains(&item.obligation) {
@@ -189,7 +328,7 @@ fn adapter_may_supply(
         adapter
             .preconditions
             .get(p)
-            .is_some_and(|a| anchor_holds(a, false, env))
+            .is_some_and(|a| anchor_holds(doc, a, Purpose::Precondition(depth, *p), env))
     });
     allowed && conditions && boundary
 }
@@ -201,12 +340,12 @@ fn supply_table(
     row: Depth,
     env: &dyn Environment,
 ) -> SupplyTable {
-    let atoms = atoms_held(d, env);
+    let atoms = atoms_held(doc, d, env);
     let mut supplied: BTreeMap<Obligation, BTreeSet<Supplier>> = BTreeMap::new();
     for item in d
         .native
         .iter()
-        .filter(|i| item_holds(doc, i, &d.native, mode, env))
+        .filter(|i| item_holds(doc, i, &d.native, None, mode, env))
     {
         supplied
             .entry(item.obligation)
@@ -217,7 +356,7 @@ fn supply_table(
         for item in adapter
             .evidence
             .iter()
-            .filter(|i| item_holds(doc, i, &adapter.evidence, mode, env))
+            .filter(|i| item_holds(doc, i, &adapter.evidence, Some(adapter.depth), mode, env))
         {
             if adapter_may_supply(doc, adapter, item, row, &atoms, env) {
                 supplied
@@ -230,10 +369,12 @@ fn supply_table(
     SupplyTable { supplied, atoms }
 }
 
-/// The depths a descriptor's rows are judged at: `none` and each adapter's depth.
+/// The depths a descriptor's rows are judged at: `none`, each adapter's depth
+/// and each depth a proposal names.
 pub fn oracle_row_depths(d: &Descriptor) -> Vec<Depth> {
     let set: BTreeSet<Depth> = std::iter::once(Depth::None)
         .chain(d.adapters.iter().map(|a| a.depth))
+        .chain(d.proposals.iter().map(|p| p.depth))
         .collect();
     set.into_iter().collect()
 }
@@ -276,7 +417,7 @@ pub fn derive(
         doc.signals
             .get(&s.signal)
             .is_some_and(|spec| spec.suggests.contains(&mode))
-            && anchor_holds(&s.anchor, false, env)
+            && anchor_holds(doc, &s.anchor, Purpose::Signal, env)
     });
     let explicit: Vec<bool> = d
         .proposals

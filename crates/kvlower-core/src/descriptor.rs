@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::anchoring::RepoFile;
 use crate::vocab::{
     Ambiguity, Atom, Depth, Mode, Obligation, Precondition, Scope, Signal, Status, TraceGate,
 };
@@ -216,12 +217,26 @@ fn is_false(b: &bool) -> bool {
 pub enum AnchorDefect {
     /// No `kind`.
     NoKind,
-    /// A field the kind needs is missing or blank.
+    /// A field the kind needs is missing or has no visible character.
     MissingField(&'static str),
+    /// A field that belongs to another anchor kind.
+    FieldNotForKind(&'static str),
+    /// A field holding a control character (newline, escape, …).
+    ControlCharacter(&'static str),
     /// `commit` is not a hexadecimal commit id of at least 7 digits.
     NotACommit,
+    /// `repository` is not `owner/name`.
+    NotOwnerName,
+    /// `url` is not an `http(s)://` URL.
+    NotAUrl,
+    /// `retrieved` is not an ISO date (`YYYY-MM-DD`).
+    NotADate,
+    /// `retrieved` is later than today.
+    DateInFuture,
     /// `note` is blank: an anchor says what it shows.
     NoNote,
+    /// `note` is the scaffold's placeholder (or a bare TODO): nothing was anchored yet.
+    Placeholder,
     /// A path that is absolute or climbs out of its root.
     PathNotRelative,
     /// Trace-scoped evidence whose anchor does not state it keeps event order.
@@ -230,8 +245,21 @@ pub enum AnchorDefect {
     TraceClaimScopeNotPreserved,
     /// A `repo_file` anchor naming a file that is not in the repository.
     RepoFileMissing,
+    /// A `repo_file` anchor refused before opening: outside the repository
+    /// after links, not a regular file, or too large.
+    RepoFileRefused,
+    /// A `repo_file` anchor naming one of kvlower's own inputs or outputs
+    /// (a descriptor, the catalog, a result): nothing can be its own evidence.
+    OwnFile,
+    /// A repository file backing run-time evidence that `check` cannot re-run:
+    /// a trace needs a claimed `verdict`, or the file must be a join document.
+    NotReRunnable,
     /// A claimed gate verdict on an anchor that is not a `repo_file` trace.
     VerdictNeedsRepoFile,
+    /// The claimed gate verdict is a failing one (`pass: false`): it supports nothing.
+    VerdictIsAFailure,
+    /// The claimed gate does not witness this obligation (catalog `trace_gates`).
+    GateDoesNotWitness { gate: TraceGate },
     /// Re-running the gate on the anchored trace does not give the claimed verdict.
     TraceVerdictDisagrees,
     /// The environment cannot re-run the gate, so a claimed verdict is unverified.
@@ -241,9 +269,14 @@ pub enum AnchorDefect {
     /// A committed join evidence document whose join did not hold: a precondition
     /// not met, an unsequenced stream, or no claim materialized without ambiguity.
     JoinEvidenceInsufficient,
-    /// A committed join evidence document (`*.join.json`) that re-running the
-    /// join on its registry and event file does not reproduce.
+    /// A committed join evidence document that re-running the join on its
+    /// registry and event file does not reproduce.
     JoinEvidenceDisagrees,
+    /// A join document used at another depth than the one it records.
+    JoinDocumentWrongDepth { recorded: Depth },
+    /// A join document used for what a join cannot witness (an enforcement
+    /// obligation, an atom, a precondition that did not hold).
+    JoinDocumentDoesNotWitness,
 }
 
 impl std::fmt::Display for AnchorDefect {
@@ -251,10 +284,27 @@ impl std::fmt::Display for AnchorDefect {
         match self {
             AnchorDefect::NoKind => f.write_str("anchor has no `kind`"),
             AnchorDefect::MissingField(field) => write!(f, "anchor lacks `{field}`"),
+            AnchorDefect::FieldNotForKind(field) => {
+                write!(f, "anchor field `{field}` does not belong to this anchor kind")
+            }
+            AnchorDefect::ControlCharacter(field) => {
+                write!(f, "anchor `{field}` contains a control character")
+            }
             AnchorDefect::NotACommit => {
                 f.write_str("anchor `commit` is not a hexadecimal commit id (7 to 40 digits)")
             }
+            AnchorDefect::NotOwnerName => {
+                f.write_str("anchor `repository` is not `owner/name`")
+            }
+            AnchorDefect::NotAUrl => f.write_str("anchor `url` is not an http(s):// URL"),
+            AnchorDefect::NotADate => {
+                f.write_str("anchor `retrieved` is not an ISO date (YYYY-MM-DD)")
+            }
+            AnchorDefect::DateInFuture => f.write_str("anchor `retrieved` is in the future"),
             AnchorDefect::NoNote => f.write_str("anchor has no `note` saying what it shows"),
+            AnchorDefect::Placeholder => f.write_str(
+                "anchor `note` is a placeholder: nothing has been anchored yet",
+            ),
             AnchorDefect::PathNotRelative => {
                 f.write_str("anchor `path` must be relative and stay inside its root")
             }
@@ -265,8 +315,23 @@ impl std::fmt::Display for AnchorDefect {
                 f.write_str("trace anchor does not state `preserves_claim_scope: true`")
             }
             AnchorDefect::RepoFileMissing => f.write_str("anchored file is not in the repository"),
+            AnchorDefect::RepoFileRefused => f.write_str(
+                "anchored file refused: it resolves outside the repository, is not a regular file, or is too large",
+            ),
+            AnchorDefect::OwnFile => f.write_str(
+                "anchored file is one of kvlower's own inputs or outputs (capabilities/, modes/, results/, schemas/, bad_lowering/), not evidence",
+            ),
+            AnchorDefect::NotReRunnable => f.write_str(
+                "a repository file backing run-time evidence must be re-runnable: a trace with a claimed `verdict`, or a join evidence document",
+            ),
             AnchorDefect::VerdictNeedsRepoFile => {
                 f.write_str("a claimed gate `verdict` needs a `repo_file` trace anchor")
+            }
+            AnchorDefect::VerdictIsAFailure => {
+                f.write_str("the anchored gate verdict is a failure (`pass: false`)")
+            }
+            AnchorDefect::GateDoesNotWitness { gate } => {
+                write!(f, "gate {gate} does not witness this obligation")
             }
             AnchorDefect::TraceVerdictDisagrees => f.write_str(
                 "re-running the gate on the anchored trace does not give the claimed verdict",
@@ -283,52 +348,181 @@ impl std::fmt::Display for AnchorDefect {
             AnchorDefect::JoinEvidenceInsufficient => f.write_str(
                 "the anchored join evidence does not hold: a precondition unmet, an unsequenced stream, or no unambiguous materialized claim",
             ),
+            AnchorDefect::JoinDocumentWrongDepth { recorded } => write!(
+                f,
+                "the join document records depth {recorded}; it cannot anchor evidence at another depth"
+            ),
+            AnchorDefect::JoinDocumentDoesNotWitness => f.write_str(
+                "a join document does not witness this (catalog `join_documents`: telemetry obligations and the preconditions that held)",
+            ),
         }
     }
 }
 
+/// Top-level directories holding kvlower's own inputs and outputs: a file
+/// there is never evidence for a descriptor.
+pub const OWN_DIRS: [&str; 5] = [
+    "capabilities",
+    "modes",
+    "results",
+    "schemas",
+    "bad_lowering",
+];
+
+/// Notes that say nothing was anchored yet (the scaffold writes the first).
+fn is_placeholder(note: &str) -> bool {
+    let n = note.trim().to_ascii_lowercase();
+    n.starts_with("placeholder")
+        || matches!(
+            n.trim_end_matches(['.', '!', ':']),
+            "todo" | "tbd" | "fixme" | "xxx" | "n/a" | "-" | "?"
+        )
+}
+
+/// Whether a repository-relative path names something under [`OWN_DIRS`].
+pub fn is_own_path(path: &str) -> bool {
+    path.split(['/', '\\'])
+        .find(|seg| !seg.is_empty() && *seg != ".")
+        .is_some_and(|first| OWN_DIRS.contains(&first))
+}
+
+fn is_owner_name(s: &str) -> bool {
+    let ok = |part: &str| {
+        !part.is_empty()
+            && part != "."
+            && part != ".."
+            && part
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    };
+    matches!(s.split_once('/'), Some((owner, name)) if ok(owner) && ok(name))
+}
+
+fn is_url(s: &str) -> bool {
+    let rest = s
+        .strip_prefix("https://")
+        .or_else(|| s.strip_prefix("http://"));
+    rest.is_some_and(|r| {
+        let host = r.split(['/', '?', '#']).next().unwrap_or("");
+        !host.is_empty() && !r.chars().any(char::is_whitespace)
+    })
+}
+
+/// Parses `YYYY-MM-DD` into a comparable (year, month, day), checking the calendar.
+pub fn parse_iso_date(s: &str) -> Option<(i32, u32, u32)> {
+    let b = s.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<u32> {
+        let part = s.get(r)?;
+        part.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| part.parse().ok())?
+    };
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let days = match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return None,
+    };
+    ((1..=days).contains(&d) && y >= 1970).then_some((i32::try_from(y).ok()?, m, d))
+}
+
 impl Anchor {
     /// Structural defects of this anchor, for evidence observed at `scope`
-    /// (`None` for anchors of preconditions and signals). Empty means anchored.
+    /// (`None` for anchors of preconditions and signals). Empty means the
+    /// anchor is well formed; whether it *counts* for a use is
+    /// [`crate::anchoring::anchor_counts`].
     pub fn defects(&self, scope: Option<Scope>) -> Vec<AnchorDefect> {
+        use crate::text::{has_control, has_visible};
         let mut defects = Vec::new();
-        let blank = |v: &Option<String>| v.as_deref().is_none_or(|s| s.trim().is_empty());
-        let mut need = |field: &'static str, v: &Option<String>| {
-            if blank(v) {
-                defects.push(AnchorDefect::MissingField(field));
-            }
+        let fields: [(&'static str, &Option<String>); 6] = [
+            ("repository", &self.repository),
+            ("commit", &self.commit),
+            ("path", &self.path),
+            ("section", &self.section),
+            ("url", &self.url),
+            ("retrieved", &self.retrieved),
+        ];
+        let written = |v: &Option<String>| v.as_deref().is_some_and(has_visible);
+        let allowed: &[&str] = match self.kind {
+            None => &[
+                "repository",
+                "commit",
+                "path",
+                "section",
+                "url",
+                "retrieved",
+            ],
+            Some(AnchorKind::Paper) => &["section", "path"],
+            Some(AnchorKind::PublicSource) => &["repository", "commit", "path"],
+            Some(AnchorKind::DocsPage) => &["url", "retrieved", "section"],
+            Some(AnchorKind::RepoFile) => &["path"],
         };
-        match self.kind {
-            None => need("kind", &None),
-            Some(AnchorKind::Paper) => need("section", &self.section),
-            Some(AnchorKind::PublicSource) => {
-                need("repository", &self.repository);
-                need("commit", &self.commit);
-                need("path", &self.path);
-            }
-            Some(AnchorKind::DocsPage) => {
-                need("url", &self.url);
-                need("retrieved", &self.retrieved);
-            }
-            Some(AnchorKind::RepoFile) => need("path", &self.path),
-        }
+        let required: &[&'static str] = match self.kind {
+            None => &[],
+            Some(AnchorKind::Paper) => &["section"],
+            Some(AnchorKind::PublicSource) => &["repository", "commit", "path"],
+            Some(AnchorKind::DocsPage) => &["url", "retrieved"],
+            Some(AnchorKind::RepoFile) => &["path"],
+        };
         if self.kind.is_none() {
-            defects.retain(|d| *d != AnchorDefect::MissingField("kind"));
             defects.push(AnchorDefect::NoKind);
         }
-        if let Some(commit) = self.commit.as_deref().filter(|c| !c.trim().is_empty()) {
+        for (name, value) in fields {
+            if required.contains(&name) && !written(value) {
+                defects.push(AnchorDefect::MissingField(name));
+            }
+            if value.is_some() && !allowed.contains(&name) {
+                defects.push(AnchorDefect::FieldNotForKind(name));
+            }
+            if value.as_deref().is_some_and(has_control) {
+                defects.push(AnchorDefect::ControlCharacter(name));
+            }
+        }
+        if let Some(commit) = self.commit.as_deref().filter(|c| has_visible(c)) {
             let hex = commit.chars().all(|c| c.is_ascii_hexdigit());
             if !hex || !(7..=40).contains(&commit.len()) {
                 defects.push(AnchorDefect::NotACommit);
             }
         }
-        if let Some(path) = self.path.as_deref()
-            && (path.starts_with('/') || path.split('/').any(|seg| seg == ".."))
+        if let Some(repo) = self.repository.as_deref().filter(|r| has_visible(r))
+            && !is_owner_name(repo)
         {
-            defects.push(AnchorDefect::PathNotRelative);
+            defects.push(AnchorDefect::NotOwnerName);
         }
-        if self.note.trim().is_empty() {
+        if let Some(url) = self.url.as_deref().filter(|u| has_visible(u))
+            && !is_url(url)
+        {
+            defects.push(AnchorDefect::NotAUrl);
+        }
+        if let Some(date) = self.retrieved.as_deref().filter(|d| has_visible(d))
+            && parse_iso_date(date).is_none()
+        {
+            defects.push(AnchorDefect::NotADate);
+        }
+        if let Some(path) = self.path.as_deref() {
+            if path.starts_with('/')
+                || path.starts_with('\\')
+                || path.split(['/', '\\']).any(|seg| seg == "..")
+            {
+                defects.push(AnchorDefect::PathNotRelative);
+            }
+            if self.kind == Some(AnchorKind::RepoFile) && is_own_path(path) {
+                defects.push(AnchorDefect::OwnFile);
+            }
+        }
+        if !has_visible(&self.note) {
             defects.push(AnchorDefect::NoNote);
+        } else if is_placeholder(&self.note) {
+            defects.push(AnchorDefect::Placeholder);
+        }
+        if self.verdict.is_some() && self.kind != Some(AnchorKind::RepoFile) {
+            defects.push(AnchorDefect::VerdictNeedsRepoFile);
         }
         if scope.is_some_and(Scope::is_runtime_observed) {
             if !self.preserves_order {
@@ -370,16 +564,22 @@ impl Anchor {
 }
 
 /// Answers questions about the world outside the descriptor, so the judgment
-/// stays pure: the loader implements it over the file system.
+/// stays pure: the loader implements it over the file system. It reports
+/// facts; [`crate::anchoring::anchor_counts`] decides what they are worth.
 pub trait Environment {
-    /// Whether a `repo_file` anchor's path names a file in the repository and,
-    /// for a trace with a claimed verdict, whether re-running the gate agrees.
-    fn repo_file_defect(&self, path: &str) -> Option<AnchorDefect>;
+    /// What the repository file a `repo_file` anchor names turned out to be.
+    fn repo_file(&self, path: &str) -> RepoFile;
 
     /// Whether re-running the gate on the trace at `path` gives `verdict`.
     /// The default cannot run a gate, so it fails closed.
     fn trace_verdict_defect(&self, _path: &str, _verdict: &ClaimedVerdict) -> Option<AnchorDefect> {
         Some(AnchorDefect::TraceVerdictUnverified)
+    }
+
+    /// Today's date, to refuse a `retrieved` date in the future; `None` when
+    /// unknown (then no date is refused for that reason).
+    fn today(&self) -> Option<(i32, u32, u32)> {
+        None
     }
 }
 
@@ -389,38 +589,11 @@ pub trait Environment {
 pub struct AssumeRepoFilesPresent;
 
 impl Environment for AssumeRepoFilesPresent {
-    fn repo_file_defect(&self, _path: &str) -> Option<AnchorDefect> {
-        None
+    fn repo_file(&self, _path: &str) -> RepoFile {
+        RepoFile::Plain
     }
 
     fn trace_verdict_defect(&self, _path: &str, _verdict: &ClaimedVerdict) -> Option<AnchorDefect> {
         None
     }
-}
-
-/// All defects of an anchor, structural and environmental.
-pub fn anchor_defects(
-    anchor: &Anchor,
-    scope: Option<Scope>,
-    env: &dyn Environment,
-) -> Vec<AnchorDefect> {
-    let mut defects = anchor.defects(scope);
-    if anchor.kind == Some(AnchorKind::RepoFile)
-        && let Some(path) = anchor.path.as_deref().filter(|p| !p.trim().is_empty())
-        && let Some(defect) = env.repo_file_defect(path)
-    {
-        defects.push(defect);
-    }
-    if let Some(verdict) = &anchor.verdict {
-        match (anchor.kind, anchor.path.as_deref()) {
-            (Some(AnchorKind::RepoFile), Some(path))
-                if !defects.contains(&AnchorDefect::RepoFileMissing) =>
-            {
-                defects.extend(env.trace_verdict_defect(path, verdict));
-            }
-            (Some(AnchorKind::RepoFile), _) => {}
-            _ => defects.push(AnchorDefect::VerdictNeedsRepoFile),
-        }
-    }
-    defects
 }

@@ -13,10 +13,9 @@
 
 use serde::Serialize;
 
+use crate::anchoring::{AnchorUse, Grade, anchor_counts, rerun};
 use crate::catalog::Catalog;
-use crate::descriptor::{
-    Adapter, AnchorDefect, Descriptor, Environment, EvidenceItem, anchor_defects,
-};
+use crate::descriptor::{Adapter, AnchorDefect, Descriptor, Environment, EvidenceItem};
 use crate::vocab::{
     Ambiguity, Atom, Depth, Label, Mode, Obligation, Precondition, Signal, Status, Subtype,
 };
@@ -30,6 +29,9 @@ pub struct EvidenceRef {
     pub path: String,
     /// What the anchor names.
     pub anchor: String,
+    /// Whether `check` re-ran the anchored evidence (a gate verdict or a join
+    /// document committed here) rather than citing it.
+    pub rerun: bool,
 }
 
 /// The depth an evidence item is supplied at.
@@ -73,16 +75,13 @@ pub enum Defeat {
     PreconditionsUnmet { missing: Vec<Precondition> },
     /// Rule 7: the adapter declares an ambiguity.
     AmbiguityDeclared { ambiguities: Vec<Ambiguity> },
-    /// Rule 4: docs-only or source-inspection evidence cannot make an adapter positive.
+    /// Rule 4: docs-only or source-inspection evidence cannot make a positive
+    /// row, native or adapter: a positive certifies exercised runtime paths.
     ScopeTooWeak { scope: crate::vocab::Scope },
     /// The evidence exercised other modes' paths, not this row's mode.
     NotExercisedForMode { modes: Vec<Mode> },
     /// Rule 7: another item at the same depth says the obligation is `missing`.
     Contradicted { by: String },
-    /// The anchored trace verdict is a failing one: it cannot support anything.
-    VerdictIsAFailure,
-    /// The anchored gate does not witness this obligation (catalog `trace_gates`).
-    GateDoesNotWitness { gate: crate::vocab::TraceGate },
 }
 
 impl std::fmt::Display for Defeat {
@@ -131,7 +130,10 @@ impl std::fmt::Display for Defeat {
                 )
             ),
             Defeat::ScopeTooWeak { scope } => {
-                write!(f, "{scope} evidence cannot make an adapter-scoped positive")
+                write!(
+                    f,
+                    "{scope} evidence cannot make a positive row (it exercised no runtime path)"
+                )
             }
             Defeat::NotExercisedForMode { modes } => write!(
                 f,
@@ -139,12 +141,6 @@ impl std::fmt::Display for Defeat {
                 list(&modes.iter().map(ToString::to_string).collect::<Vec<_>>())
             ),
             Defeat::Contradicted { by } => write!(f, "contradicted by `missing` evidence at {by}"),
-            Defeat::VerdictIsAFailure => {
-                f.write_str("the anchored gate verdict is a failure (`pass: false`)")
-            }
-            Defeat::GateDoesNotWitness { gate } => {
-                write!(f, "gate {gate} does not witness this obligation")
-            }
         }
     }
 }
@@ -155,6 +151,9 @@ pub struct ObligationFinding {
     pub obligation: Obligation,
     /// The shallowest evidence that supplied it, if any.
     pub satisfied_by: Option<EvidenceRef>,
+    /// Other items that would also supply it (redundant support).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub also_satisfied_by: Vec<EvidenceRef>,
     /// Every other candidate and why it did not count.
     pub rejected: Vec<(EvidenceRef, Vec<Defeat>)>,
 }
@@ -215,6 +214,10 @@ pub struct Judgment {
     pub depth: Depth,
     pub label: Label,
     pub subtype: Option<Subtype>,
+    /// For a positive row: `verified` when every anchor it rests on (each
+    /// satisfying item, required atom and precondition of a contributing
+    /// adapter) was re-run by `check`, `cited` otherwise.
+    pub grade: Option<Grade>,
     pub reason: LabelReason,
     pub obligations: Vec<ObligationFinding>,
     pub atoms: Vec<AtomFinding>,
@@ -246,10 +249,13 @@ impl Judgment {
     }
 }
 
-/// The row depths a descriptor is judged at: `none` plus each represented adapter depth.
+/// The row depths a descriptor is judged at: `none`, each represented adapter
+/// depth, and each depth a proposal names (so a forbidden proposal is judged
+/// at its depth even when no adapter sits there).
 pub fn row_depths(descriptor: &Descriptor) -> Vec<Depth> {
     let mut depths: Vec<Depth> = std::iter::once(Depth::None)
         .chain(descriptor.adapters.iter().map(|a| a.depth))
+        .chain(descriptor.proposals.iter().map(|p| p.depth))
         .collect();
     depths.sort();
     depths.dedup();
@@ -264,22 +270,34 @@ pub fn judge(
     depth: Depth,
     env: &dyn Environment,
 ) -> Judgment {
-    let anchored_atoms = anchored_atoms(descriptor, env);
+    let anchored_atoms = anchored_atoms(catalog, descriptor, env);
+    let contradictions = Contradictions::of(descriptor);
     let obligations: Vec<ObligationFinding> = catalog
         .bundle(mode)
         .iter()
-        .map(|&o| judge_obligation(catalog, descriptor, o, mode, depth, &anchored_atoms, env))
+        .map(|&o| {
+            judge_obligation(
+                catalog,
+                descriptor,
+                o,
+                mode,
+                depth,
+                &anchored_atoms,
+                &contradictions,
+                env,
+            )
+        })
         .collect();
     let required_atoms = catalog.mode(mode).map_or(&[][..], |s| &s.required_atoms);
     let atoms: Vec<AtomFinding> = required_atoms
         .iter()
-        .map(|&atom| judge_atom(descriptor, atom, env))
+        .map(|&atom| judge_atom(catalog, descriptor, atom, env))
         .collect();
     let mut signals: Vec<Signal> = descriptor
         .signals
         .iter()
         .filter(|s| catalog.signal_suggests(s.signal, mode))
-        .filter(|s| anchor_defects(&s.anchor, None, env).is_empty())
+        .filter(|s| anchor_counts(catalog, &s.anchor, AnchorUse::Signal, env).is_empty())
         .map(|s| s.signal)
         .collect();
     signals.sort();
@@ -335,12 +353,16 @@ pub fn judge(
     };
     let subtype =
         (label == Label::SoundWithAdapter).then(|| subtype_of(catalog, mode, &obligations));
+    let grade = label
+        .is_positive()
+        .then(|| grade_of(catalog, descriptor, &obligations, &atoms, env));
 
     Judgment {
         mode,
         depth,
         label,
         subtype,
+        grade,
         reason,
         obligations,
         atoms,
@@ -374,21 +396,75 @@ fn subtype_of(catalog: &Catalog, mode: Mode, obligations: &[ObligationFinding]) 
     }
 }
 
-fn anchored_atoms(descriptor: &Descriptor, env: &dyn Environment) -> Vec<Atom> {
+/// A positive row is `verified` only when every anchor it rests on was re-run:
+/// the satisfying items, the required atoms, and every precondition of each
+/// adapter that supplied an obligation.
+fn grade_of(
+    catalog: &Catalog,
+    descriptor: &Descriptor,
+    obligations: &[ObligationFinding],
+    atoms: &[AtomFinding],
+    env: &dyn Environment,
+) -> Grade {
+    let items_rerun = obligations
+        .iter()
+        .all(|f| f.satisfied_by.as_ref().is_some_and(|e| e.rerun));
+    let atoms_rerun = atoms
+        .iter()
+        .all(|f| f.anchored_by.as_ref().is_some_and(|e| e.rerun));
+    let contributing: Vec<Depth> = obligations
+        .iter()
+        .filter_map(|f| match f.satisfied_by.as_ref()?.depth {
+            EvidenceDepth::Adapter(d) => Some(d),
+            EvidenceDepth::Native => None,
+        })
+        .collect();
+    let preconditions_rerun = descriptor
+        .adapters
+        .iter()
+        .filter(|a| contributing.contains(&a.depth))
+        .all(|a| {
+            let required = catalog
+                .depth(a.depth)
+                .map_or(&[][..], |s| s.preconditions.as_slice());
+            required.iter().all(|p| {
+                a.preconditions.get(p).is_some_and(|anchor| {
+                    let use_ = AnchorUse::Precondition {
+                        precondition: *p,
+                        depth: a.depth,
+                    };
+                    rerun(anchor, use_) && anchor_counts(catalog, anchor, use_, env).is_empty()
+                })
+            })
+        });
+    if items_rerun && atoms_rerun && preconditions_rerun {
+        Grade::Verified
+    } else {
+        Grade::Cited
+    }
+}
+
+fn anchored_atoms(catalog: &Catalog, descriptor: &Descriptor, env: &dyn Environment) -> Vec<Atom> {
     descriptor
         .atoms
         .iter()
-        .filter(|a| atom_defects(a, env).is_empty())
+        .filter(|a| atom_defects(catalog, a, env).is_empty())
         .map(|a| a.atom)
         .collect()
 }
 
 /// Rule 3: an atom counts only when anchored to a runtime trace.
 fn atom_defects(
+    catalog: &Catalog,
     atom: &crate::descriptor::AtomEvidence,
     env: &dyn Environment,
 ) -> Vec<AnchorDefect> {
-    let mut defects = anchor_defects(&atom.anchor, Some(atom.scope), env);
+    let mut defects = anchor_counts(
+        catalog,
+        &atom.anchor,
+        AnchorUse::Atom { scope: atom.scope },
+        env,
+    );
     if !atom.scope.is_runtime_observed() {
         // A docs or source fact is not an observation; say so as an order/scope defect.
         defects.push(AnchorDefect::TraceOrderNotPreserved);
@@ -396,7 +472,12 @@ fn atom_defects(
     defects
 }
 
-fn judge_atom(descriptor: &Descriptor, atom: Atom, env: &dyn Environment) -> AtomFinding {
+fn judge_atom(
+    catalog: &Catalog,
+    descriptor: &Descriptor,
+    atom: Atom,
+    env: &dyn Environment,
+) -> AtomFinding {
     let mut anchored_by = None;
     let mut rejected = Vec::new();
     for (i, a) in descriptor
@@ -409,8 +490,9 @@ fn judge_atom(descriptor: &Descriptor, atom: Atom, env: &dyn Environment) -> Ato
             depth: EvidenceDepth::Native,
             path: format!("atoms[{i}]"),
             anchor: a.anchor.target(),
+            rerun: rerun(&a.anchor, AnchorUse::Atom { scope: a.scope }),
         };
-        let defects = atom_defects(a, env);
+        let defects = atom_defects(catalog, a, env);
         if defects.is_empty() && anchored_by.is_none() {
             anchored_by = Some(r);
         } else if !defects.is_empty() {
@@ -424,6 +506,7 @@ fn judge_atom(descriptor: &Descriptor, atom: Atom, env: &dyn Environment) -> Ato
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn judge_obligation(
     catalog: &Catalog,
     descriptor: &Descriptor,
@@ -431,6 +514,7 @@ fn judge_obligation(
     mode: Mode,
     row_depth: Depth,
     anchored_atoms: &[Atom],
+    contradictions: &Contradictions,
     env: &dyn Environment,
 ) -> ObligationFinding {
     let mut candidates: Vec<(EvidenceRef, Vec<Defeat>)> = Vec::new();
@@ -438,9 +522,10 @@ fn judge_obligation(
         if item.obligation != obligation {
             continue;
         }
-        let r = evidence_ref(EvidenceDepth::Native, format!("native[{i}]"), item);
-        let mut defeats = item_defeats(catalog, item, mode, env);
-        defeats.extend(contradiction(&descriptor.native, "native", item));
+        let at = EvidenceDepth::Native;
+        let r = evidence_ref(at, format!("native[{i}]"), item);
+        let mut defeats = item_defeats(catalog, item, at, mode, env);
+        defeats.extend(contradictions.of_item(ListId::Native, item));
         candidates.push((r, defeats));
     }
     for (ai, adapter) in descriptor.adapters.iter().enumerate() {
@@ -448,17 +533,10 @@ fn judge_obligation(
             if item.obligation != obligation {
                 continue;
             }
-            let r = evidence_ref(
-                EvidenceDepth::Adapter(adapter.depth),
-                format!("adapters[{ai}].evidence[{i}]"),
-                item,
-            );
-            let mut defeats = item_defeats(catalog, item, mode, env);
-            defeats.extend(contradiction(
-                &adapter.evidence,
-                &format!("adapters[{ai}]"),
-                item,
-            ));
+            let at = EvidenceDepth::Adapter(adapter.depth);
+            let r = evidence_ref(at, format!("adapters[{ai}].evidence[{i}]"), item);
+            let mut defeats = item_defeats(catalog, item, at, mode, env);
+            defeats.extend(contradictions.of_item(ListId::Adapter(ai), item));
             defeats.extend(adapter_defeats(
                 catalog,
                 adapter,
@@ -473,11 +551,16 @@ fn judge_obligation(
     // Shallowest winning candidate first: native, then up the ladder.
     candidates.sort();
     let mut satisfied_by = None;
+    let mut also_satisfied_by = Vec::new();
     let mut rejected = Vec::new();
     for (r, mut defeats) in candidates {
-        if defeats.is_empty() && satisfied_by.is_none() {
-            satisfied_by = Some(r);
-        } else if !defeats.is_empty() {
+        if defeats.is_empty() {
+            if satisfied_by.is_none() {
+                satisfied_by = Some(r);
+            } else {
+                also_satisfied_by.push(r);
+            }
+        } else {
             defeats.sort();
             defeats.dedup();
             rejected.push((r, defeats));
@@ -486,6 +569,7 @@ fn judge_obligation(
     ObligationFinding {
         obligation,
         satisfied_by,
+        also_satisfied_by,
         rejected,
     }
 }
@@ -495,34 +579,99 @@ fn evidence_ref(depth: EvidenceDepth, path: String, item: &EvidenceItem) -> Evid
         depth,
         path,
         anchor: item.anchor.target(),
+        rerun: rerun(&item.anchor, item_use(item, depth)),
     }
 }
 
-/// Rule 7: a `missing` item for the same obligation at the same depth (and
-/// exercised for the same modes) contradicts a `supported` one; neither wins.
-fn contradiction(items: &[EvidenceItem], at: &str, item: &EvidenceItem) -> Option<Defeat> {
-    if item.status != Status::Supported {
-        return None;
+fn item_use(item: &EvidenceItem, depth: EvidenceDepth) -> AnchorUse {
+    AnchorUse::Obligation {
+        obligation: item.obligation,
+        depth,
+        scope: item.scope,
     }
-    items
-        .iter()
-        .position(|other| {
-            other.obligation == item.obligation
-                && other.status == Status::Missing
-                && (other.modes.is_empty()
-                    || item.modes.is_empty()
-                    || other.modes.iter().any(|m| item.modes.contains(m)))
-        })
-        .map(|i| Defeat::Contradicted {
-            by: format!("{at}{}[{i}]", if at == "native" { "" } else { ".evidence" }),
-        })
 }
 
-/// Rule 2: supported and anchored; the item exercised this mode's path; a
-/// claimed trace verdict passes and its gate witnesses the obligation.
+/// Which evidence list of a descriptor an item sits in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum ListId {
+    Native,
+    Adapter(usize),
+}
+
+/// Rule 7, indexed once per judgment so that the scan is linear: a `missing`
+/// item for the same obligation in the same list (and exercised for a common
+/// mode, or for every mode) contradicts a `supported` one; neither wins.
+struct Contradictions {
+    /// Per (list, obligation): the first `missing` item, the first `missing`
+    /// item exercised for every mode, and the first per mode.
+    first: std::collections::BTreeMap<(ListId, Obligation), MissingIndex>,
+}
+
+#[derive(Default)]
+struct MissingIndex {
+    any: Option<usize>,
+    every_mode: Option<usize>,
+    per_mode: std::collections::BTreeMap<Mode, usize>,
+}
+
+impl Contradictions {
+    fn of(descriptor: &Descriptor) -> Contradictions {
+        let mut first: std::collections::BTreeMap<(ListId, Obligation), MissingIndex> =
+            std::collections::BTreeMap::new();
+        let lists = std::iter::once((ListId::Native, &descriptor.native)).chain(
+            descriptor
+                .adapters
+                .iter()
+                .enumerate()
+                .map(|(ai, a)| (ListId::Adapter(ai), &a.evidence)),
+        );
+        for (list, items) in lists {
+            for (i, item) in items.iter().enumerate() {
+                if item.status != Status::Missing {
+                    continue;
+                }
+                let idx = first.entry((list, item.obligation)).or_default();
+                idx.any.get_or_insert(i);
+                if item.modes.is_empty() {
+                    idx.every_mode.get_or_insert(i);
+                }
+                for m in &item.modes {
+                    idx.per_mode.entry(*m).or_insert(i);
+                }
+            }
+        }
+        Contradictions { first }
+    }
+
+    fn of_item(&self, list: ListId, item: &EvidenceItem) -> Option<Defeat> {
+        if item.status != Status::Supported {
+            return None;
+        }
+        let idx = self.first.get(&(list, item.obligation))?;
+        let at = if item.modes.is_empty() {
+            idx.any
+        } else {
+            item.modes
+                .iter()
+                .filter_map(|m| idx.per_mode.get(m).copied())
+                .chain(idx.every_mode)
+                .min()
+        }?;
+        let by = match list {
+            ListId::Native => format!("native[{at}]"),
+            ListId::Adapter(ai) => format!("adapters[{ai}].evidence[{at}]"),
+        };
+        Some(Defeat::Contradicted { by })
+    }
+}
+
+/// Rules 2 and 4: supported and anchored for this use; the item exercised
+/// this mode's path; it observed a running system (native or adapter alike:
+/// a positive row certifies exercised runtime paths, paper §4).
 fn item_defeats(
     catalog: &Catalog,
     item: &EvidenceItem,
+    depth: EvidenceDepth,
     mode: Mode,
     env: &dyn Environment,
 ) -> Vec<Defeat> {
@@ -532,28 +681,22 @@ fn item_defeats(
             modes: item.modes.clone(),
         });
     }
-    if let Some(verdict) = &item.anchor.verdict {
-        if !verdict.pass {
-            defeats.push(Defeat::VerdictIsAFailure);
-        }
-        if !catalog.gate_witnesses(verdict.gate, item.obligation) {
-            defeats.push(Defeat::GateDoesNotWitness { gate: verdict.gate });
-        }
-    }
     if item.status != Status::Supported {
         defeats.push(Defeat::StatusNotSupported {
             status: item.status,
         });
     }
-    let defects = anchor_defects(&item.anchor, Some(item.scope), env);
+    let defects = anchor_counts(catalog, &item.anchor, item_use(item, depth), env);
     if !defects.is_empty() {
         defeats.push(Defeat::Unanchored { defects });
+    }
+    if !item.scope.is_runtime_observed() {
+        defeats.push(Defeat::ScopeTooWeak { scope: item.scope });
     }
     defeats
 }
 
-/// Rules 4–7: what the adapter's depth, preconditions, ambiguities and the
-/// item's scope allow.
+/// Rules 5–7: what the adapter's depth, preconditions and ambiguities allow.
 fn adapter_defeats(
     catalog: &Catalog,
     adapter: &Adapter,
@@ -593,10 +736,13 @@ fn adapter_defeats(
             .preconditions
             .iter()
             .filter(|p| {
-                adapter
-                    .preconditions
-                    .get(p)
-                    .is_none_or(|anchor| !anchor_defects(anchor, None, env).is_empty())
+                adapter.preconditions.get(p).is_none_or(|anchor| {
+                    let use_ = AnchorUse::Precondition {
+                        precondition: **p,
+                        depth,
+                    };
+                    !anchor_counts(catalog, anchor, use_, env).is_empty()
+                })
             })
             .copied()
             .collect();
@@ -609,9 +755,6 @@ fn adapter_defeats(
         ambiguities.sort();
         ambiguities.dedup();
         defeats.push(Defeat::AmbiguityDeclared { ambiguities });
-    }
-    if !item.scope.is_runtime_observed() {
-        defeats.push(Defeat::ScopeTooWeak { scope: item.scope });
     }
     defeats
 }

@@ -9,12 +9,15 @@
 //! Fail-closed is the design rule: a missing, unanchored, ambiguous or
 //! mis-scoped input can only remove a candidate from the judgment, never add one.
 
+pub mod anchoring;
 pub mod catalog;
 pub mod descriptor;
 pub mod judgment;
 pub mod matrix;
+pub mod text;
 pub mod vocab;
 
+pub use anchoring::{AnchorUse, Grade, RepoFile, anchor_counts};
 pub use catalog::{Catalog, CatalogDoc};
 pub use descriptor::{Anchor, AnchorKind, Descriptor, Environment};
 pub use judgment::{Judgment, judge, row_depths};

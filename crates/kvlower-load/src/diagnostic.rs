@@ -19,12 +19,19 @@ pub enum Code {
     AnchorIncomplete,
     AnchorFileMissing,
     AnchorVerdictDisagrees,
+    AnchorPlaceholder,
+    AnchorSelfReference,
+    AnchorRefused,
+    AnchorNotRerunnable,
+    BlankValue,
+    ControlCharacter,
     PreconditionWrongDepth,
     DuplicateAdapterDepth,
     AdapterAtNativeDepth,
     StaleResult,
     MissingResult,
     AuditSuiteFailed,
+    CitedPositive,
 }
 
 impl Code {
@@ -42,12 +49,19 @@ impl Code {
         Code::AnchorIncomplete,
         Code::AnchorFileMissing,
         Code::AnchorVerdictDisagrees,
+        Code::AnchorPlaceholder,
+        Code::AnchorSelfReference,
+        Code::AnchorRefused,
+        Code::AnchorNotRerunnable,
+        Code::BlankValue,
+        Code::ControlCharacter,
         Code::PreconditionWrongDepth,
         Code::DuplicateAdapterDepth,
         Code::AdapterAtNativeDepth,
         Code::StaleResult,
         Code::MissingResult,
         Code::AuditSuiteFailed,
+        Code::CitedPositive,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -65,12 +79,19 @@ impl Code {
             Code::AnchorIncomplete => "anchor-incomplete",
             Code::AnchorFileMissing => "anchor-file-missing",
             Code::AnchorVerdictDisagrees => "anchor-verdict-disagrees",
+            Code::AnchorPlaceholder => "anchor-placeholder",
+            Code::AnchorSelfReference => "anchor-self-reference",
+            Code::AnchorRefused => "anchor-refused",
+            Code::AnchorNotRerunnable => "anchor-not-rerunnable",
+            Code::BlankValue => "blank-value",
+            Code::ControlCharacter => "control-character",
             Code::PreconditionWrongDepth => "precondition-wrong-depth",
             Code::DuplicateAdapterDepth => "duplicate-adapter-depth",
             Code::AdapterAtNativeDepth => "adapter-at-native-depth",
             Code::StaleResult => "stale-result",
             Code::MissingResult => "missing-result",
             Code::AuditSuiteFailed => "audit-suite-failed",
+            Code::CitedPositive => "cited-positive",
         }
     }
 
@@ -123,6 +144,24 @@ impl Code {
             Code::AnchorVerdictDisagrees => {
                 "A trace anchor claims a gate verdict that re-running `kvlower gate` on the committed trace does not give; the evidence does not count."
             }
+            Code::AnchorPlaceholder => {
+                "An anchor's note is the scaffold's placeholder (or a bare TODO): nothing has been anchored yet, so the evidence never counts. Replace it with real evidence, or delete the item."
+            }
+            Code::AnchorSelfReference => {
+                "A repo_file anchor names one of kvlower's own inputs or outputs (capabilities/, modes/, results/, schemas/, bad_lowering/), possibly through a link; a descriptor cannot be its own evidence."
+            }
+            Code::AnchorRefused => {
+                "A repo_file anchor was refused before it was opened: it resolves outside the repository (links included), is not a regular file (a directory, FIFO or device), or is too large."
+            }
+            Code::AnchorNotRerunnable => {
+                "Run-time evidence (a trace-scoped item, an atom or a precondition) rests on a repository file that `check` cannot re-run: a trace needs a claimed `verdict`, or the file must be a `kvlower join` evidence document."
+            }
+            Code::BlankValue => {
+                "A value that must be written (a runtime's name or version) has no visible character; zero-width and other invisible characters do not count."
+            }
+            Code::ControlCharacter => {
+                "A name, version or path contains a control character (newline, escape, ...); they are refused so that nothing can break out of a report line."
+            }
             Code::AuditSuiteFailed => {
                 "An audit suite (bad-lowering cases, mutation controls, provenance, independent audit) does not pass; the result file names the failing case."
             }
@@ -130,6 +169,9 @@ impl Code {
                 "A committed generated result differs from what the descriptors produce; run `kvlower matrix`."
             }
             Code::MissingResult => "A generated result is not committed; run `kvlower matrix`.",
+            Code::CitedPositive => {
+                "With `check --require-verified`: a positive row rests on a cited anchor (the paper, a public source, a docs page) that `check` cannot re-run; anchor it to a committed trace with a verdict or a join document."
+            }
         }
     }
 }

@@ -9,7 +9,8 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use kvlower_core::descriptor::{AnchorDefect, ClaimedVerdict, Environment};
+use kvlower_core::anchoring::JoinDocumentFacts;
+use kvlower_core::descriptor::{AnchorDefect, ClaimedVerdict, Environment, RepoFile};
 use kvlower_core::{Catalog, CatalogDoc, Descriptor};
 
 pub mod diagnostic;
@@ -216,119 +217,216 @@ pub fn parse_yaml<T: serde::de::DeserializeOwned>(
     }
 }
 
-/// The file system as the judgment's [`Environment`]: anchored repository
-/// files must exist, a claimed gate verdict is re-run with `kvlower-trace`, and
-/// a join evidence document (`*.join.json`) is re-run with `kvlower-join`.
+/// The file system as the judgment's [`Environment`]. It reports facts about
+/// anchored repository files and re-runs what can be re-run — a claimed gate
+/// verdict with `kvlower-trace`, a join evidence document (recognised by its
+/// content, not its name) with `kvlower-join`; kvlower-core decides what the
+/// facts are worth (`kvlower_core::anchor_counts`).
 ///
-/// Re-runs are cached per file, because the judgment asks about the same
-/// anchor for every row (and every mutant of the audit suites).
+/// Every path is resolved (links included) and refused before it is opened
+/// when it leaves the repository or is not a regular file. Re-runs are cached
+/// per file, because the judgment asks about the same anchor for every row
+/// (and every mutant of the audit suites).
 pub struct FsEnvironment {
     pub root: PathBuf,
+    /// The root resolved once (links included); `None` when it cannot be.
+    canonical_root: Option<PathBuf>,
     traces: RefCell<BTreeMap<String, Option<kvlower_trace::TraceReport>>>,
-    joins: RefCell<BTreeMap<String, Option<AnchorDefect>>>,
+    files: RefCell<BTreeMap<String, RepoFile>>,
 }
 
-/// Anchored files with this suffix are `kvlower join` evidence documents.
-pub const JOIN_EVIDENCE_SUFFIX: &str = ".join.json";
+/// The largest anchored file kvlower opens (a trace or a join document).
+pub const MAX_ANCHORED_FILE_BYTES: u64 = 256 * 1024 * 1024;
+/// The largest join document kvlower parses to recognise it.
+const MAX_JOIN_DOCUMENT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Why a path was refused before it was opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathRefusal {
+    /// Absent.
+    Missing,
+    /// Absolute, climbing out, or resolving outside the root (links included).
+    OutsideRoot,
+    /// A directory, FIFO, socket or device.
+    NotARegularFile,
+    /// Larger than the cap.
+    TooLarge,
+}
 
 impl FsEnvironment {
     pub fn new(root: impl Into<PathBuf>) -> FsEnvironment {
+        let root = root.into();
         FsEnvironment {
-            root: root.into(),
+            canonical_root: std::fs::canonicalize(&root).ok(),
+            root,
             traces: RefCell::default(),
-            joins: RefCell::default(),
+            files: RefCell::default(),
         }
     }
 
-    /// A path recorded in a committed document must stay inside the repository.
-    fn inside(&self, rel: &str) -> Option<PathBuf> {
+    /// Resolves a repository-relative path, following links, and refuses it
+    /// before anything opens it: outside the root, not a regular file, too large.
+    pub fn resolve(&self, rel: &str) -> Result<PathBuf, PathRefusal> {
         let p = Path::new(rel);
-        let escapes = p.is_absolute()
+        let climbs = p.is_absolute()
             || p.components().any(|c| {
                 !matches!(
                     c,
                     std::path::Component::Normal(_) | std::path::Component::CurDir
                 )
             });
-        (!escapes).then(|| self.root.join(p))
-    }
-
-    /// Re-runs the join a document records and decides whether it may anchor
-    /// evidence: it must reproduce exactly, every precondition must hold, the
-    /// stream must be sequenced (a gap must be detectable) and ambiguity-free,
-    /// and some claim must be materialized with no claim left insufficient.
-    fn join_evidence_defect(&self, path: &str) -> Option<AnchorDefect> {
-        if let Some(cached) = self.joins.borrow().get(path) {
-            return cached.clone();
+        if climbs {
+            return Err(PathRefusal::OutsideRoot);
         }
-        let defect = self.join_evidence_defect_uncached(path);
-        self.joins
-            .borrow_mut()
-            .insert(path.to_string(), defect.clone());
-        defect
+        let root = self.canonical_root.as_ref().ok_or(PathRefusal::Missing)?;
+        let resolved = match std::fs::canonicalize(root.join(p)) {
+            Ok(r) => r,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                // A dangling link is missing, not refused; either way nothing opens it.
+                return Err(PathRefusal::Missing);
+            }
+            Err(_) => return Err(PathRefusal::NotARegularFile),
+        };
+        if !resolved.starts_with(root) {
+            return Err(PathRefusal::OutsideRoot);
+        }
+        // `metadata` on the resolved path never opens it: a FIFO is not read.
+        let meta = std::fs::metadata(&resolved).map_err(|_| PathRefusal::Missing)?;
+        if !meta.is_file() {
+            return Err(PathRefusal::NotARegularFile);
+        }
+        if meta.len() > MAX_ANCHORED_FILE_BYTES {
+            return Err(PathRefusal::TooLarge);
+        }
+        Ok(resolved)
     }
 
-    fn join_evidence_defect_uncached(&self, path: &str) -> Option<AnchorDefect> {
-        let disagrees = Some(AnchorDefect::JoinEvidenceDisagrees);
-        let Ok(text) = std::fs::read_to_string(self.root.join(path)) else {
-            return disagrees;
+    fn classify(&self, rel: &str) -> RepoFile {
+        let resolved = match self.resolve(rel) {
+            Ok(r) => r,
+            Err(PathRefusal::Missing) => return RepoFile::Missing,
+            Err(why) => {
+                return RepoFile::Refused {
+                    why: format!("{why:?}"),
+                };
+            }
         };
-        let Ok(committed) = serde_json::from_str::<kvlower_join::JoinReport>(&text) else {
-            return disagrees;
+        // After links: a file under kvlower's own directories is never evidence.
+        if let Some(root) = &self.canonical_root
+            && let Ok(inside) = resolved.strip_prefix(root)
+            && inside
+                .components()
+                .next()
+                .and_then(|c| c.as_os_str().to_str())
+                .is_some_and(|first| kvlower_core::descriptor::OWN_DIRS.contains(&first))
+        {
+            return RepoFile::OwnFile;
+        }
+        match self.read_join_document(&resolved) {
+            Some(doc) => RepoFile::JoinDocument(self.join_document_facts(doc)),
+            None => RepoFile::Plain,
+        }
+    }
+
+    /// Recognises a join evidence document by content: a JSON object with the
+    /// report's identifying keys. One that has them but does not parse as a
+    /// report is still a join document — one that cannot reproduce.
+    fn read_join_document(&self, resolved: &Path) -> Option<Result<kvlower_join::JoinReport, ()>> {
+        use std::io::Read;
+        let file = std::fs::File::open(resolved).ok()?;
+        let mut text = String::new();
+        file.take(MAX_JOIN_DOCUMENT_BYTES + 1)
+            .read_to_string(&mut text)
+            .ok()?;
+        if !text.trim_start().starts_with('{') {
+            return None;
+        }
+        let value: serde_json::Value = serde_json::from_str(&text).ok()?;
+        let obj = value.as_object()?;
+        let looks_like_join = ["depth", "registry", "events", "claims", "preconditions"]
+            .iter()
+            .all(|k| obj.contains_key(*k));
+        if !looks_like_join {
+            return None;
+        }
+        Some(serde_json::from_value::<kvlower_join::JoinReport>(value).map_err(|_| ()))
+    }
+
+    /// Re-runs the join a document records: it must reproduce exactly from the
+    /// registry and event file it names (both inside the repository).
+    fn join_document_facts(&self, doc: Result<kvlower_join::JoinReport, ()>) -> JoinDocumentFacts {
+        let Ok(committed) = doc else {
+            return JoinDocumentFacts::default();
         };
-        let (Some(registry_path), Some(events_path)) = (
-            self.inside(&committed.registry),
-            self.inside(&committed.events),
+        let reproduces = self.rerun_join(&committed);
+        let held = committed
+            .preconditions
+            .iter()
+            .filter(|p| p.held)
+            .filter_map(|p| {
+                let name = serde_json::to_value(p.precondition).ok()?;
+                kvlower_core::Precondition::from_name(name.as_str()?)
+            })
+            .collect();
+        let statuses: Vec<&str> = committed
+            .claims
+            .iter()
+            .map(|c| c.verdict.status())
+            .collect();
+        JoinDocumentFacts {
+            reproduces,
+            depth: kvlower_core::Depth::from_name(&committed.depth),
+            held,
+            stream_sound: committed.stream.sequence_checked
+                && committed.stream.ambiguities.is_empty()
+                && statuses.contains(&"materialized")
+                && !statuses.contains(&"insufficient_evidence"),
+        }
+    }
+
+    fn rerun_join(&self, committed: &kvlower_join::JoinReport) -> bool {
+        let (Ok(registry_path), Ok(events_path)) = (
+            self.resolve(&committed.registry),
+            self.resolve(&committed.events),
         ) else {
-            return disagrees;
+            return false;
         };
         let Ok(registry) = kvlower_join::Registry::load(&registry_path) else {
-            return disagrees;
+            return false;
         };
         let Ok(events) = std::fs::File::open(events_path) else {
-            return disagrees;
+            return false;
         };
-        let reproduces = kvlower_join::join_reader(
+        kvlower_join::join_reader(
             &registry,
             Path::new(&committed.registry),
             std::io::BufReader::new(events),
             Path::new(&committed.events),
             committed.format,
         )
-        .is_ok_and(|rerun| rerun == committed);
-        if !reproduces {
-            return disagrees;
-        }
-        let statuses: Vec<&str> = committed
-            .claims
-            .iter()
-            .map(|c| c.verdict.status())
-            .collect();
-        let holds = committed.preconditions.iter().all(|p| p.held)
-            && committed.stream.sequence_checked
-            && committed.stream.ambiguities.is_empty()
-            && statuses.contains(&"materialized")
-            && !statuses.contains(&"insufficient_evidence");
-        (!holds).then_some(AnchorDefect::JoinEvidenceInsufficient)
+        .is_ok_and(|rerun| rerun == *committed)
     }
 }
 
 impl Environment for FsEnvironment {
-    fn repo_file_defect(&self, path: &str) -> Option<AnchorDefect> {
-        if !self.root.join(path).is_file() {
-            return Some(AnchorDefect::RepoFileMissing);
+    fn repo_file(&self, path: &str) -> RepoFile {
+        if let Some(cached) = self.files.borrow().get(path) {
+            return cached.clone();
         }
-        if path.ends_with(JOIN_EVIDENCE_SUFFIX) {
-            return self.join_evidence_defect(path);
-        }
-        None
+        let facts = self.classify(path);
+        self.files
+            .borrow_mut()
+            .insert(path.to_string(), facts.clone());
+        facts
     }
 
     fn trace_verdict_defect(&self, path: &str, verdict: &ClaimedVerdict) -> Option<AnchorDefect> {
         let mut cache = self.traces.borrow_mut();
-        let report = cache
-            .entry(path.to_string())
-            .or_insert_with(|| kvlower_trace::evaluate_path(&self.root.join(path)).ok());
+        let report = cache.entry(path.to_string()).or_insert_with(|| {
+            // Refused paths are never opened.
+            let resolved = self.resolve(path).ok()?;
+            kvlower_trace::evaluate_path(&resolved).ok()
+        });
         let Some(report) = report else {
             return Some(AnchorDefect::TraceVerdictUnverified);
         };
@@ -340,5 +438,44 @@ impl Environment for FsEnvironment {
         });
         // A malformed trace supports nothing, whatever its verdicts say.
         (!agrees || !report.diagnostics.is_empty()).then_some(AnchorDefect::TraceVerdictDisagrees)
+    }
+
+    fn today(&self) -> Option<(i32, u32, u32)> {
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?
+            .as_secs();
+        Some(civil_from_days(i64::try_from(secs / 86_400).ok()?))
+    }
+}
+
+/// Days since 1970-01-01 to a (year, month, day) date (Howard Hinnant's algorithm).
+fn civil_from_days(z: i64) -> (i32, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    (
+        i32::try_from(y).unwrap_or(i32::MAX),
+        u32::try_from(m).unwrap_or(1),
+        u32::try_from(d).unwrap_or(1),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::civil_from_days;
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(20_779), (2026, 11, 22));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
     }
 }

@@ -6,8 +6,9 @@
 //! same defects as "unanchored" (fail closed), so a descriptor that bypasses
 //! this module still cannot gain a label from them.
 
-use kvlower_core::descriptor::{Anchor, AnchorDefect, Environment, anchor_defects};
-use kvlower_core::{Catalog, Depth, Descriptor};
+use kvlower_core::descriptor::{Anchor, AnchorDefect, Environment, EvidenceItem};
+use kvlower_core::judgment::EvidenceDepth;
+use kvlower_core::{AnchorUse, Catalog, Depth, Descriptor, Status, anchor_counts};
 
 use crate::diagnostic::{Code, Diagnostic};
 
@@ -20,76 +21,62 @@ pub(crate) fn descriptor(
     out: &mut Vec<Diagnostic>,
 ) {
     let mut anchor_findings = Vec::new();
-    let mut anchor = |path: String, a: &Anchor| {
-        for defect in anchor_defects(a, None, env) {
-            let code = match defect {
-                AnchorDefect::RepoFileMissing => Code::AnchorFileMissing,
-                AnchorDefect::TraceVerdictDisagrees
-                | AnchorDefect::TraceVerdictUnverified
-                | AnchorDefect::JoinEvidenceDisagrees
-                | AnchorDefect::JoinEvidenceInsufficient => Code::AnchorVerdictDisagrees,
-                _ => Code::AnchorIncomplete,
-            };
-            let hint = match defect {
-                AnchorDefect::NoKind => {
-                    "set `kind` to paper, public_source, docs_page or repo_file"
-                }
-                AnchorDefect::MissingField(_) => {
-                    "paper needs `section`; public_source needs `repository`, `commit`, `path`; docs_page needs `url`, `retrieved`; repo_file needs `path`"
-                }
-                AnchorDefect::NotACommit => "use the full or abbreviated hexadecimal commit id",
-                AnchorDefect::NoNote => "say in `note` what the anchored source shows",
-                AnchorDefect::PathNotRelative => {
-                    "write the path relative to the repository (or artifact) root"
-                }
-                AnchorDefect::RepoFileMissing => {
-                    "commit the file, or anchor to the public source or paper section instead"
-                }
-                AnchorDefect::VerdictNeedsRepoFile => {
-                    "a verdict can only be re-checked on a trace committed here"
-                }
-                AnchorDefect::TraceVerdictDisagrees | AnchorDefect::TraceVerdictUnverified => {
-                    "run `kvlower gate <path>` to see what the trace supports, and fix the verdict or the trace"
-                }
-                AnchorDefect::JoinEvidenceDisagrees => {
-                    "regenerate it with `kvlower join --output json` from the repository root and commit it"
-                }
-                AnchorDefect::JoinEvidenceInsufficient => {
-                    "anchor only a join whose preconditions all hold, whose stream is sequenced, and with a materialized claim"
-                }
-                AnchorDefect::DocsPageIsNotATrace => {
-                    "anchor run-time evidence to the trace or the paper section instead"
-                }
-                AnchorDefect::TraceOrderNotPreserved
-                | AnchorDefect::TraceClaimScopeNotPreserved => "",
+    let mut anchor = |path: String, a: &Anchor, use_: AnchorUse, supported: bool| {
+        for defect in anchor_counts(catalog, a, use_, env) {
+            let Some(code) = finding_code(&defect, supported) else {
+                continue;
             };
             let mut diag = Diagnostic::new(code, file, defect.to_string())
                 .at_path(path.clone())
                 .located_in(src);
+            let hint = hint(&defect, a);
             if !hint.is_empty() {
                 diag = diag.with_hint(hint);
             }
             anchor_findings.push(diag);
         }
     };
+    let obligation_use = |e: &EvidenceItem, depth: EvidenceDepth| AnchorUse::Obligation {
+        obligation: e.obligation,
+        depth,
+        scope: e.scope,
+    };
     for (i, e) in d.native.iter().enumerate() {
-        anchor(format!("native[{i}].anchor"), &e.anchor);
+        let use_ = obligation_use(e, EvidenceDepth::Native);
+        let supported = e.status == Status::Supported;
+        anchor(format!("native[{i}].anchor"), &e.anchor, use_, supported);
     }
     for (i, a) in d.atoms.iter().enumerate() {
-        anchor(format!("atoms[{i}].anchor"), &a.anchor);
+        let use_ = AnchorUse::Atom { scope: a.scope };
+        anchor(format!("atoms[{i}].anchor"), &a.anchor, use_, true);
     }
     for (i, s) in d.signals.iter().enumerate() {
-        anchor(format!("signals[{i}].anchor"), &s.anchor);
+        anchor(
+            format!("signals[{i}].anchor"),
+            &s.anchor,
+            AnchorUse::Signal,
+            true,
+        );
     }
+    for (ai, adapter) in d.adapters.iter().enumerate() {
+        let depth = EvidenceDepth::Adapter(adapter.depth);
+        for (i, e) in adapter.evidence.iter().enumerate() {
+            let path = format!("adapters[{ai}].evidence[{i}].anchor");
+            let supported = e.status == Status::Supported;
+            anchor(path, &e.anchor, obligation_use(e, depth), supported);
+        }
+        for (p, a) in &adapter.preconditions {
+            let use_ = AnchorUse::Precondition {
+                precondition: *p,
+                depth: adapter.depth,
+            };
+            anchor(format!("adapters[{ai}].preconditions.{p}"), a, use_, true);
+        }
+    }
+    runtime_identity(file, src, d, out);
     let mut seen_depths = Vec::new();
     for (ai, adapter) in d.adapters.iter().enumerate() {
         let path = format!("adapters[{ai}]");
-        for (i, e) in adapter.evidence.iter().enumerate() {
-            anchor(format!("{path}.evidence[{i}].anchor"), &e.anchor);
-        }
-        for (p, a) in &adapter.preconditions {
-            anchor(format!("{path}.preconditions.{p}"), a);
-        }
         if adapter.depth == Depth::None {
             out.push(
                 Diagnostic::new(
@@ -139,4 +126,107 @@ pub(crate) fn descriptor(
         }
     }
     out.extend(anchor_findings);
+}
+
+/// Which anchor defects are findings. Defects that only say the evidence does
+/// not count *for this use* (a failing verdict, a gate or join document that
+/// does not witness the obligation, trace flags) are judged, not reported:
+/// an honest `missing` item may rest on a failing trace.
+fn finding_code(defect: &AnchorDefect, supported: bool) -> Option<Code> {
+    Some(match defect {
+        AnchorDefect::NoKind
+        | AnchorDefect::MissingField(_)
+        | AnchorDefect::FieldNotForKind(_)
+        | AnchorDefect::ControlCharacter(_)
+        | AnchorDefect::NotACommit
+        | AnchorDefect::NotOwnerName
+        | AnchorDefect::NotAUrl
+        | AnchorDefect::NotADate
+        | AnchorDefect::DateInFuture
+        | AnchorDefect::NoNote
+        | AnchorDefect::PathNotRelative
+        | AnchorDefect::VerdictNeedsRepoFile => Code::AnchorIncomplete,
+        AnchorDefect::Placeholder => Code::AnchorPlaceholder,
+        AnchorDefect::OwnFile => Code::AnchorSelfReference,
+        AnchorDefect::RepoFileMissing => Code::AnchorFileMissing,
+        AnchorDefect::RepoFileRefused => Code::AnchorRefused,
+        AnchorDefect::NotReRunnable if supported => Code::AnchorNotRerunnable,
+        AnchorDefect::TraceVerdictDisagrees
+        | AnchorDefect::TraceVerdictUnverified
+        | AnchorDefect::JoinEvidenceDisagrees
+        | AnchorDefect::JoinEvidenceInsufficient => Code::AnchorVerdictDisagrees,
+        AnchorDefect::NotReRunnable
+        | AnchorDefect::TraceOrderNotPreserved
+        | AnchorDefect::TraceClaimScopeNotPreserved
+        | AnchorDefect::DocsPageIsNotATrace
+        | AnchorDefect::VerdictIsAFailure
+        | AnchorDefect::GateDoesNotWitness { .. }
+        | AnchorDefect::JoinDocumentWrongDepth { .. }
+        | AnchorDefect::JoinDocumentDoesNotWitness => return None,
+    })
+}
+
+fn hint(defect: &AnchorDefect, a: &Anchor) -> String {
+    let path = a.path.as_deref().unwrap_or("");
+    match defect {
+        AnchorDefect::NoKind => "set `kind` to paper, public_source, docs_page or repo_file".into(),
+        AnchorDefect::MissingField(_) => "paper needs `section`; public_source needs `repository`, `commit`, `path`; docs_page needs `url`, `retrieved`; repo_file needs `path` (a field of only invisible characters is blank)".into(),
+        AnchorDefect::FieldNotForKind(_) => "paper: section, path; public_source: repository, commit, path; docs_page: url, retrieved, section; repo_file: path, verdict".into(),
+        AnchorDefect::ControlCharacter(_) => "remove the control character (newline, tab, escape) from the field".into(),
+        AnchorDefect::NotACommit => "use the full or abbreviated hexadecimal commit id".into(),
+        AnchorDefect::NotOwnerName => "write the repository as `owner/name` (e.g. vllm-project/vllm), not a URL".into(),
+        AnchorDefect::NotAUrl => "write the full URL with its scheme (https://...)".into(),
+        AnchorDefect::NotADate | AnchorDefect::DateInFuture => "write the date the page was read, as YYYY-MM-DD".into(),
+        AnchorDefect::NoNote => "say in `note` what the anchored source shows".into(),
+        AnchorDefect::Placeholder => "replace the placeholder with the source that shows this, or delete the item".into(),
+        AnchorDefect::PathNotRelative => "write the path relative to the repository (or artifact) root".into(),
+        AnchorDefect::RepoFileMissing => format!("`{path}` does not exist: commit the file, or anchor to the public source or paper section instead"),
+        AnchorDefect::RepoFileRefused => format!("`{path}` must be a regular file inside the repository (after following links), within the size cap"),
+        AnchorDefect::OwnFile => "anchor to the trace, join document or public source that shows the obligation".into(),
+        AnchorDefect::NotReRunnable => format!("add `verdict: {{claim_id: ..., gate: ..., pass: true}}` if `{path}` is a trace (check re-runs `kvlower gate`), or anchor a `kvlower join --output json` document"),
+        AnchorDefect::VerdictNeedsRepoFile => "a verdict can only be re-checked on a trace committed here".into(),
+        AnchorDefect::TraceVerdictDisagrees | AnchorDefect::TraceVerdictUnverified => format!("run `kvlower gate {path}` to see what the trace supports, and fix the verdict or the trace"),
+        AnchorDefect::JoinEvidenceDisagrees => "regenerate it with `kvlower join --output json` from the repository root and commit it".into(),
+        AnchorDefect::JoinEvidenceInsufficient => "anchor only a join whose preconditions all hold, whose stream is sequenced, and with a materialized claim".into(),
+        AnchorDefect::TraceOrderNotPreserved
+        | AnchorDefect::TraceClaimScopeNotPreserved
+        | AnchorDefect::DocsPageIsNotATrace
+        | AnchorDefect::VerdictIsAFailure
+        | AnchorDefect::GateDoesNotWitness { .. }
+        | AnchorDefect::JoinDocumentWrongDepth { .. }
+        | AnchorDefect::JoinDocumentDoesNotWitness => String::new(),
+    }
+}
+
+/// A runtime is named: name and version have a visible character and no
+/// control character (a blank identity could carry a positive row for nobody).
+fn runtime_identity(file: &str, src: &str, d: &Descriptor, out: &mut Vec<Diagnostic>) {
+    let mut names: Vec<(String, &str)> = vec![
+        ("runtime.name".into(), d.runtime.name.as_str()),
+        ("runtime.version".into(), d.runtime.version.as_str()),
+    ];
+    for (ai, a) in d.adapters.iter().enumerate() {
+        names.push((format!("adapters[{ai}].name"), a.name.as_str()));
+    }
+    for (path, value) in names {
+        if !kvlower_core::text::has_visible(value) {
+            out.push(
+                Diagnostic::new(Code::BlankValue, file, format!("`{path}` is blank"))
+                    .at_path(path.clone())
+                    .located_in(src)
+                    .with_hint("name it with visible characters; invisible ones (U+200B, U+FEFF, NBSP) do not count"),
+            );
+        } else if kvlower_core::text::has_control(value) {
+            out.push(
+                Diagnostic::new(
+                    Code::ControlCharacter,
+                    file,
+                    format!("`{path}` contains a control character"),
+                )
+                .at_path(path.clone())
+                .located_in(src)
+                .with_hint("remove newlines, tabs and escape characters from the name"),
+            );
+        }
+    }
 }

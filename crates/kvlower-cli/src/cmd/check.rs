@@ -15,6 +15,10 @@ pub struct CheckArgs {
     /// Repository root holding modes/, capabilities/ and results/
     #[arg(long, default_value = ".")]
     pub root: PathBuf,
+    /// Fail (exit 1) on any positive row whose grade is `cited`: accept only
+    /// positives that `check` re-ran from files committed here
+    #[arg(long)]
+    pub require_verified: bool,
     #[command(flatten)]
     pub report: ReportOptions,
 }
@@ -48,6 +52,9 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
             }
         }
         diagnostics.extend(crate::cmd::bad_lowering::suite_diagnostics(&repo));
+    }
+    if args.require_verified {
+        diagnostics.extend(cited_positives(&repo));
     }
     diagnostics.sort();
     let human = matches!(args.report.format, Format::Human | Format::Github);
@@ -115,4 +122,34 @@ fn freshness(root: &Path, file: &GeneratedFile, diffs: &mut String) -> Option<Di
         )
         .with_hint("run `kvlower matrix` and commit the result"),
     )
+}
+
+/// `--require-verified`: one finding per positive row that rests on a cited
+/// (not re-run) anchor.
+fn cited_positives(repo: &kvlower_load::Repository) -> Vec<Diagnostic> {
+    let env = kvlower_load::FsEnvironment::new(repo.root.clone());
+    let rows = kvlower_core::matrix::judge_all(
+        &repo.catalog,
+        repo.descriptors
+            .iter()
+            .map(|d| (d.path.as_str(), &d.descriptor)),
+        &env,
+    );
+    rows.iter()
+        .filter(|r| r.judgment.grade == Some(kvlower_core::Grade::Cited))
+        .map(|r| {
+            Diagnostic::new(
+                Code::CitedPositive,
+                r.descriptor_path,
+                format!(
+                    "row {}@{} is {} but its grade is `cited`: some anchor was not re-run by `check`",
+                    r.judgment.mode, r.judgment.depth, r.judgment.label
+                ),
+            )
+            .with_hint(format!(
+                "run `kvlower explain {} --mode {} --depth {}` to see which anchors are cited",
+                r.descriptor_path, r.judgment.mode, r.judgment.depth
+            ))
+        })
+        .collect()
 }

@@ -103,9 +103,11 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
 }
 
 fn label_text(j: &Judgment) -> String {
+    let grade = j.grade.map(|g| format!(", {g}")).unwrap_or_default();
     match j.subtype {
-        Some(s) => format!("{} ({s})", j.label),
-        None => j.label.to_string(),
+        Some(s) => format!("{} ({s}{grade})", j.label),
+        None if grade.is_empty() => j.label.to_string(),
+        None => format!("{} ({})", j.label, &grade[2..]),
     }
 }
 
@@ -135,6 +137,13 @@ pub fn explain_human(path: &str, d: &Descriptor, judgments: &[Judgment]) -> Stri
                         e.depth,
                         e.anchor
                     );
+                    for r in &f.also_satisfied_by {
+                        let _ = writeln!(
+                            s,
+                            "        also supplied by {} [{}] {} (redundant)",
+                            r.path, r.depth, r.anchor
+                        );
+                    }
                 }
                 None if f.rejected.is_empty() => {
                     let _ = writeln!(
