@@ -154,20 +154,34 @@ def check(evidence: Path, frames_json: Path | None) -> list[dict]:
          {"hashes": len(hashes), "at_or_above_2^63": sum(h >= 2**63 for h in hashes),
           "stored hashes equal to the driver's own computation for claimed prompts": len(stored_claimed)})
 
-    stores = {}
-    for e in stored:
-        for h in e["block_hashes"]:
-            stores[h] = stores.get(h, 0) + 1
-    dup = sorted(h for h, n in stores.items() if n > 1)
-    rem = {}
-    for e in removed:
-        rem[e["block_hashes"][0]] = rem.get(e["block_hashes"][0], 0) + 1
-    fact("(not in the issue) a hash can be stored twice without a removal between: vLLM keeps a second physical copy",
-         len(dup) > 0, {"hashes stored more than once": [str(h) for h in dup],
-                        "their removal counts": [rem.get(h, 0) for h in dup]})
+    live: dict[int, int] = {}
+    dup, removals_while_copy_left = [], []
+    for e in all_events:
+        if e["type"] == "AllBlocksCleared":
+            live.clear()
+        elif e["type"] == "BlockStored":
+            for h in e["block_hashes"]:
+                if live.get(h, 0) > 0:
+                    dup.append(h)
+                live[h] = live.get(h, 0) + 1
+        elif e["type"] == "BlockRemoved":
+            h = e["block_hashes"][0]
+            live[h] = live.get(h, 0) - 1
+            if live[h] > 0:
+                removals_while_copy_left.append(h)
+    fact("(not in the issue) a hash is stored again while a copy is cached (vLLM keeps a second "
+         "physical copy), and each copy's eviction is announced",
+         len(dup) > 0 and len(removals_while_copy_left) > 0,
+         {"stored while already cached": [pos_name(pos, h) for h in dup],
+          "removed while another copy stayed cached": [pos_name(pos, h) for h in removals_while_copy_left]})
     fact("(capture header) what the capture recorded about the engine",
          True, {"meta": header.get("meta", {}), "writer": header.get("writer")})
     return facts, stream_text(batches, truth)
+
+
+def pos_name(pos, h) -> str:
+    name = pos.get(h)
+    return f"{name[0]}.{name[1] + 1}" if name else str(h)
 
 
 def stream_text(batches, truth) -> str:
