@@ -155,6 +155,11 @@ pub fn anchor_holds(doc: &CatalogDoc, a: &Anchor, purpose: Purpose, env: &dyn En
                 && (!filled(v) || field_ok(name, value, today))
         }
     });
+    // Shared primitive (like the date parser): the paper's table of contents.
+    let section_ok = kind != AnchorKind::Paper
+        || a.section.as_deref().is_none_or(|s| {
+            !kvlower_core::text::has_visible(s) || kvlower_core::descriptor::paper_section_known(s)
+        });
     let note = a.note.trim().to_ascii_lowercase();
     let note_ok = filled(&Some(a.note.clone()))
         && !note.starts_with("placeholder")
@@ -180,7 +185,7 @@ pub fn anchor_holds(doc: &CatalogDoc, a: &Anchor, purpose: Purpose, env: &dyn En
         || a.path
             .as_deref()
             .is_some_and(|p| repo_file_holds(doc, p, a, purpose, env));
-    fields_ok && note_ok && trace_ok && verdict_ok && file_ok
+    fields_ok && section_ok && note_ok && trace_ok && verdict_ok && file_ok
 }
 
 /// What a repository file may back: never kvlower's own files; a join

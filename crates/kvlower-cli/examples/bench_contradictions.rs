@@ -16,7 +16,13 @@ fn main() -> std::io::Result<()> {
         .unwrap_or(20_000);
     let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let dir = tempfile::tempdir()?;
-    for sub in ["modes", "capabilities", "results", "schemas", "bad_lowering"] {
+    for sub in [
+        "modes",
+        "capabilities",
+        "results",
+        "schemas",
+        "bad_lowering",
+    ] {
         std::fs::create_dir_all(dir.path().join(sub))?;
     }
     std::fs::copy(
@@ -54,11 +60,14 @@ fn main() -> std::io::Result<()> {
         for _ in 0..3 {
             let (mut out, mut err) = (Vec::new(), Vec::new());
             let start = Instant::now();
-            code = kvlower_cli::run(["kvlower", cmd, "--root", &root_arg], &mut out, &mut err)
-                .as_u8();
+            code =
+                kvlower_cli::run(["kvlower", cmd, "--root", &root_arg], &mut out, &mut err).as_u8();
             best = best.min(start.elapsed());
         }
-        println!("kvlower {cmd}: {:.3} s (best of 3, exit {code})", best.as_secs_f64());
+        println!(
+            "kvlower {cmd}: {:.3} s (best of 3, exit {code})",
+            best.as_secs_f64()
+        );
     }
     Ok(())
 }

@@ -233,6 +233,9 @@ pub enum AnchorDefect {
     NotADate,
     /// `retrieved` is later than today.
     DateInFuture,
+    /// A paper anchor whose `section` cites no section, table or appendix the
+    /// paper has (sections 1–14, 6.1–6.3, 8.1–8.4; Tables 1–11; Appendix A).
+    UnknownPaperSection,
     /// `note` is blank: an anchor says what it shows.
     NoNote,
     /// `note` is the scaffold's placeholder (or a bare TODO): nothing was anchored yet.
@@ -301,6 +304,9 @@ impl std::fmt::Display for AnchorDefect {
                 f.write_str("anchor `retrieved` is not an ISO date (YYYY-MM-DD)")
             }
             AnchorDefect::DateInFuture => f.write_str("anchor `retrieved` is in the future"),
+            AnchorDefect::UnknownPaperSection => f.write_str(
+                "anchor `section` cites no section of the paper (§1–§14, §6.1–§6.3, §8.1–§8.4, Table 1–11, Appendix A)",
+            ),
             AnchorDefect::NoNote => f.write_str("anchor has no `note` saying what it shows"),
             AnchorDefect::Placeholder => f.write_str(
                 "anchor `note` is a placeholder: nothing has been anchored yet",
@@ -408,6 +414,40 @@ fn is_url(s: &str) -> bool {
     })
 }
 
+/// Whether a paper anchor's `section` cites only parts the paper has, and at
+/// least one: `§6.1`, `§9 Table 9`, `§8.3-§8.4`, `Appendix A`. Why: an anchor
+/// names something that exists; "§99" or "see paper" names nothing.
+pub fn paper_section_known(section: &str) -> bool {
+    const SECTIONS: [&str; 21] = [
+        "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "6.1", "6.2",
+        "6.3", "8.1", "8.2", "8.3", "8.4",
+    ];
+    let mut cited = 0;
+    let mut ok = true;
+    let number = |rest: &str| -> String {
+        rest.chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect::<String>()
+            .trim_end_matches('.')
+            .to_string()
+    };
+    for (i, _) in section.match_indices('§') {
+        let id = number(&section[i + '§'.len_utf8()..]);
+        cited += 1;
+        ok &= !id.is_empty() && SECTIONS.contains(&id.as_str());
+    }
+    for (i, _) in section.match_indices("Table ") {
+        let n = number(&section[i + "Table ".len()..]);
+        cited += 1;
+        ok &= n.parse::<u32>().is_ok_and(|n| (1..=11).contains(&n));
+    }
+    for (i, _) in section.match_indices("Appendix ") {
+        cited += 1;
+        ok &= section[i + "Appendix ".len()..].starts_with('A');
+    }
+    ok && cited > 0
+}
+
 /// Parses `YYYY-MM-DD` into a comparable (year, month, day), checking the calendar.
 pub fn parse_iso_date(s: &str) -> Option<(i32, u32, u32)> {
     let b = s.as_bytes();
@@ -489,6 +529,12 @@ impl Anchor {
             if !hex || !(7..=40).contains(&commit.len()) {
                 defects.push(AnchorDefect::NotACommit);
             }
+        }
+        if self.kind == Some(AnchorKind::Paper)
+            && let Some(section) = self.section.as_deref().filter(|s| has_visible(s))
+            && !paper_section_known(section)
+        {
+            defects.push(AnchorDefect::UnknownPaperSection);
         }
         if let Some(repo) = self.repository.as_deref().filter(|r| has_visible(r))
             && !is_owner_name(repo)
@@ -595,5 +641,35 @@ impl Environment for AssumeRepoFilesPresent {
 
     fn trace_verdict_defect(&self, _path: &str, _verdict: &ClaimedVerdict) -> Option<AnchorDefect> {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::paper_section_known;
+
+    #[test]
+    fn paper_sections_are_the_papers() {
+        for ok in [
+            "§6.1",
+            "§9 Table 9 (x)",
+            "§8.3-§8.4",
+            "§7 and §12",
+            "Appendix A",
+            "Table 5",
+        ] {
+            assert!(paper_section_known(ok), "{ok}");
+        }
+        for bad in [
+            "§99",
+            "§6.9",
+            "see the paper",
+            "Table 12",
+            "§",
+            "Appendix B",
+            "",
+        ] {
+            assert!(!paper_section_known(bad), "{bad}");
+        }
     }
 }

@@ -143,6 +143,7 @@ fn finding_code(defect: &AnchorDefect, supported: bool) -> Option<Code> {
         | AnchorDefect::NotAUrl
         | AnchorDefect::NotADate
         | AnchorDefect::DateInFuture
+        | AnchorDefect::UnknownPaperSection
         | AnchorDefect::NoNote
         | AnchorDefect::PathNotRelative
         | AnchorDefect::VerdictNeedsRepoFile => Code::AnchorIncomplete,
@@ -178,6 +179,7 @@ fn hint(defect: &AnchorDefect, a: &Anchor) -> String {
         AnchorDefect::NotAUrl => "write the full URL with its scheme (https://...)".into(),
         AnchorDefect::NotADate | AnchorDefect::DateInFuture => "write the date the page was read, as YYYY-MM-DD".into(),
         AnchorDefect::NoNote => "say in `note` what the anchored source shows".into(),
+        AnchorDefect::UnknownPaperSection => "cite the paper's section or table, e.g. `§6.1` or `§9 Table 9`".into(),
         AnchorDefect::Placeholder => "replace the placeholder with the source that shows this, or delete the item".into(),
         AnchorDefect::PathNotRelative => "write the path relative to the repository (or artifact) root".into(),
         AnchorDefect::RepoFileMissing => format!("`{path}` does not exist: commit the file, or anchor to the public source or paper section instead"),
