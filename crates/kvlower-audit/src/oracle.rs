@@ -271,9 +271,25 @@ fn covers(scope: &[Mode], mode: Mode) -> bool {
     scope.is_empty() || scope.contains(&mode)
 }
 
-/// Whether two mode scopes share a mode (empty = all modes).
-fn overlap(a: &[Mode], b: &[Mode]) -> bool {
-    a.is_empty() || b.is_empty() || a.iter().any(|m| b.contains(m))
+/// What the `missing` items of one evidence list deny, per obligation: `None`
+/// when one of them covers every mode, else the union of their mode scopes.
+/// Built once per list so that the contradiction test is linear.
+fn denials(list: &[EvidenceItem]) -> BTreeMap<Obligation, Option<BTreeSet<Mode>>> {
+    let mut denied: BTreeMap<Obligation, Option<BTreeSet<Mode>>> = BTreeMap::new();
+    for other in list
+        .iter()
+        .filter(|o| o.status == kvlower_core::Status::Missing)
+    {
+        let entry = denied
+            .entry(other.obligation)
+            .or_insert_with(|| Some(BTreeSet::new()));
+        match (entry.as_mut(), other.modes.is_empty()) {
+            (Some(_), true) => *entry = None,
+            (Some(set), false) => set.extend(other.modes.iter().copied()),
+            (None, _) => {}
+        }
+    }
+    denied
 }
 
 /// Whether a supported item counts for `mode`: its anchor holds, it was exercised
@@ -282,7 +298,7 @@ fn overlap(a: &[Mode], b: &[Mode]) -> bool {
 fn item_holds(
     doc: &CatalogDoc,
     item: &EvidenceItem,
-    siblings: &[EvidenceItem],
+    denied: &BTreeMap<Obligation, Option<BTreeSet<Mode>>>,
     at: Option<Depth>,
     mode: Mode,
     env: &dyn Environment,
@@ -292,11 +308,12 @@ fn item_holds(
         at,
         observed: observed(item.scope),
     };
-    let contradicted = siblings.iter().any(|other| {
-        other.obligation == item.obligation
-            && other.status == kvlower_core::Status::Missing
-            && overlap(&other.modes, &item.modes)
-    });
+    let contradicted = denied
+        .get(&item.obligation)
+        .is_some_and(|scope| match scope {
+            None => true,
+            Some(modes) => item.modes.is_empty() || item.modes.iter().any(|m| modes.contains(m)),
+        });
     // Docs and source inspection never make a positive, native or adapter.
     item.status == kvlower_core::Status::Supported
         && observed(item.scope)
@@ -347,10 +364,11 @@ fn supply_table(
 ) -> SupplyTable {
     let atoms = atoms_held(doc, d, env);
     let mut supplied: BTreeMap<Obligation, BTreeSet<Supplier>> = BTreeMap::new();
+    let native_denials = denials(&d.native);
     for item in d
         .native
         .iter()
-        .filter(|i| item_holds(doc, i, &d.native, None, mode, env))
+        .filter(|i| item_holds(doc, i, &native_denials, None, mode, env))
     {
         supplied
             .entry(item.obligation)
@@ -358,10 +376,11 @@ fn supply_table(
             .insert(Supplier::Native);
     }
     for adapter in &d.adapters {
+        let adapter_denials = denials(&adapter.evidence);
         for item in adapter
             .evidence
             .iter()
-            .filter(|i| item_holds(doc, i, &adapter.evidence, Some(adapter.depth), mode, env))
+            .filter(|i| item_holds(doc, i, &adapter_denials, Some(adapter.depth), mode, env))
         {
             if adapter_may_supply(doc, adapter, item, row, &atoms, env) {
                 supplied
