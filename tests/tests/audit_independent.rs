@@ -44,7 +44,7 @@ fn tensorrt_rc14_agrees_fourteen_of_fourteen() {
             )
         })
         .collect();
-    // The rows the paper names, as the oracle derives them (SPEC §5).
+    // The rows the paper names, as the oracle derives them (paper §8.1; docs/model.md).
     for (mode, depth, label) in [
         ("best_effort", "telemetry_join", "sound_with_adapter"),
         ("soft_priority", "telemetry_join", "sound_with_adapter"),

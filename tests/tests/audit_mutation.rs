@@ -1,4 +1,4 @@
-//! Mutation controls (paper §8.2, SPEC §5): sixteen kinds, each over every
+//! Mutation controls (paper §8.2; docs/model.md): sixteen kinds, each over every
 //! positive row it applies to, all failing closed.
 
 use kvlower_audit::mutation::MutationKind;
@@ -12,7 +12,7 @@ use kvlower_load::{FsEnvironment, load_repository};
 use kvlower_tests::repo_root;
 use kvlower_trace::GateName;
 
-/// SPEC §5's sixteen kinds, in its order.
+/// The sixteen kinds of paper §8.2, in the order `docs/model.md` lists them.
 const KINDS: [&str; 16] = [
     "anchor_deleted",
     "anchor_emptied",

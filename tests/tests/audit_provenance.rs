@@ -1,8 +1,7 @@
-//! The provenance index of positive rows (paper §8.1, SPEC §5).
+//! The provenance index of positive rows (paper §8.1; docs/model.md).
 //!
-//! SPEC §5 says "the nine positive rows" but lists eight (SGLang best_effort;
-//! TensorRT rc14 best_effort and soft_priority; the five patched-vLLM rows), and
-//! the paper's table has the same eight: the index must hold exactly those, with
+//! The paper's provenance table lists eight positive rows (SGLang best_effort;
+//! TensorRT rc14 best_effort and soft_priority; the five patched-vLLM rows): the index must hold exactly those, with
 //! exactly those obligation codes.
 
 use std::collections::BTreeSet;

@@ -15,7 +15,7 @@ use kvlower_core::descriptor::AssumeRepoFilesPresent;
 use kvlower_load::load_repository;
 use kvlower_tests::{kvlower, repo_root};
 
-/// SPEC §5 / paper Table 9, in order: case id → result.
+/// Paper Table 9 (and the §1 generic-counters case), in order: case id → result.
 const EXPECTED: [(&str, Outcome); 11] = [
     ("priority_value_in_event", Outcome::Approximate),
     ("active_no_evict", Outcome::Rejected),

@@ -1,5 +1,5 @@
 //! The judgment over the repository's own catalog and descriptors: the
-//! reproduction targets of SPEC §5, one test per fail-closed rule, and the
+//! reproduction targets of docs/model.md, one test per fail-closed rule, and the
 //! monotonicity property (weakening evidence never helps).
 
 use kvlower_core::descriptor::{Anchor, AssumeRepoFilesPresent, Descriptor};
@@ -33,7 +33,7 @@ fn codes(j: &Judgment) -> Vec<&'static str> {
     j.satisfied().map(Obligation::code).collect()
 }
 
-// ---------------------------------------------------------------- SPEC §5 targets
+// ------------------------------------------------------- reproduction targets
 
 #[test]
 fn spec_targets_hold_on_the_committed_matrix() {
@@ -124,7 +124,10 @@ fn spec_targets_hold_on_the_committed_matrix() {
         .into_iter()
         .map(|(p, m, d, s, c)| (p.to_string(), m, d, Some(s), c))
         .collect();
-    assert_eq!(positives, expected, "exactly the positive rows of SPEC §5");
+    assert_eq!(
+        positives, expected,
+        "exactly the positive rows the paper reports"
+    );
 
     let label_of = |file: &str, mode: Mode, depth: Depth| {
         rows.iter()

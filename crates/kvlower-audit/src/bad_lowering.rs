@@ -1,4 +1,5 @@
-//! The bad-lowering suite (paper §9, Table 9; SPEC §5): feature-table
+//! The bad-lowering suite (paper §9, Table 9; the list in
+//! `docs/model.md`, "What the committed results reproduce"): feature-table
 //! inferences a less strict study might call supported, each checked by the
 //! REAL checker or the REAL gate.
 //!

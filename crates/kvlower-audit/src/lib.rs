@@ -1,5 +1,6 @@
 //! Audit suites that keep the checker honest, so that its answers are
-//! trustworthy rather than self-certified (paper §8.1–§8.2, §9; SPEC §5):
+//! trustworthy rather than self-certified (paper §8.1–§8.2, §9;
+//! `docs/model.md`, "What the committed results reproduce"):
 //!
 //! - [`bad_lowering`]: feature-table counterexamples (Table 9 plus generic
 //!   counters), each through the real checker or the real connector gate;

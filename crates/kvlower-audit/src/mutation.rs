@@ -1,4 +1,4 @@
-//! Descriptor/evidence mutation controls (paper §8.2, SPEC §5).
+//! Descriptor/evidence mutation controls (paper §8.2; `docs/model.md`).
 //!
 //! Why: the matrix's positive rows are self-certified unless small, plausible
 //! corruptions of the evidence under them make them fall. Each of the sixteen
@@ -21,7 +21,7 @@ use serde::Serialize;
 use crate::render::{cell, to_json};
 use crate::rows::PositiveRow;
 
-/// The sixteen mutation kinds, in the order of SPEC §5.
+/// The sixteen mutation kinds, in the order of paper §8.2 as listed in `docs/model.md`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MutationKind {

@@ -1,4 +1,4 @@
-//! Small synthetic traces, written here from `traces/SCHEMA.md` (never copied
+//! Small synthetic traces, written here from `docs/trace-format.md` (never copied
 //! from published traces), that pass the real gate — so that mutating them
 //! tests the gate's sensitivity rather than an already-failing input.
 //!

@@ -1,4 +1,4 @@
-//! The lowering judgment (paper §4, SPEC §3):
+//! The lowering judgment (paper §4; `docs/model.md`):
 //!
 //! ```text
 //! Lower(d, a, E, m) iff for every o in O[m] there is e in d.native ∪ d.adapters[≤a] ∪ E

@@ -7,7 +7,8 @@
 //! JSON strings and treated as opaque. TensorRT-LLM lines hold one event object or one
 //! list of event objects (one `get_kv_cache_events` poll).
 //!
-//! Field names and positional orders follow `runtime-facts.md` §0b/§1.6/§2.7/§3.2:
+//! Field names and positional orders follow the runtimes' published event schemas, as
+//! `docs/join.md` ("Formats") describes them:
 //! vLLM `BlockStored[tag, block_hashes, parent_block_hash, token_ids, block_size,
 //! lora_id, medium, lora_name, extra_keys, group_idx, ...]`, `BlockRemoved[tag,
 //! block_hashes, medium, group_idx, ...]`, `AllBlocksCleared[tag]`; SGLang the first

@@ -6,8 +6,8 @@
 //! registry written before the run and a runtime's own KV-cache events (vLLM, SGLang,
 //! TensorRT-LLM), it says, for each claim, whether its `leading_prefix_at_least(k)`
 //! predicate held at a named observation point, at which cache tier, and at which event
-//! it was lost. That is what the `telemetry_join` adapter depth may supply (SPEC §2.3:
-//! I from the external registry, P, M, T, and Pr only with anchored pressure controls).
+//! it was lost. That is what the `telemetry_join` adapter depth may supply (paper §5,
+//! Tables 4 and 5; `docs/join.md`: I from the external registry, P, M, T, and Pr only with anchored pressure controls).
 //! Nothing here can say that a runtime *protected*, *refused*, *demoted* or *restored*
 //! anything: the runtime did what it did, and the join only reads the record.
 //!

@@ -1,7 +1,7 @@
 //! soft_priority pressure controls: many joined trials → anchored evidence atoms.
 //!
-//! A priority field proves nothing by itself (SPEC §2.2: "a priority value ... alone" is
-//! the rejected false positive). What `soft_priority + telemetry_join` needs is the
+//! A priority field proves nothing by itself (paper §3: a priority value alone is
+//! the false positive `soft_priority` rejects; `docs/model.md`). What `soft_priority + telemetry_join` needs is the
 //! paper's controlled design (§6.1): an *original* run where the lower-priority claim is
 //! lost first, a *swapped* run where swapping the priorities swaps the loser, and an
 //! *equal-priority* run where both claims go in the same first-loss event; in every trial

@@ -27,7 +27,7 @@ impl std::fmt::Display for EventRef {
     }
 }
 
-/// The nine telemetry_join preconditions of SPEC §2.3 / paper Table 5.
+/// The nine telemetry_join preconditions of paper Table 5 (`docs/join.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Precondition {

@@ -10,7 +10,7 @@ use crate::Pos;
 use crate::event::{EventKind, RawEvent, TransferDirection, given, names};
 use crate::names::{Control, Requirement};
 
-/// The claim-scoped outcome types a restoration failure may produce (SCHEMA.md).
+/// The claim-scoped outcome types a restoration failure may produce (`docs/trace-format.md`).
 const CLAIM_SCOPED_OUTCOMES: [&str; 4] = ["refusal", "demotion", "expiry", "harm"];
 
 /// Where each step of paths A and B first happened for one claim, plus what rules it out.

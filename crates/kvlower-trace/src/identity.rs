@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use crate::event::{RawEvent, given};
 
 /// The identity fields that must not change within one claim. The first five are the
-/// SCHEMA.md `ambiguous_claim_cache_identity` list; kvlower adds the materialization
+/// artifact analyzer's `ambiguous_claim_cache_identity` list (`docs/trace-format.md`); kvlower adds the materialization
 /// predicate, which the reference gate requires to be fixed.
 pub(crate) const IDENTITY_FIELDS: [&str; 6] = [
     "predicate_id",

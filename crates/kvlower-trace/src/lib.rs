@@ -8,7 +8,7 @@
 //!   several claims), plus the false-positive controls it recognised;
 //! - reference family (reference lifecycle hook): `reference_lifecycle`.
 //!
-//! Requirement names are the exact names of `traces/SCHEMA.md`. See [`names`].
+//! Requirement names are fixed, and each is explained in `docs/trace-format.md`. See [`names`].
 //!
 //! # How a trace is read
 //! One line at a time from any [`BufRead`]: a line is parsed into a typed, borrowed event

@@ -1,7 +1,7 @@
 //! The exact names the gate reports: gates, requirements and controls.
 //!
-//! Requirement names are the ones in `traces/SCHEMA.md` (and the original analyzer); a
-//! reader of a verdict must be able to grep the schema for every name it sees. The few
+//! Requirement names are the original analyzer's; a reader of a verdict must be able to
+//! look up every name it sees in `docs/trace-format.md`. The few
 //! names kvlower adds are marked as such below.
 
 use serde::Serialize;
@@ -62,7 +62,7 @@ macro_rules! requirements {
             /// Every requirement name, in declaration order.
             pub const ALL: &'static [Requirement] = &[ $( Requirement::$variant, )* ];
 
-            /// The exact name (as in `traces/SCHEMA.md`).
+            /// The exact name (as in `docs/trace-format.md`).
             pub fn as_str(self) -> &'static str {
                 match self { $( Requirement::$variant => $name, )* }
             }
@@ -71,7 +71,7 @@ macro_rules! requirements {
 }
 
 requirements! {
-    // Connector observation and failure-outcome gates (SCHEMA.md).
+    // Connector observation and failure-outcome gates (`docs/trace-format.md`).
     /// A `request_initialized` event carries the claim's metadata.
     ClaimMetadataBeforeLifecycle => "claim_metadata_before_lifecycle",
     /// One claim shows more than one value of a stable identity field.
@@ -108,7 +108,7 @@ requirements! {
     /// The strict order of the whole failure path (checked only when all else holds).
     OrderedFailureSemantics => "ordered_failure_semantics",
 
-    // Reference lifecycle gate (SCHEMA.md).
+    // Reference lifecycle gate (`docs/trace-format.md`).
     /// `resident_claim_accepted` with `claim_registration: pre_registered`.
     PreRegisteredAcceptedClaim => "pre_registered_accepted_claim",
     /// claim id, `predicate_id` and `materialization_predicate` on every event, never changing.
@@ -126,8 +126,7 @@ requirements! {
     /// accepted < materialized < success generation < failure generation < outcome.
     OrderedLifecycleEvents => "ordered_lifecycle_events",
 
-    // Multi-claim attribution gate (names of the original analyzer; SCHEMA.md describes
-    // the gate but does not name its parts).
+    // Multi-claim attribution gate (names of the original analyzer; `docs/trace-format.md`).
     /// One target claim is identifiable and passes the failure-outcome gate.
     TargetClaimFailureOutcomeGate => "target_claim_failure_outcome_gate",
     /// The target received `scheduler_resident_claim_restoration_failed`.
@@ -145,7 +144,7 @@ requirements! {
 
     // kvlower's own addition.
     /// A diagnostic (malformed line, bad sequence, identity conflict) touches this claim,
-    /// so nothing about it can pass. Not a SCHEMA.md name: kvlower's fail-closed rule.
+    /// so nothing about it can pass. Not an analyzer name: kvlower's fail-closed rule.
     WellFormedTrace => "well_formed_trace",
 }
 
@@ -161,8 +160,8 @@ impl Serialize for Requirement {
     }
 }
 
-/// A false-positive control pattern the gate recognised and rejected (SCHEMA.md, "Controls
-/// that the gate reports as rejected"). A row carrying a control always fails the
+/// A false-positive control pattern the gate recognised and rejected (`docs/trace-format.md`,
+/// "Controls"). A row carrying a control always fails the
 /// failure-outcome gate with a named requirement; the control says *why* in one word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]

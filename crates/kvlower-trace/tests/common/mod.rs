@@ -1,5 +1,5 @@
 //! Synthetic trace builder for the gate's tests. Every id is obviously synthetic
-//! (`fixture:claim-a`); the event shapes follow `traces/SCHEMA.md`.
+//! (`fixture:claim-a`); the event shapes follow `docs/trace-format.md`.
 
 // Test support code: panicking on a broken fixture is the point.
 #![allow(dead_code, clippy::unwrap_used, clippy::panic)]
@@ -162,7 +162,7 @@ impl Trace {
 }
 
 // ---------------------------------------------------------------------------------------
-// Connector scenarios (SCHEMA.md canonical runs).
+// Connector scenarios (`docs/trace-format.md`, "The witness paths as event sequences").
 
 /// The resident request: metadata, store/offload GPU→CPU, store completed, finished.
 pub fn resident_store(t: &mut Trace, claim: Option<&str>, req: &str, job: u64) {
