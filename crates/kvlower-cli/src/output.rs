@@ -237,10 +237,21 @@ fn source_line(root: &Path, file: &str, line: usize) -> Option<String> {
         .read_to_end(&mut bytes)
         .ok()?;
     let text = String::from_utf8_lossy(&bytes);
-    text.split('\n')
-        .nth(line.checked_sub(1)?)
-        .map(|l| l.trim_end_matches('\r').to_string())
+    let full = text
+        .split('\n')
+        .nth(line.checked_sub(1)?)?
+        .trim_end_matches('\r');
+    // A short excerpt only: a descriptor linked to a secret file must not be
+    // echoed into CI logs through its source line (the message caps values too).
+    let mut shown: String = full.chars().take(SNIPPET_MAX_CHARS).collect();
+    if full.chars().count() > SNIPPET_MAX_CHARS {
+        shown.push('…');
+    }
+    Some(shown)
 }
+
+/// The most characters of a source line a diagnostic shows.
+const SNIPPET_MAX_CHARS: usize = 64;
 
 /// Makes a source line safe to print (control characters become their
 /// visible Unicode "control picture", one character each, so columns keep).

@@ -148,8 +148,11 @@ fn write_set_until(
         return Ok(outcome);
     }
     for file in &changed {
-        let Some((dir, _)) = file.path.split_once('/') else {
-            bail!("{} is not in a generated directory", file.path);
+        // The README's generated table is the one generated file outside them.
+        let dir = match file.path.split_once('/') {
+            Some((dir, _)) => dir,
+            None if file.path == crate::readme::README => GENERATED_DIRS[0],
+            None => bail!("{} is not in a generated directory", file.path),
         };
         if !GENERATED_DIRS.contains(&dir) {
             bail!("{} is not in a generated directory", file.path);
