@@ -11,7 +11,7 @@
 //! `kvlower check` in-process, best of `R` (default 3) runs, in four states:
 //!
 //! - fresh: every result matches (the ordinary CI run);
-//! - stale: the generated results of the 12 committed descriptors are put
+//! - stale: the generated results of the committed descriptors are put
 //!   back (what a contributor who forgot `kvlower matrix` commits), with the
 //!   human report (bounded diffs) and with `-q` (no diff computed);
 //! - garbage: `results/lowering-matrix.md` replaced by 300,000 unrelated lines.

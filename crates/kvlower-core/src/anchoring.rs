@@ -100,13 +100,12 @@ pub fn anchor_counts(
     env: &dyn crate::descriptor::Environment,
 ) -> Vec<AnchorDefect> {
     let mut defects = anchor.defects(use_.scope());
-    if let (Some(today), Some(date)) = (
-        env.today(),
-        anchor
-            .retrieved
-            .as_deref()
-            .and_then(crate::descriptor::parse_iso_date),
-    ) && date > today
+    // The date first: asking the environment for today costs a clock read.
+    if let Some(date) = anchor
+        .retrieved
+        .as_deref()
+        .and_then(crate::descriptor::parse_iso_date)
+        && env.today().is_some_and(|today| date > today)
     {
         defects.push(AnchorDefect::DateInFuture);
     }

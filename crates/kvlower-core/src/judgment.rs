@@ -272,6 +272,12 @@ pub fn judge(
 ) -> Judgment {
     let anchored_atoms = anchored_atoms(catalog, descriptor, env);
     let contradictions = Contradictions::of(descriptor);
+    // Per adapter, once per row rather than once per candidate item.
+    let unmet: Vec<Vec<Precondition>> = descriptor
+        .adapters
+        .iter()
+        .map(|a| unmet_preconditions(catalog, a, env))
+        .collect();
     let obligations: Vec<ObligationFinding> = catalog
         .bundle(mode)
         .iter()
@@ -283,6 +289,7 @@ pub fn judge(
                 mode,
                 depth,
                 &anchored_atoms,
+                &unmet,
                 &contradictions,
                 env,
             )
@@ -514,6 +521,7 @@ fn judge_obligation(
     mode: Mode,
     row_depth: Depth,
     anchored_atoms: &[Atom],
+    unmet: &[Vec<Precondition>],
     contradictions: &Contradictions,
     env: &dyn Environment,
 ) -> ObligationFinding {
@@ -528,7 +536,8 @@ fn judge_obligation(
         defeats.extend(contradictions.of_item(ListId::Native, item));
         candidates.push((r, defeats));
     }
-    for (ai, adapter) in descriptor.adapters.iter().enumerate() {
+    // `unmet` was built from these adapters, in order: zip, never index.
+    for (ai, (adapter, unmet)) in descriptor.adapters.iter().zip(unmet).enumerate() {
         for (i, item) in adapter.evidence.iter().enumerate() {
             if item.obligation != obligation {
                 continue;
@@ -543,7 +552,7 @@ fn judge_obligation(
                 item,
                 row_depth,
                 anchored_atoms,
-                env,
+                unmet,
             ));
             candidates.push((r, defeats));
         }
@@ -589,6 +598,32 @@ fn item_use(item: &EvidenceItem, depth: EvidenceDepth) -> AnchorUse {
         depth,
         scope: item.scope,
     }
+}
+
+/// The preconditions the catalog sets for the adapter's depth that no counting
+/// anchor of the adapter meets (rule 5). A depth the catalog does not describe
+/// sets none here; its items are defeated by `DepthCannotSupply`.
+fn unmet_preconditions(
+    catalog: &Catalog,
+    adapter: &Adapter,
+    env: &dyn Environment,
+) -> Vec<Precondition> {
+    let depth = adapter.depth;
+    catalog.depth(depth).map_or_else(Vec::new, |spec| {
+        spec.preconditions
+            .iter()
+            .filter(|p| {
+                adapter.preconditions.get(p).is_none_or(|anchor| {
+                    let use_ = AnchorUse::Precondition {
+                        precondition: **p,
+                        depth,
+                    };
+                    !anchor_counts(catalog, anchor, use_, env).is_empty()
+                })
+            })
+            .copied()
+            .collect()
+    })
 }
 
 /// Which evidence list of a descriptor an item sits in.
@@ -703,7 +738,7 @@ fn adapter_defeats(
     item: &EvidenceItem,
     row_depth: Depth,
     anchored_atoms: &[Atom],
-    env: &dyn Environment,
+    unmet_preconditions: &[Precondition],
 ) -> Vec<Defeat> {
     let mut defeats = Vec::new();
     let depth = adapter.depth;
@@ -721,34 +756,23 @@ fn adapter_defeats(
             adapter_depth: depth,
         });
     }
-    if let Some(spec) = catalog.depth(depth) {
-        if let Some(atoms) = spec.conditional.get(&item.obligation) {
-            let missing: Vec<Atom> = atoms
-                .iter()
-                .filter(|a| !anchored_atoms.contains(a))
-                .copied()
-                .collect();
-            if !missing.is_empty() {
-                defeats.push(Defeat::ConditionalAtomsMissing { atoms: missing });
-            }
-        }
-        let missing: Vec<Precondition> = spec
-            .preconditions
+    if let Some(atoms) = catalog
+        .depth(depth)
+        .and_then(|spec| spec.conditional.get(&item.obligation))
+    {
+        let missing: Vec<Atom> = atoms
             .iter()
-            .filter(|p| {
-                adapter.preconditions.get(p).is_none_or(|anchor| {
-                    let use_ = AnchorUse::Precondition {
-                        precondition: **p,
-                        depth,
-                    };
-                    !anchor_counts(catalog, anchor, use_, env).is_empty()
-                })
-            })
+            .filter(|a| !anchored_atoms.contains(a))
             .copied()
             .collect();
         if !missing.is_empty() {
-            defeats.push(Defeat::PreconditionsUnmet { missing });
+            defeats.push(Defeat::ConditionalAtomsMissing { atoms: missing });
         }
+    }
+    if !unmet_preconditions.is_empty() {
+        defeats.push(Defeat::PreconditionsUnmet {
+            missing: unmet_preconditions.to_vec(),
+        });
     }
     if !adapter.ambiguities.is_empty() {
         let mut ambiguities = adapter.ambiguities.clone();
