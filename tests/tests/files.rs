@@ -123,6 +123,40 @@ fn a_fifo_result_is_refused_not_missing_and_never_read() {
     );
 }
 
+/// Every generated file `check` reads back — each result, each schema, and the
+/// matrix whose catalog digest `check` compares — refused as a FIFO, never opened.
+#[test]
+fn no_generated_file_as_a_fifo_hangs_check() {
+    let generated: Vec<String> = ["results", "schemas"]
+        .iter()
+        .flat_map(|d| {
+            fs::read_dir(repo_root().join(d))
+                .expect("read_dir")
+                .flatten()
+                .map(move |e| format!("{d}/{}", e.file_name().to_string_lossy()))
+        })
+        .collect();
+    assert!(
+        generated
+            .iter()
+            .any(|f| f == "results/lowering-matrix.json")
+    );
+    for file in generated {
+        let dir = sandbox();
+        let path = dir.path().join(&file);
+        fs::remove_file(&path).expect("rm");
+        mkfifo(&path);
+        let run = check(&dir);
+        assert_eq!(run.code, 1, "{file}: {}", run.stderr);
+        assert!(
+            run.stderr
+                .contains(&format!("{file}: error[not-a-regular-file]")),
+            "{file}: {}",
+            run.stderr
+        );
+    }
+}
+
 #[test]
 fn a_fifo_bad_lowering_case_is_a_failing_case_not_a_skip_or_a_hang() {
     let dir = sandbox();

@@ -1107,10 +1107,9 @@ pub(crate) fn join_reader_with<R: BufRead>(
     let mut engine = Engine::new(registry, format, opts);
     let mut decoder = Decoder::new(format);
     let mut events = events;
-    let first = events.fill_buf().map_err(|source| JoinError::Io {
-        path: events_path.to_path_buf(),
-        source,
-    })?;
+    let first = events
+        .fill_buf()
+        .map_err(|e| crate::input::stream_error(events_path, e))?;
     if first.first() == Some(&kvlower_capture::MAGIC[0]) {
         return join_capture(engine, decoder, events, registry_path, events_path);
     }
@@ -1124,10 +1123,7 @@ pub(crate) fn join_reader_with<R: BufRead>(
             MAX_EVENT_LINE_BYTES as u64 + 1,
         )
         .read_until(b'\n', &mut buf)
-        .map_err(|source| JoinError::Io {
-            path: events_path.to_path_buf(),
-            source,
-        })?;
+        .map_err(|e| crate::input::stream_error(events_path, e))?;
         if n == 0 {
             break;
         }

@@ -1,21 +1,22 @@
-//! Opening the join's input files: regular files only, refused before opening, and read
-//! with a cap (`docs/capture-format.md` for event files, the README for the rest).
+//! Opening the join's input files through kvlower's one safe read (`kvlower-fs`,
+//! docs/files.md): regular files only, refused before opening, and read within the cap
+//! for their kind.
 //!
 //! A FIFO would block `open` forever and a device such as `/dev/zero` would be read
 //! until memory runs out, so the type is checked on the path's target (links followed)
-//! before anything is opened. Text inputs are read to at most their cap; event files
-//! are streamed and bounded per line or frame instead.
+//! before anything is opened. Text inputs are read whole within their cap; event files
+//! are streamed, capped in total and bounded per line or frame.
 
-use std::fs::File;
-use std::io::Read;
 use std::path::{Path, PathBuf};
+
+use kvlower_fs::{CappedReader, FileKind, Refusal};
 
 use crate::error::JoinError;
 
-/// Largest registry or pressure-controls file read (YAML).
-pub const MAX_REGISTRY_BYTES: u64 = 8 * 1024 * 1024;
-/// Largest token-map file read (JSON).
-pub const MAX_TOKEN_MAP_BYTES: u64 = 64 * 1024 * 1024;
+/// Largest registry or pressure-controls file read (YAML): the one cap table's.
+pub const MAX_REGISTRY_BYTES: u64 = FileKind::Registry.cap();
+/// Largest token-map file read (JSON): the one cap table's.
+pub const MAX_TOKEN_MAP_BYTES: u64 = FileKind::TokenMap.cap();
 
 fn refused(path: &Path, message: impl Into<String>) -> JoinError {
     JoinError::Refused {
@@ -24,40 +25,59 @@ fn refused(path: &Path, message: impl Into<String>) -> JoinError {
     }
 }
 
-/// Opens `path` for reading only if it is (or links to) a regular file.
-pub fn open_regular(path: &Path) -> Result<File, JoinError> {
-    let meta = std::fs::metadata(path).map_err(|source| JoinError::Io {
+/// A refusal of kvlower's one safe read (`kvlower-fs`), as a join error: what
+/// could not be read stays an I/O error, what was refused says why, without
+/// repeating the path.
+fn from_refusal(path: &Path, refusal: Refusal) -> JoinError {
+    let io = |kind: std::io::ErrorKind, message: String| JoinError::Io {
         path: path.to_path_buf(),
-        source,
-    })?;
-    if !meta.is_file() {
-        let what = if meta.is_dir() {
-            "a directory"
-        } else {
-            "not a regular file (a FIFO, socket or device)"
-        };
-        return Err(refused(path, format!("{what}: refused before opening")));
+        source: std::io::Error::new(kind, message),
+    };
+    match refusal {
+        Refusal::Missing { .. } => io(std::io::ErrorKind::NotFound, "no such file".into()),
+        Refusal::PermissionDenied { .. } => io(
+            std::io::ErrorKind::PermissionDenied,
+            "permission denied".into(),
+        ),
+        Refusal::Io { message, .. } => io(std::io::ErrorKind::Other, message),
+        Refusal::NotRegular { what, .. } => refused(
+            path,
+            format!("{what}, not a regular file: refused before opening"),
+        ),
+        Refusal::PseudoFile { .. } => refused(
+            path,
+            "a kernel pseudo-file (under /proc or /sys), not a regular file: refused before opening",
+        ),
+        Refusal::TooLarge { cap, .. } => {
+            refused(path, format!("larger than the cap of {cap} bytes"))
+        }
+        Refusal::WouldBlock { .. } => refused(path, "would block: not an ordinary file on disk"),
+        Refusal::OutsideRoot { .. } => refused(path, "resolves outside the root"),
     }
-    File::open(path).map_err(|source| JoinError::Io {
-        path: path.to_path_buf(),
-        source,
-    })
 }
 
-/// Reads a regular file of at most `cap` bytes as UTF-8 text.
-pub fn read_text(path: &Path, cap: u64) -> Result<String, JoinError> {
-    let file = open_regular(path)?;
-    let mut buf = Vec::new();
-    file.take(cap + 1)
-        .read_to_end(&mut buf)
-        .map_err(|source| JoinError::Io {
+/// Opens an event file for streaming through the one safe read: refused before
+/// opening unless it is (or links to) a regular file, and capped (`docs/files.md`).
+pub fn open_events(path: &Path) -> Result<CappedReader<std::fs::File>, JoinError> {
+    kvlower_fs::open_path_reader(path, FileKind::EventFile).map_err(|r| from_refusal(path, r))
+}
+
+/// Reads a regular file of kind `kind` whole, within the kind's cap, as UTF-8 text.
+pub fn read_text(path: &Path, kind: FileKind) -> Result<String, JoinError> {
+    let bytes = kvlower_fs::read_path(path, kind).map_err(|r| from_refusal(path, r))?;
+    String::from_utf8(bytes).map_err(|e| refused(path, format!("not UTF-8: {e}")))
+}
+
+/// An event-stream read error, with the refusal a capped reader raised (the cap)
+/// told apart from an ordinary I/O error.
+pub fn stream_error(path: &Path, error: std::io::Error) -> JoinError {
+    match Refusal::from_io(&error) {
+        Some(r) => from_refusal(path, r),
+        None => JoinError::Io {
             path: path.to_path_buf(),
-            source,
-        })?;
-    if buf.len() as u64 > cap {
-        return Err(refused(path, format!("larger than the cap of {cap} bytes")));
+            source: error,
+        },
     }
-    String::from_utf8(buf).map_err(|e| refused(path, format!("not UTF-8: {e}")))
 }
 
 /// Resolves a token-map path named in a registry: relative, and inside the registry's

@@ -62,6 +62,6 @@ pub fn join_paths(
     format: EventFormat,
 ) -> Result<JoinReport, JoinError> {
     let reg = Registry::load(registry)?;
-    let file = input::open_regular(events)?;
+    let file = input::open_events(events)?;
     join_reader(&reg, registry, BufReader::new(file), events, format)
 }

@@ -199,7 +199,7 @@ fn yaml_err(path: &Path, yaml_path: &str, message: String) -> JoinError {
 
 /// Reads the controls file, joins every trial, and derives the atoms.
 pub fn run_controls(controls: &Path) -> Result<PressureReport, JoinError> {
-    let src = crate::input::read_text(controls, crate::input::MAX_REGISTRY_BYTES)?;
+    let src = crate::input::read_text(controls, kvlower_fs::FileKind::Registry)?;
     let raw: RawControls =
         kvlower_yaml::from_str(&src).map_err(|e| JoinError::yaml(controls, e))?;
     if raw.schema_version != 1 {
@@ -331,7 +331,7 @@ fn judge_trial(
     priorities: &BTreeMap<ClaimId, u32>,
     expected: &[ClaimId],
 ) -> Result<TrialResult, JoinError> {
-    let file = crate::input::open_regular(events)?;
+    let file = crate::input::open_events(events)?;
     let report = join_reader_with(
         registry,
         registry_path,

@@ -360,7 +360,7 @@ pub struct Registry {
 impl Registry {
     /// Reads the registry at `path` (token maps resolve relative to its folder).
     pub fn load(path: &Path) -> Result<Registry, JoinError> {
-        let src = crate::input::read_text(path, crate::input::MAX_REGISTRY_BYTES)?;
+        let src = crate::input::read_text(path, kvlower_fs::FileKind::Registry)?;
         Registry::parse(&src, path)
     }
 
@@ -538,7 +538,7 @@ pub(crate) fn required_chunks(c: &Claim, block_size: Option<NonZeroU32>) -> Opti
 }
 
 fn load_token_map(path: &Path) -> Result<TokenMapFile, JoinError> {
-    let src = crate::input::read_text(path, crate::input::MAX_TOKEN_MAP_BYTES)?;
+    let src = crate::input::read_text(path, kvlower_fs::FileKind::TokenMap)?;
     serde_json::from_str(&src).map_err(|e| JoinError::TokenMap {
         path: path.to_path_buf(),
         line: e.line(),

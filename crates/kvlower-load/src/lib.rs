@@ -404,8 +404,6 @@ pub struct FsEnvironment {
 
 /// The largest anchored file kvlower opens (a trace or a join document).
 pub const MAX_ANCHORED_FILE_BYTES: u64 = 256 * 1024 * 1024;
-/// The largest join document kvlower parses to recognise it.
-const MAX_JOIN_DOCUMENT_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Why a path was refused before it was opened.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -499,12 +497,10 @@ impl FsEnvironment {
     /// report's identifying keys. One that has them but does not parse as a
     /// report is still a join document — one that cannot reproduce.
     fn read_join_document(&self, resolved: &Path) -> Option<Result<kvlower_join::JoinReport, ()>> {
-        use std::io::Read;
-        let file = std::fs::File::open(resolved).ok()?;
-        let mut text = String::new();
-        file.take(MAX_JOIN_DOCUMENT_BYTES + 1)
-            .read_to_string(&mut text)
-            .ok()?;
+        // Resolved inside the root by the caller; opened through the one safe read
+        // (regular files only, within the join document cap).
+        let bytes = kvlower_fs::read_path(resolved, kvlower_fs::FileKind::JoinDocument).ok()?;
+        let text = String::from_utf8(bytes).ok()?;
         if !text.trim_start().starts_with('{') {
             return None;
         }
@@ -561,7 +557,8 @@ impl FsEnvironment {
         let Ok(registry) = kvlower_join::Registry::load(&registry_path) else {
             return false;
         };
-        let Ok(events) = std::fs::File::open(events_path) else {
+        // Resolved inside the root above; opened through the one safe read.
+        let Ok(events) = kvlower_join::input::open_events(&events_path) else {
             return false;
         };
         kvlower_join::join_reader(
@@ -592,7 +589,12 @@ impl Environment for FsEnvironment {
         let report = cache.entry(path.to_string()).or_insert_with(|| {
             // Refused paths are never opened.
             let resolved = self.resolve(path).ok()?;
-            kvlower_trace::evaluate_path(&resolved).ok()
+            let reader =
+                kvlower_fs::open_path_reader(&resolved, kvlower_fs::FileKind::Trace).ok()?;
+            Some(kvlower_trace::evaluate_reader(
+                &resolved.display().to_string(),
+                std::io::BufReader::with_capacity(1 << 16, reader),
+            ))
         });
         let Some(report) = report else {
             return Some(AnchorDefect::TraceVerdictUnverified);

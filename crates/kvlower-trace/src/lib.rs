@@ -27,13 +27,11 @@
 //! - A row rejected as a control (see [`Control`]) always misses a named requirement of
 //!   `connector_failure_outcome`.
 //!
-//! This crate does no I/O of its own beyond the reader it is given ([`evaluate_path`] is a
-//! convenience that opens a file) and never prints.
+//! This crate does no I/O of its own beyond the reader it is given (files are opened by
+//! kvlower's one safe read, `kvlower-fs`, before they reach it) and never prints.
 
-use std::fs::File;
-use std::io::{self, BufRead, BufReader};
+use std::io::BufRead;
 use std::num::NonZeroU32;
-use std::path::Path;
 
 mod campaign;
 mod connector;
@@ -105,15 +103,4 @@ pub fn evaluate_reader(name: &str, r: impl BufRead) -> TraceReport {
     let mut claims = Vec::new();
     let outline = evaluate_reader_each(name, r, |v| claims.push(v));
     TraceReport::from_outline(outline, claims)
-}
-
-/// Evaluates the trace file at `p` (named by `p` as given). Fails only if it cannot be
-/// opened; everything wrong inside the file is a diagnostic of the report.
-pub fn evaluate_path(p: &Path) -> Result<TraceReport, io::Error> {
-    let file = File::open(p)?;
-    let name = p.display().to_string();
-    Ok(evaluate_reader(
-        &name,
-        BufReader::with_capacity(1 << 16, file),
-    ))
 }

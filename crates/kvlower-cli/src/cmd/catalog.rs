@@ -72,8 +72,10 @@ impl CatalogPin {
 /// catalog than the one loaded now (or records none).
 pub fn pin_diagnostic(root: &Path, catalog: &Catalog) -> Option<Diagnostic> {
     const MATRIX: &str = "results/lowering-matrix.json";
-    let text = std::fs::read_to_string(root.join(MATRIX)).ok()?;
-    let recorded = serde_json::from_str::<serde_json::Value>(&text)
+    // Through the one safe read: a FIFO or device here must not block `check`. A
+    // refused or unreadable matrix is already a finding of the results comparison.
+    let bytes = kvlower_fs::read_confined(root, MATRIX, kvlower_fs::FileKind::Result).ok()?;
+    let recorded = serde_json::from_slice::<serde_json::Value>(&bytes)
         .ok()
         .and_then(|v| v.pointer("/catalog/digest")?.as_str().map(str::to_string));
     let now = catalog.digest();
