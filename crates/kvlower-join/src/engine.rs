@@ -19,8 +19,9 @@ use crate::registry::{
     AdapterIdentity, EventFormat, HashEncoding, Registry, StreamPoint, required_chunks,
 };
 use crate::report::{
-    Change, ClaimResult, EventRef, IgnoredGroup, JoinReport, Precondition, PreconditionTally,
-    REPORT_SCHEMA_VERSION, Reason, StatusCounts, StreamSummary, TierCoverage, Transition, Verdict,
+    Change, ClaimResult, EventRef, IgnoredGroup, IgnoredInstance, JoinReport, Precondition,
+    PreconditionTally, REPORT_SCHEMA_VERSION, Reason, StatusCounts, StreamSummary, TierCoverage,
+    Transition, Verdict,
 };
 
 /// One block record: a live block, or a claim-relevant tombstone (no tiers).
@@ -274,9 +275,14 @@ impl<'r> Engine<'r> {
         if let Some(last) = self.last_index {
             self.snapshot_due(last.saturating_add(1), None);
         }
-        self.check_order(&d, here);
+        let selected = self.check_order(&d, here);
         self.snapshot_due(d.index, d.ts);
-        let mut other_group = false;
+        // Another rank's or window's blocks are another cache: nothing about the
+        // selected one (counted, then treated like another group's event).
+        let mut other_group = !selected;
+        if !selected {
+            self.ignore_instance(d.rank, d.window);
+        }
         for issue in &d.issues {
             let r = match issue {
                 Issue::Missing(f) => Reason::MissingEventField {
@@ -395,8 +401,29 @@ impl<'r> Engine<'r> {
         }
     }
 
-    /// Sequence numbers, timestamps and cache-instance keys (rank, window).
-    fn check_order(&mut self, d: &Decoded, here: EventRef) {
+    /// Counts one event of a cache instance the registry did not select.
+    fn ignore_instance(&mut self, rank: Option<i64>, window_size: Option<i64>) {
+        let list = &mut self.summary.ignored_instances;
+        match list
+            .iter_mut()
+            .find(|i| i.rank == rank && i.window_size == window_size)
+        {
+            Some(i) => i.events += 1,
+            None => {
+                list.push(IgnoredInstance {
+                    rank,
+                    window_size,
+                    events: 1,
+                });
+                list.sort_by_key(|i| (i.rank, i.window_size));
+            }
+        }
+    }
+
+    /// Sequence numbers, timestamps and cache-instance keys (rank, window). Returns
+    /// whether the event belongs to the cache instance the registry selects (always,
+    /// when it selects none: then a second instance is an ambiguity).
+    fn check_order(&mut self, d: &Decoded, here: EventRef) -> bool {
         match self.format {
             EventFormat::Trtllm => {
                 self.summary.sequence_checked = true;
@@ -414,6 +441,13 @@ impl<'r> Engine<'r> {
             // Batch-level checks (sequence numbers) run in `batch`, once per line.
             EventFormat::Vllm | EventFormat::Sglang => {}
         }
+        let identity = &self.registry.cache_identity;
+        let (want_rank, want_window) = (identity.data_parallel_rank, identity.window_size);
+        if want_rank.is_some_and(|r| d.rank != Some(r))
+            || want_window.is_some_and(|w| d.window != Some(w))
+        {
+            return false;
+        }
         match self.rank {
             None => self.rank = Some(d.rank),
             Some(r) if r != d.rank => self.ambiguity(Reason::MixedCacheInstances { event: here }),
@@ -424,6 +458,7 @@ impl<'r> Engine<'r> {
             Some(w) if w != d.window => self.ambiguity(Reason::MixedCacheInstances { event: here }),
             Some(_) => {}
         }
+        true
     }
 
     /// Sequence numbers and timestamps of one vLLM/SGLang batch, empty or not.
@@ -1715,6 +1750,105 @@ claims:
         ];
         let r = run_with(&reg, EventFormat::Trtllm, &mine.join("\n"));
         assert_eq!(names(&r, "c1"), vec!["block_size_mismatch"]);
+    }
+
+    fn trt_registry(extra: &str) -> String {
+        REGISTRY
+            .replace("kind: vllm", "kind: trtllm")
+            .replace("  block_size: 2\n", &format!("  block_size: 2\n{extra}"))
+            .replace(
+                "observe_at: {timestamp: 9.0}",
+                "observe_at: {event_index: 3}",
+            )
+            .replace(
+                "registered_before: {timestamp: 1.5}",
+                "registered_before: {event_index: 0}",
+            )
+    }
+
+    #[test]
+    fn vswa_windows_are_judged_on_the_window_the_registry_selects() {
+        // One event counter, two window pools: the claim's blocks live in window 4;
+        // window 2 (a sliding-window layer group) stores and evicts its own copy.
+        let in_window = |line: String, w: u32| {
+            line.replace(r#""window_size":4"#, &format!(r#""window_size":{w}"#))
+        };
+        let events = [
+            trt(&trt_block(10, &[1, 2]), 0, "null"),
+            trt(&trt_block(11, &[3, 4]), 1, "10"),
+            in_window(trt(&trt_block(20, &[1, 2]), 2, "null"), 2),
+            in_window(
+                r#"{"event_id":3,"data":{"type":"removed","block_hashes":[20]},"window_size":4}"#
+                    .to_string(),
+                2,
+            ),
+        ]
+        .join("\n");
+        // Unselected, a second window size is an ambiguity for every claim.
+        let r = run_with(&trt_registry(""), EventFormat::Trtllm, &events);
+        assert!(names(&r, "c1").contains(&"mixed_cache_instances".to_string()));
+        // Selected, the other window's events are counted and left out.
+        let r = run_with(
+            &trt_registry("  window_size: 4\n"),
+            EventFormat::Trtllm,
+            &events,
+        );
+        assert!(
+            matches!(status(&r, "c1"), Verdict::Materialized { .. }),
+            "{:?}",
+            status(&r, "c1")
+        );
+        assert_eq!(r.stream.ignored_instances.len(), 1);
+        assert_eq!(r.stream.ignored_instances[0].window_size, Some(2));
+        assert_eq!(r.stream.ignored_instances[0].events, 2);
+        // Selecting the window that never held the claim: not materialized.
+        let r = run_with(
+            &trt_registry("  window_size: 2\n"),
+            EventFormat::Trtllm,
+            &events,
+        );
+        assert!(
+            !matches!(status(&r, "c1"), Verdict::Materialized { .. }),
+            "{:?}",
+            status(&r, "c1")
+        );
+    }
+
+    #[test]
+    fn a_multi_rank_stream_is_judged_on_the_rank_the_registry_selects() {
+        // Rank 1 holds the claim; rank 0 stores and evicts the same hashes in its own cache.
+        let store = |rank: u32| {
+            format!(
+                r#"[2.0,[{{"type":"BlockStored","block_hashes":[10,11],"parent_block_hash":null,"token_ids":[1,2,3,4],"block_size":2,"lora_id":null,"medium":"GPU","lora_name":null}}],{rank}]"#
+            )
+        };
+        let evict0 = r#"[3.0,[{"type":"BlockRemoved","block_hashes":[11,10],"medium":"GPU"}],0]"#;
+        let events = format!("{}\n{}\n{evict0}\n[9.5,[],1]\n", store(0), store(1));
+        let r = run(&events);
+        assert!(names(&r, "c1").contains(&"mixed_cache_instances".to_string()));
+        let reg = REGISTRY.replace(
+            "  block_size: 2\n",
+            "  block_size: 2\n  data_parallel_rank: 1\n",
+        );
+        let r = run_with(&reg, EventFormat::Vllm, &events);
+        assert!(
+            matches!(status(&r, "c1"), Verdict::Materialized { .. }),
+            "{:?}",
+            status(&r, "c1")
+        );
+        assert_eq!(r.stream.ignored_instances.len(), 1);
+        assert_eq!(r.stream.ignored_instances[0].rank, Some(0));
+        // Rank 0 selected: its eviction is the claim's loss.
+        let reg0 = REGISTRY.replace(
+            "  block_size: 2\n",
+            "  block_size: 2\n  data_parallel_rank: 0\n",
+        );
+        let r = run_with(&reg0, EventFormat::Vllm, &events);
+        assert!(
+            matches!(status(&r, "c1"), Verdict::Lost { .. }),
+            "{:?}",
+            status(&r, "c1")
+        );
     }
 
     #[test]

@@ -246,10 +246,22 @@ pub struct CacheIdentity {
     /// Optional: a capture header's `--meta kv_cache_report_mode=` supplies it too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kv_cache_report_mode: Option<String>,
-    /// The cache salt the claim's requests carried (SGLang/TensorRT-LLM `cache_salt`):
-    /// a salted block matches a claim only when its salt is this one.
+    /// The cache salt the claim's requests carried (vLLM's first-block extra key,
+    /// SGLang/TensorRT-LLM `cache_salt`): a salted root block matches a claim only when
+    /// its salt is this one (docs/join.md, "Extra hash inputs and cache salts").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_salt: Option<String>,
+    /// The data-parallel rank whose cache the claims live in. Each rank is its own
+    /// cache (and publisher): with several in one stream, the join judges this one and
+    /// counts the others as ignored; left out, a second rank is an ambiguity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_parallel_rank: Option<i64>,
+    /// TensorRT-LLM's attention window size (`window_size`) whose blocks the claims
+    /// are judged on. With variable sliding windows (VSWA) one event counter carries
+    /// several windows' pools: the join judges this one and counts the others as
+    /// ignored; left out, a second window size is an ambiguity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_size: Option<i64>,
 }
 
 impl CacheIdentity {

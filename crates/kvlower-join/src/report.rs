@@ -322,6 +322,21 @@ pub struct StreamSummary {
     /// on group 0, the full-attention group. Absent when every event was group 0.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ignored_groups: Vec<IgnoredGroup>,
+    /// Events of cache instances (data-parallel ranks, attention windows) other than
+    /// the one the registry selects. Absent when every event was of that instance.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignored_instances: Vec<IgnoredInstance>,
+}
+
+/// A cache instance (rank, window) the registry did not select, and how many of its
+/// events the join left out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IgnoredInstance {
+    /// Its data-parallel rank, as the events name it (`None`: not named).
+    pub rank: Option<i64>,
+    /// Its attention window size (TensorRT-LLM), as the events name it.
+    pub window_size: Option<i64>,
+    pub events: u64,
 }
 
 /// A KV-cache group the join left out, and why.
