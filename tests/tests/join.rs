@@ -301,6 +301,12 @@ const AMBIGUITY: &[(&str, EventFormat, &str, &str)] = &[
         "unknown_block_updated",
     ),
     (
+        "unknown_block_adapter",
+        EventFormat::Trtllm,
+        "claim-ok",
+        "unknown_block_adapter",
+    ),
+    (
         "timestamp_on_trtllm",
         EventFormat::Trtllm,
         "claim-ok",

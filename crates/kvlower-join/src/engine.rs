@@ -721,6 +721,9 @@ impl<'r> Engine<'r> {
             if !adapter_ok {
                 self.claim_reason(ci, Reason::AdapterMismatch { event: here });
             }
+            if b.adapter_unknown && self.registry.cache_identity.lora_enabled != Some(false) {
+                self.claim_reason(ci, Reason::UnknownBlockAdapter { event: here });
+            }
             let salt_mismatch =
                 b.salt.is_some() && b.salt != self.registry.cache_identity.cache_salt;
             if b.extra_hash_inputs || salt_mismatch {
@@ -1709,16 +1712,7 @@ claims:
 
     #[test]
     fn a_partial_trtllm_block_only_concerns_the_claims_it_would_complete() {
-        let reg = REGISTRY
-            .replace("kind: vllm", "kind: trtllm")
-            .replace(
-                "observe_at: {timestamp: 9.0}",
-                "observe_at: {event_index: 3}",
-            )
-            .replace(
-                "registered_before: {timestamp: 1.5}",
-                "registered_before: {event_index: 0}",
-            );
+        let reg = trt_registry("");
         let base = [
             trt(&trt_block(10, &[1, 2]), 0, "null"),
             trt(&trt_block(11, &[3, 4]), 1, "10"),
@@ -1755,7 +1749,10 @@ claims:
     fn trt_registry(extra: &str) -> String {
         REGISTRY
             .replace("kind: vllm", "kind: trtllm")
-            .replace("  block_size: 2\n", &format!("  block_size: 2\n{extra}"))
+            .replace(
+                "  block_size: 2\n",
+                &format!("  block_size: 2\n  lora_enabled: false\n{extra}"),
+            )
             .replace(
                 "observe_at: {timestamp: 9.0}",
                 "observe_at: {event_index: 3}",
@@ -1764,6 +1761,39 @@ claims:
                 "registered_before: {timestamp: 1.5}",
                 "registered_before: {event_index: 0}",
             )
+    }
+
+    #[test]
+    fn a_trtllm_json_block_names_no_adapter_so_only_a_base_model_engine_materializes() {
+        let events = [
+            trt(&trt_block(10, &[1, 2]), 0, "null"),
+            trt(&trt_block(11, &[3, 4]), 1, "10"),
+            trt(&trt_block(50, &[9, 9]), 2, "null"),
+            trt(&trt_block(51, &[7, 7]), 3, "null"),
+        ]
+        .join("\n");
+        let r = run_with(&trt_registry(""), EventFormat::Trtllm, &events);
+        assert!(
+            matches!(status(&r, "c1"), Verdict::Materialized { .. }),
+            "{:?}",
+            status(&r, "c1")
+        );
+        // Without the registry saying the engine ran without LoRA, the block could be
+        // any adapter's: fail closed (this was materialized).
+        let unknown = trt_registry("").replace("  lora_enabled: false\n", "");
+        let r = run_with(&unknown, EventFormat::Trtllm, &events);
+        assert_eq!(names(&r, "c1"), vec!["unknown_block_adapter"]);
+        let enabled = trt_registry("").replace("lora_enabled: false", "lora_enabled: true");
+        let r = run_with(&enabled, EventFormat::Trtllm, &events);
+        assert_eq!(names(&r, "c1"), vec!["unknown_block_adapter"]);
+        // A block that names its adapter (null = base model) is judged as named.
+        let named = events.replace(r#""cache_level":0"#, r#""lora_id":null,"cache_level":0"#);
+        let r = run_with(&unknown, EventFormat::Trtllm, &named);
+        assert!(
+            matches!(status(&r, "c1"), Verdict::Materialized { .. }),
+            "{:?}",
+            status(&r, "c1")
+        );
     }
 
     #[test]

@@ -65,6 +65,8 @@ pub(crate) struct StoredBlock {
     /// The cache salt folded into the hash (SGLang `cache_salt`/`metadata`, TensorRT-LLM
     /// `cache_salt`); the engine compares it with the registry's.
     pub salt: Option<String>,
+    /// The block names no adapter at all (TensorRT-LLM JSON leaves `lora_id` out).
+    pub adapter_unknown: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -636,6 +638,7 @@ fn build_stored(
                 priority: None,
                 extra_hash_inputs: metadata || unverified,
                 salt,
+                adapter_unknown: false,
             }
         })
         .collect();
@@ -958,6 +961,9 @@ fn decode_trt_event(v: &Value, path: &str, line: u64) -> Result<Decoded, DecodeE
                     priority,
                     extra_hash_inputs: extra,
                     salt,
+                    // TensorRT-LLM's JSON serializer leaves `lora_id` out (a TODO in
+                    // its KVCacheEventSerializer): the key's absence says nothing.
+                    adapter_unknown: !b.contains_key("lora_id"),
                 });
             }
             KvEvent::Stored {

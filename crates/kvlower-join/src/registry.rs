@@ -251,6 +251,12 @@ pub struct CacheIdentity {
     /// its salt is this one (docs/join.md, "Extra hash inputs and cache salts").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_salt: Option<String>,
+    /// Whether the engine ran with LoRA adapters enabled. TensorRT-LLM's JSON events
+    /// name no adapter (its serializer leaves `lora_id` out), so a block's adapter is
+    /// unknown: only `false` — the engine served the base model alone — lets such a
+    /// block materialize a base-model claim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lora_enabled: Option<bool>,
     /// The data-parallel rank whose cache the claims live in. Each rank is its own
     /// cache (and publisher): with several in one stream, the join judges this one and
     /// counts the others as ignored; left out, a second rank is an ambiguity.

@@ -118,6 +118,9 @@ pub enum Reason {
     HashDomainMismatch { event: EventRef },
     /// A block matching the claim was stored under another adapter (LoRA) identity.
     AdapterMismatch { event: EventRef },
+    /// A block matching the claim names no adapter (TensorRT-LLM JSON) and the registry
+    /// does not say the engine ran without LoRA.
+    UnknownBlockAdapter { event: EventRef },
     /// A block matching the claim folds extra keys/salts into its hash that the join
     /// cannot check against the registry's namespace.
     UnverifiedExtraHashInputs { event: EventRef },
@@ -192,6 +195,7 @@ impl Reason {
             | Reason::TokenCountMismatch { .. }
             | Reason::HashDomainMismatch { .. }
             | Reason::AdapterMismatch { .. }
+            | Reason::UnknownBlockAdapter { .. }
             | Reason::UnverifiedExtraHashInputs { .. }
             | Reason::OtherKvCacheGroup { .. }
             | Reason::MixedCacheInstances { .. } => P::FixedCacheIdentity,
