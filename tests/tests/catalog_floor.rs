@@ -526,9 +526,9 @@ fn catalog_diff_lists_each_difference_with_its_line() {
     insta::assert_snapshot!("catalog_diff_strengthened_human", human.stdout);
     let json = kvlower(&["catalog", "diff", "--root", &root, "--format", "json"]);
     let doc: serde_json::Value = serde_json::from_str(&json.stdout).expect("json");
-    assert_eq!(doc["equals_baseline"], false);
-    assert_eq!(doc["changes"][0]["direction"], "strengthened");
-    assert_eq!(doc["changes"][0]["line"], 17);
+    assert_eq!(doc["payload"]["equals_baseline"], false);
+    assert_eq!(doc["payload"]["changes"][0]["direction"], "strengthened");
+    assert_eq!(doc["payload"]["changes"][0]["line"], 17);
     let md = kvlower(&["catalog", "diff", "--root", &root, "--format", "markdown"]);
     insta::assert_snapshot!("catalog_diff_strengthened_markdown", md.stdout);
 

@@ -470,6 +470,299 @@ fn color_always_colours_explain_and_never_does_not() {
     assert!(!plain.stdout.contains('\x1b'));
 }
 
+/// The envelope every `--format json` prints: one document, the shared keys,
+/// `exit_code`/`ok` equal to the real exit, an `error` on exit 2.
+fn assert_envelope(args: &[&str], code: u8, command: &str) -> serde_json::Value {
+    let run = kvlower(args);
+    assert_eq!(run.code, code, "{args:?}: {}{}", run.stdout, run.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{args:?}: stdout is not one JSON document ({e}):\n{}\nstderr: {}",
+            run.stdout, run.stderr
+        )
+    });
+    let keys: Vec<&str> = doc
+        .as_object()
+        .expect("an object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    for key in [
+        "schema_version",
+        "command",
+        "ok",
+        "exit_code",
+        "summary",
+        "diagnostics",
+        "error",
+        "payload",
+    ] {
+        assert!(keys.contains(&key), "{args:?}: no `{key}` in {keys:?}");
+    }
+    assert_eq!(keys.len(), 8, "{args:?}: {keys:?}");
+    assert_eq!(doc["schema_version"], 2, "{args:?}");
+    assert_eq!(doc["command"], command, "{args:?}");
+    assert_eq!(doc["exit_code"], code, "{args:?}");
+    assert_eq!(doc["ok"], code == 0, "{args:?}");
+    assert!(doc["summary"].is_string(), "{args:?}");
+    assert!(doc["diagnostics"].is_array(), "{args:?}");
+    if code == 2 {
+        assert!(doc["error"].is_string(), "{args:?}: {doc}");
+    }
+    doc
+}
+
+#[test]
+fn gate_matrix_new_bad_lowering_catalog_and_join_errors_share_the_envelope() {
+    let scenarios = repo_root().join("tests/fixtures/traces/scenarios");
+    let scenarios = scenarios.display().to_string();
+    let malformed = repo_root()
+        .join("tests/fixtures/traces/malformed/not_json.jsonl")
+        .display()
+        .to_string();
+    // gate: a campaign, a malformed trace (exit 1, a coded diagnostic), a
+    // missing path and a bad flag (exit 2).
+    let doc = assert_envelope(&["gate", "--format", "json", &scenarios], 0, "gate");
+    assert_eq!(doc["summary"], "16 runs, 7 passed, 9 failed");
+    assert_eq!(doc["payload"]["campaign"]["runs"], 16);
+    assert_eq!(doc["payload"]["results"].as_array().map(Vec::len), Some(17));
+    let doc = assert_envelope(&["gate", "--format", "json", &malformed], 1, "gate");
+    assert_eq!(doc["diagnostics"][0]["code"], "malformed-trace");
+    assert_eq!(doc["diagnostics"][0]["line"], 2);
+    assert_envelope(
+        &["gate", "--format", "json", "/no/such/trace.jsonl"],
+        2,
+        "gate",
+    );
+    assert_envelope(
+        &[
+            "gate",
+            "--format",
+            "json",
+            "--strict",
+            "--fail-on",
+            "fail",
+            &scenarios,
+        ],
+        2,
+        "gate",
+    );
+    let doc = assert_envelope(
+        &["gate", "--format", "json", "--strict", &scenarios],
+        1,
+        "gate",
+    );
+    assert_eq!(doc["diagnostics"], serde_json::json!([]));
+
+    // matrix, bad-lowering and new: --format json where there was none.
+    let dir = scratch_repo(&["capabilities"]);
+    let root = root_of(&dir);
+    fs::write(
+        dir.path().join("capabilities/fine.yaml"),
+        format!("{VALID_HEAD}non_claims: {{default: nothing}}\n"),
+    )
+    .expect("write");
+    let doc = assert_envelope(
+        &["matrix", "--root", &root, "--format", "json"],
+        0,
+        "matrix",
+    );
+    assert!(
+        doc["payload"]["written"]
+            .as_array()
+            .is_some_and(|w| w.iter().any(|p| p == "results/lowering-matrix.json")),
+        "{doc}"
+    );
+    let doc = assert_envelope(
+        &["matrix", "--root", &root, "--format", "json"],
+        0,
+        "matrix",
+    );
+    assert_eq!(doc["payload"]["written"], serde_json::json!([]));
+    let doc = assert_envelope(
+        &[
+            "new",
+            "Acme",
+            "--version",
+            "1",
+            "--root",
+            &root,
+            "--format",
+            "json",
+        ],
+        0,
+        "new",
+    );
+    assert_eq!(doc["payload"]["path"], "capabilities/acme_1.yaml");
+    assert_eq!(doc["payload"]["written"], true);
+    assert_envelope(
+        &[
+            "new",
+            "Acme",
+            "--version",
+            "1",
+            "--root",
+            &root,
+            "--format",
+            "json",
+        ],
+        2,
+        "new",
+    );
+    let doc = assert_envelope(
+        &[
+            "new",
+            "Other",
+            "--version",
+            "2",
+            "--root",
+            &root,
+            "--stdout",
+            "--format",
+            "json",
+        ],
+        0,
+        "new",
+    );
+    assert!(
+        doc["payload"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("scaffold for Other"))
+    );
+    assert_envelope(
+        &["new", "A\u{1b}", "--version", "1", "--format", "json"],
+        2,
+        "new",
+    );
+    // The scaffold's placeholders are findings: matrix refuses, in JSON too.
+    let doc = assert_envelope(
+        &["matrix", "--root", &root, "--format", "json"],
+        1,
+        "matrix",
+    );
+    assert_eq!(doc["diagnostics"][0]["code"], "anchor-placeholder");
+    assert_envelope(
+        &["bad-lowering", "--root", &root, "--format", "json"],
+        1,
+        "bad-lowering",
+    );
+    let empty = tempfile::tempdir().expect("tempdir");
+    let empty_root = root_of(&empty);
+    assert_envelope(
+        &["matrix", "--root", &empty_root, "--format", "json"],
+        2,
+        "matrix",
+    );
+    assert_envelope(
+        &["bad-lowering", "--root", &empty_root, "--format", "json"],
+        2,
+        "bad-lowering",
+    );
+    let repo = repo_root().display().to_string();
+    let doc = assert_envelope(
+        &["catalog", "diff", "--root", &repo, "--format", "json"],
+        0,
+        "catalog diff",
+    );
+    assert_eq!(doc["payload"]["equals_baseline"], true);
+    assert_envelope(
+        &["catalog", "diff", "--root", &empty_root, "--format", "json"],
+        1,
+        "catalog diff",
+    );
+    assert_envelope(
+        &["catalog", "diff", "--format", "json", "--frobnicate"],
+        2,
+        "catalog diff",
+    );
+
+    // join: its result is the evidence document (docs/join.md); its errors are envelopes.
+    assert_envelope(&["join", "--format", "json"], 2, "join");
+    let registry = repo_root().join("tests/fixtures/join/vllm/registry.yaml");
+    let registry = registry.display().to_string();
+    assert_envelope(
+        &[
+            "join",
+            "--registry",
+            &registry,
+            "--events",
+            "/no/such/events",
+            "--events-format",
+            "vllm",
+            "--format",
+            "json",
+        ],
+        1,
+        "join",
+    );
+}
+
+#[test]
+fn an_error_outside_the_inputs_is_an_envelope_too() {
+    // `results` is a file, so matrix cannot write: an I/O error, exit 1.
+    let dir = scratch_repo(&["capabilities"]);
+    fs::write(
+        dir.path().join("capabilities/fine.yaml"),
+        format!("{VALID_HEAD}non_claims: {{default: nothing}}\n"),
+    )
+    .expect("write");
+    fs::write(dir.path().join("results"), "not a directory").expect("write");
+    let root = root_of(&dir);
+    let doc = assert_envelope(
+        &["matrix", "--root", &root, "--format", "json"],
+        1,
+        "matrix",
+    );
+    assert!(doc["error"].is_string(), "{doc}");
+    let human = kvlower(&["matrix", "--root", &root]);
+    assert_eq!(human.code, 1);
+    assert!(human.stderr.starts_with("error: "), "{}", human.stderr);
+    assert_eq!(human.stdout, "");
+}
+
+#[test]
+fn gate_puts_findings_on_stderr_the_tally_on_stdout_and_colours_both() {
+    let malformed = repo_root()
+        .join("tests/fixtures/traces/malformed/not_json.jsonl")
+        .display()
+        .to_string();
+    let plain = kvlower(&["gate", "--color", "never", &malformed]);
+    assert_eq!(plain.code, 1);
+    assert!(
+        plain
+            .stderr
+            .contains("not_json.jsonl:2: error[malformed-trace]: not JSON"),
+        "{}",
+        plain.stderr
+    );
+    assert!(!plain.stdout.contains("error["), "{}", plain.stdout);
+    assert!(!plain.stdout.contains("not JSON"), "{}", plain.stdout);
+    assert_eq!(
+        plain.stdout.lines().last(),
+        Some("1 runs, 0 passed, 1 failed")
+    );
+    assert!(!plain.stdout.contains('\x1b') && !plain.stderr.contains('\x1b'));
+
+    let coloured = kvlower(&["gate", "--color", "always", &malformed]);
+    assert!(
+        coloured
+            .stderr
+            .contains("\x1b[1;31merror\x1b[0m[malformed-trace]"),
+        "{}",
+        coloured.stderr
+    );
+    assert!(
+        coloured.stdout.contains("\x1b[31mFAIL\x1b[0m"),
+        "{}",
+        coloured.stdout
+    );
+    // A machine format is never coloured.
+    for format in ["json", "markdown"] {
+        let run = kvlower(&["gate", "--color", "always", "--format", format, &malformed]);
+        assert!(!run.stdout.contains('\x1b'), "{format}: {}", run.stdout);
+    }
+}
+
 // ------------------------------------------------------------------ 7: README table, new
 
 const README: &str = "# scratch\n\n## Runtimes compared\n\n\

@@ -22,7 +22,7 @@ fn json(args: &[&str]) -> (u8, Value) {
 
 /// The result row of `trace` (a fixture name) for `claim`.
 fn row<'a>(doc: &'a Value, trace: &str, claim: Option<&str>) -> &'a Value {
-    doc["results"]
+    doc["payload"]["results"]
         .as_array()
         .unwrap()
         .iter()
@@ -44,7 +44,9 @@ fn pass(row: &Value, gate: &str) -> bool {
 fn campaign_over_the_scenario_fixtures_json() {
     let (code, doc) = json(&[SCENARIOS]);
     assert_eq!(code, 0, "{doc}");
-    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["schema_version"], 2);
+    assert_eq!(doc["command"], "gate");
+    assert_eq!(doc["summary"], "16 runs, 7 passed, 9 failed");
     assert_eq!(doc["diagnostics"], serde_json::json!([]));
 
     let success = row(&doc, "connector_success", Some("fixture:claim-a"));
@@ -128,7 +130,7 @@ fn campaign_over_the_scenario_fixtures_json() {
         serde_json::json!(["fallback_recompute"])
     );
 
-    let s = &doc["summary"];
+    let s = &doc["payload"]["campaign"];
     assert_eq!(s["runs"], 16);
     assert_eq!(s["valid_sequences"], 16);
     assert_eq!(s["connector_runs"], 9);
@@ -200,11 +202,11 @@ fn malformed_traces_exit_1_with_file_and_line() {
     let run = kvlower(&["gate", MALFORMED]);
     assert_eq!(run.code, 1, "{}", run.stdout);
     let expected = [
-        "fixtures/traces/malformed/claim_id_conflict.jsonl:2: claim_id `fixture:claim-m` differs from resident_claim_id `fixture:claim-n` on one event",
-        "fixtures/traces/malformed/claim_id_conflict.jsonl:3: missing `event`",
-        "fixtures/traces/malformed/not_json.jsonl:2: not JSON: EOF while parsing an object",
-        "fixtures/traces/malformed/sequence_goes_back.jsonl:3: event_sequence 5 does not increase (previous 5)",
-        "fixtures/traces/malformed/sequence_goes_back.jsonl:4: event_sequence 4 does not increase (previous 5)",
+        "fixtures/traces/malformed/claim_id_conflict.jsonl:2: error[malformed-trace]: claim_id `fixture:claim-m` differs from resident_claim_id `fixture:claim-n` on one event",
+        "fixtures/traces/malformed/claim_id_conflict.jsonl:3: error[malformed-trace]: missing `event`",
+        "fixtures/traces/malformed/not_json.jsonl:2: error[malformed-trace]: not JSON: EOF while parsing an object",
+        "fixtures/traces/malformed/sequence_goes_back.jsonl:3: error[malformed-trace]: event_sequence 5 does not increase (previous 5)",
+        "fixtures/traces/malformed/sequence_goes_back.jsonl:4: error[malformed-trace]: event_sequence 4 does not increase (previous 5)",
     ];
     for line in expected {
         assert!(
@@ -225,7 +227,8 @@ fn malformed_traces_exit_1_with_file_and_line() {
         "fixtures/traces/malformed/claim_id_conflict.jsonl"
     );
     assert_eq!(d["line"], 2);
-    assert_eq!(doc["summary"]["valid_sequences"], 0);
+    assert_eq!(d["code"], "malformed-trace");
+    assert_eq!(doc["payload"]["campaign"]["valid_sequences"], 0);
     insta::assert_snapshot!(
         "malformed_json",
         kvlower(&["gate", "--format", "json", MALFORMED]).stdout
@@ -274,7 +277,7 @@ fn directories_are_searched_recursively_and_sorted() {
     std::fs::write(dir.path().join("ignored.json"), "{}").unwrap();
     let (code, doc) = json(&[dir.path().to_str().unwrap()]);
     assert_eq!(code, 0);
-    let traces: Vec<&str> = doc["results"]
+    let traces: Vec<&str> = doc["payload"]["results"]
         .as_array()
         .unwrap()
         .iter()
@@ -303,7 +306,7 @@ fn shared_examples_give_the_published_verdicts() {
     let (code, doc) = json(&[dir.to_str().unwrap()]);
     assert_eq!(code, 0, "{doc}");
     let find = |name: &str| {
-        doc["results"]
+        doc["payload"]["results"]
             .as_array()
             .unwrap()
             .iter()

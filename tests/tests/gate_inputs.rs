@@ -114,9 +114,9 @@ fn fail_on_fail_passes_when_every_run_passes() {
 fn json_and_markdown_carry_the_tally() {
     let (code, doc) = json(&["--strict", SCENARIOS]);
     assert_eq!(code, 1);
-    assert_eq!(doc["summary"]["runs"], 16);
-    assert_eq!(doc["summary"]["passed"], 7);
-    assert_eq!(doc["summary"]["failed"], 9);
+    assert_eq!(doc["payload"]["campaign"]["runs"], 16);
+    assert_eq!(doc["payload"]["campaign"]["passed"], 7);
+    assert_eq!(doc["payload"]["campaign"]["failed"], 9);
     let md = kvlower(&["gate", "--format", "markdown", SCENARIOS]);
     assert!(
         md.stdout.contains("| passed runs | 7/16 |"),
@@ -144,8 +144,8 @@ fn a_device_is_refused_without_reading_it() {
             "not a regular file (a character device); refused without reading it".to_owned()
         )]
     );
-    assert_eq!(doc["summary"]["runs"], 1);
-    assert_eq!(doc["summary"]["failed"], 1);
+    assert_eq!(doc["payload"]["campaign"]["runs"], 1);
+    assert_eq!(doc["payload"]["campaign"]["failed"], 1);
 }
 
 #[cfg(unix)]
@@ -169,7 +169,7 @@ fn fifos_and_links_to_devices_below_a_directory_are_refused_the_rest_judged() {
     assert!(found[0].0.ends_with("fifo.jsonl") && found[0].1.contains("a FIFO"));
     assert!(found[1].0.ends_with("zero.jsonl") && found[1].1.contains("a character device"));
     // The regular trace beside them is judged.
-    let results = doc["results"].as_array().unwrap();
+    let results = doc["payload"]["results"].as_array().unwrap();
     assert_eq!(results.len(), 1);
     assert!(
         results[0]["trace"]
@@ -201,7 +201,7 @@ fn a_trace_past_max_bytes_is_cut_and_cannot_pass() {
             .any(|(_, m)| m.starts_with(&format!("trace longer than {} bytes", len - 1))),
         "{found:?}"
     );
-    for row in doc["results"].as_array().unwrap() {
+    for row in doc["payload"]["results"].as_array().unwrap() {
         for (gate, g) in row["gates"].as_object().unwrap() {
             assert_eq!(g["pass"], false, "{gate}");
         }
@@ -241,7 +241,7 @@ fn an_unreadable_subdirectory_is_reported_and_the_rest_judged() {
     let found = diagnostics(&doc);
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].1.contains("cannot read directory"), "{found:?}");
-    let results = doc["results"].as_array().unwrap();
+    let results = doc["payload"]["results"].as_array().unwrap();
     assert_eq!(results.len(), 1, "the readable trace is still judged");
     assert_eq!(results[0]["gates"]["connector_observation"]["pass"], true);
 }

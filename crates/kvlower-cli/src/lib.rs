@@ -105,16 +105,11 @@ where
             // Asked for JSON: a usage error is a JSON document too (on stdout),
             // with clap's message also on stderr for the person reading the log.
             if wants_json(&args) {
-                let command = args
-                    .get(1)
-                    .and_then(|a| a.to_str())
-                    .filter(|a| !a.starts_with('-'))
-                    .unwrap_or("kvlower");
                 let message = rendered.lines().next().unwrap_or("usage error");
                 let message = message.strip_prefix("error: ").unwrap_or(message);
                 let _ = output::report_error(
                     output::Format::Json,
-                    command,
+                    &command_name(&args),
                     Exit::Usage,
                     message,
                     out,
@@ -148,9 +143,41 @@ where
     match result {
         Ok(exit) => exit,
         Err(e) => {
-            let _ = writeln!(err, "error: {e:#}");
+            // An I/O failure outside the inputs (an unwritable results/, ...): exit 1,
+            // and under `--format json` still one envelope on stdout.
+            let message = format!("{e:#}");
+            let format = if wants_json(&args) {
+                output::Format::Json
+            } else {
+                output::Format::Human
+            };
+            let _ = output::report_error(
+                format,
+                &command_name(&args),
+                Exit::Findings,
+                &message,
+                out,
+                err,
+            );
             Exit::Findings
         }
+    }
+}
+
+/// The subcommand named on the command line (`catalog diff` with its verb), for
+/// the envelope of a run that ended before the command could say it.
+fn command_name(args: &[OsString]) -> String {
+    let words: Vec<&str> = args
+        .iter()
+        .skip(1)
+        .map_while(|a| a.to_str())
+        .take_while(|a| !a.starts_with('-'))
+        .take(2)
+        .collect();
+    match words.as_slice() {
+        ["catalog", verb, ..] => format!("catalog {verb}"),
+        [command, ..] => (*command).to_string(),
+        [] => "kvlower".to_string(),
     }
 }
 

@@ -49,16 +49,53 @@ pub enum ColorChoice {
     Never,
 }
 
+/// The stream a coloured text goes to (`auto` asks whether *that* one is a terminal).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
 impl ColorChoice {
-    /// Resolves `auto` against NO_COLOR (any non-empty value disables) and the terminal.
+    /// Whether diagnostics on stderr are coloured (see [`ColorChoice::enabled_for`]).
     pub fn enabled(self) -> bool {
+        self.enabled_for(Stream::Stderr)
+    }
+
+    /// Resolves `auto` against NO_COLOR (any non-empty value disables) and
+    /// whether `stream` is a terminal; `always` and `never` are what they say.
+    pub fn enabled_for(self, stream: Stream) -> bool {
         match self {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
             ColorChoice::Auto => {
                 std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                    && std::io::stderr().is_terminal()
+                    && match stream {
+                        Stream::Stdout => std::io::stdout().is_terminal(),
+                        Stream::Stderr => std::io::stderr().is_terminal(),
+                    }
             }
+        }
+    }
+}
+
+/// `--format` of the commands whose only machine format is the JSON envelope
+/// (`matrix`, `bad-lowering`, `new`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum SimpleFormat {
+    /// For people (unchanged from earlier releases)
+    #[default]
+    Human,
+    /// One JSON document on stdout (the shared envelope)
+    Json,
+}
+
+impl SimpleFormat {
+    /// The shared format it stands for (for [`report_error`]).
+    pub fn shared(self) -> Format {
+        match self {
+            SimpleFormat::Human => Format::Human,
+            SimpleFormat::Json => Format::Json,
         }
     }
 }
@@ -183,16 +220,36 @@ pub fn envelope_json<P: Serialize>(
     error: Option<&str>,
     payload: Option<P>,
 ) -> String {
-    crate::results::to_json(&Envelope {
+    crate::results::to_json(&envelope(
+        command,
+        exit,
+        summary,
+        diagnostics.iter().map(JsonDiagnostic::from).collect(),
+        error,
+        payload,
+    ))
+}
+
+/// The shared envelope, for a command whose diagnostics are not YAML findings
+/// (`gate`'s malformed traces).
+pub fn envelope<'a, P: Serialize>(
+    command: &'a str,
+    exit: Exit,
+    summary: &'a str,
+    diagnostics: Vec<JsonDiagnostic<'a>>,
+    error: Option<&'a str>,
+    payload: Option<P>,
+) -> Envelope<'a, P> {
+    Envelope {
         schema_version: OUTPUT_SCHEMA_VERSION,
         command,
         ok: exit == Exit::Success,
         exit_code: exit.as_u8(),
         summary,
-        diagnostics: diagnostics.iter().map(JsonDiagnostic::from).collect(),
+        diagnostics,
         error,
         payload,
-    })
+    }
 }
 
 /// Reports an error that ends a command before any judgment (usually exit 2):

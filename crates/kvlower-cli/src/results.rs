@@ -56,7 +56,7 @@ pub fn generate_with(repo: &Repository, audit: &kvlower_audit::Audit) -> Vec<Gen
             contents: central_table(&rows),
         },
     ];
-    files.extend(crate::schema::files());
+    files.extend(crate::schema::files(&repo.catalog));
     files.extend(crate::cmd::bad_lowering::audit_files(audit));
     // The README's runtimes table, when the README has the markers.
     if let Some(readme) = crate::readme::regenerated(&repo.root, &rows) {

@@ -16,9 +16,13 @@ use crate::vocab::{Atom, Depth, Mode, Obligation, Precondition, Signal, TraceGat
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CatalogDoc {
+    /// Every mode with its bundle O[m].
     pub modes: BTreeMap<Mode, ModeSpec>,
+    /// Every adapter depth: what it may supply and its preconditions.
     pub depths: BTreeMap<Depth, DepthSpec>,
+    /// Every approximation signal and the modes it suggests.
     pub signals: BTreeMap<Signal, SignalSpec>,
+    /// Primitives that must never be accepted as a mode (always `rejected`).
     #[serde(default)]
     pub forbidden_lowerings: Vec<ForbiddenLowering>,
     /// Which obligations each trace gate's verdict can witness (evidence anchored
@@ -83,6 +87,7 @@ pub struct DepthSpec {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SignalSpec {
+    /// What the primitive is (documentation).
     pub description: String,
     /// Modes this signal makes a row `approximate` for (never positive).
     pub suggests: Vec<Mode>,
@@ -92,8 +97,11 @@ pub struct SignalSpec {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ForbiddenLowering {
+    /// The primitive refused.
     pub primitive: Signal,
+    /// The mode it must never be accepted as.
     pub mode: Mode,
+    /// Why, with its paper section (shown in reasons).
     pub why: String,
 }
 

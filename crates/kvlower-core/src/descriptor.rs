@@ -14,6 +14,7 @@ use crate::vocab::{
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Descriptor {
+    /// Which runtime and build the evidence is about.
     pub runtime: RuntimeIdentity,
     /// Evidence the unmodified backend supplies by itself.
     #[serde(default)]
@@ -38,10 +39,13 @@ pub struct Descriptor {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RuntimeIdentity {
+    /// The runtime's name as shown in results (visible characters, no control character).
     pub name: String,
     /// A release version or a source commit.
     pub version: String,
+    /// What the evidence was read from (a source tree, a release container, ...).
     pub source: SourceKind,
+    /// Free text about the runtime or build (shown in reports).
     #[serde(default)]
     pub note: String,
 }
@@ -61,14 +65,19 @@ pub enum SourceKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EvidenceItem {
+    /// The obligation this item is evidence for.
     pub obligation: Obligation,
+    /// How far the evidence establishes it; only `supported` counts (fail-closed rule 2).
     pub status: Status,
+    /// Where the fact was observed: docs, source, or a kind of trace.
     pub scope: Scope,
+    /// Where the evidence can be checked.
     pub anchor: Anchor,
     /// The modes whose path this evidence exercised; empty means every mode.
     /// A run that exercised the hard-claim path is no witness for the offload path.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub modes: Vec<Mode>,
+    /// What the evidence shows, in a sentence (shown by `kvlower explain`).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub note: String,
 }
@@ -77,7 +86,9 @@ pub struct EvidenceItem {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Adapter {
+    /// The rung of the adapter-depth ladder this adapter sits at (never `none`).
     pub depth: Depth,
+    /// What the adapter is, in a few words (visible characters, no control character).
     pub name: String,
     /// The depth's trust-boundary preconditions, each with its anchor.
     #[serde(default)]
@@ -85,6 +96,7 @@ pub struct Adapter {
     /// Known ambiguities of this adapter; any one voids its evidence.
     #[serde(default)]
     pub ambiguities: Vec<Ambiguity>,
+    /// The obligations the adapter supplies, each an anchored item.
     #[serde(default)]
     pub evidence: Vec<EvidenceItem>,
 }
@@ -93,10 +105,14 @@ pub struct Adapter {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AtomEvidence {
+    /// The observed atom.
     pub atom: Atom,
+    /// Where it was observed; atoms count only from a trace (fail-closed rule 3).
     pub scope: Scope,
+    /// Where the observation can be checked.
     pub anchor: Anchor,
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    /// What the observation shows.
     pub note: String,
 }
 
@@ -104,9 +120,12 @@ pub struct AtomEvidence {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SignalEvidence {
+    /// The primitive the runtime exposes.
     pub signal: Signal,
+    /// Where the primitive can be seen (a static source is enough).
     pub anchor: Anchor,
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    /// What the primitive is.
     pub note: String,
 }
 
@@ -115,11 +134,14 @@ pub struct SignalEvidence {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Proposal {
+    /// The primitive offered.
     pub primitive: Signal,
+    /// The mode it is offered as.
     pub mode: Mode,
     /// The shallowest row depth the proposal is made at (default: native).
     #[serde(default = "depth_none")]
     pub depth: Depth,
+    /// Who offers it, or why a naive reading would.
     #[serde(default)]
     pub note: String,
 }
@@ -134,6 +156,7 @@ fn depth_none() -> Depth {
 pub struct NonClaims {
     /// Applies to every row without a mode-specific non-claim.
     pub default: String,
+    /// Mode-specific non-claims, replacing `default` for that mode's rows.
     #[serde(default)]
     pub modes: BTreeMap<Mode, String>,
 }
@@ -161,6 +184,57 @@ pub enum AnchorKind {
     RepoFile,
 }
 
+impl AnchorKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [AnchorKind; 4] = [
+        AnchorKind::Paper,
+        AnchorKind::PublicSource,
+        AnchorKind::DocsPage,
+        AnchorKind::RepoFile,
+    ];
+
+    /// The anchor fields that name a target (every other field is common to all kinds).
+    pub const ALL_FIELDS: [&'static str; 6] = [
+        "repository",
+        "commit",
+        "path",
+        "section",
+        "url",
+        "retrieved",
+    ];
+
+    /// The target fields this kind needs, each with a visible character.
+    /// One table for [`Anchor::defects`] and the generated JSON Schema.
+    pub fn required_fields(self) -> &'static [&'static str] {
+        match self {
+            AnchorKind::Paper => &["section"],
+            AnchorKind::PublicSource => &["repository", "commit", "path"],
+            AnchorKind::DocsPage => &["url", "retrieved"],
+            AnchorKind::RepoFile => &["path"],
+        }
+    }
+
+    /// The target fields this kind may have; any other is `FieldNotForKind`.
+    pub fn allowed_fields(self) -> &'static [&'static str] {
+        match self {
+            AnchorKind::Paper => &["section", "path"],
+            AnchorKind::PublicSource => &["repository", "commit", "path"],
+            AnchorKind::DocsPage => &["url", "retrieved", "section"],
+            AnchorKind::RepoFile => &["path"],
+        }
+    }
+
+    /// The name used in YAML.
+    pub fn name(self) -> &'static str {
+        match self {
+            AnchorKind::Paper => "paper",
+            AnchorKind::PublicSource => "public_source",
+            AnchorKind::DocsPage => "docs_page",
+            AnchorKind::RepoFile => "repo_file",
+        }
+    }
+}
+
 /// Where a piece of evidence can be checked.
 ///
 /// Fields are optional in the type so that an incomplete anchor parses and is
@@ -168,19 +242,29 @@ pub enum AnchorKind {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Anchor {
+    /// What the anchor points at; decides which other fields it needs and allows.
     pub kind: Option<AnchorKind>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `public_source`: the repository, as `owner/name`.
     pub repository: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `public_source`: the commit read, 7 to 40 hexadecimal digits.
     pub commit: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `public_source`, `repo_file` (and optionally `paper`): a relative path
+    /// inside the repository (or artifact) named; no `..` segment, no leading `/`.
     pub path: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `paper`: the section, table or appendix cited (`§6.1`, `§9 Table 9`,
+    /// `Appendix A`); optional on `docs_page`.
     pub section: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `docs_page`: the page's `http(s)://` URL.
     pub url: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `docs_page`: the date the page was read, `YYYY-MM-DD`, not in the future.
     pub retrieved: Option<String>,
+    /// What the anchored source shows (required; a placeholder or a bare TODO anchors nothing).
     #[serde(default)]
     pub note: String,
     /// For trace-scoped evidence: the anchored trace keeps event order.
@@ -202,6 +286,7 @@ pub struct ClaimedVerdict {
     /// The claim the verdict is about; absent for a trace's unclaimed events.
     #[serde(default)]
     pub claim_id: Option<String>,
+    /// The gate of `kvlower gate` whose verdict is claimed.
     pub gate: TraceGate,
     /// Whether the gate passes for that claim.
     pub pass: bool,
@@ -497,27 +582,10 @@ impl Anchor {
             ("retrieved", &self.retrieved),
         ];
         let written = |v: &Option<String>| v.as_deref().is_some_and(has_visible);
-        let allowed: &[&str] = match self.kind {
-            None => &[
-                "repository",
-                "commit",
-                "path",
-                "section",
-                "url",
-                "retrieved",
-            ],
-            Some(AnchorKind::Paper) => &["section", "path"],
-            Some(AnchorKind::PublicSource) => &["repository", "commit", "path"],
-            Some(AnchorKind::DocsPage) => &["url", "retrieved", "section"],
-            Some(AnchorKind::RepoFile) => &["path"],
-        };
-        let required: &[&'static str] = match self.kind {
-            None => &[],
-            Some(AnchorKind::Paper) => &["section"],
-            Some(AnchorKind::PublicSource) => &["repository", "commit", "path"],
-            Some(AnchorKind::DocsPage) => &["url", "retrieved"],
-            Some(AnchorKind::RepoFile) => &["path"],
-        };
+        let allowed: &[&str] = self
+            .kind
+            .map_or(&AnchorKind::ALL_FIELDS[..], AnchorKind::allowed_fields);
+        let required: &[&'static str] = self.kind.map_or(&[][..], AnchorKind::required_fields);
         if self.kind.is_none() {
             defects.push(AnchorDefect::NoKind);
         }

@@ -42,6 +42,7 @@ pub enum Code {
     FileTooLarge,
     InvalidFileName,
     StrayFile,
+    MalformedTrace,
 }
 
 impl Code {
@@ -80,6 +81,7 @@ impl Code {
         Code::FileTooLarge,
         Code::InvalidFileName,
         Code::StrayFile,
+        Code::MalformedTrace,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -118,6 +120,7 @@ impl Code {
             Code::FileTooLarge => "file-too-large",
             Code::InvalidFileName => "invalid-file-name",
             Code::StrayFile => "stray-file",
+            Code::MalformedTrace => "malformed-trace",
         }
     }
 
@@ -221,6 +224,9 @@ impl Code {
             }
             Code::StrayFile => {
                 "A file in results/ or schemas/ that `kvlower matrix` does not generate (often a leftover temporary file); delete it."
+            }
+            Code::MalformedTrace => {
+                "`kvlower gate`: a trace line is not a well-formed event (not JSON, a missing or non-increasing `event_sequence`, conflicting claim ids, ...; docs/trace-format.md); a malformed trace cannot pass any gate."
             }
         }
     }

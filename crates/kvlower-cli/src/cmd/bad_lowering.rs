@@ -15,6 +15,7 @@ use kvlower_load::{Code, Diagnostic, FsEnvironment, LoadFailure, Repository, loa
 
 use crate::Exit;
 use crate::cmd::matrix::{report_outcome, write_set};
+use crate::output::{SimpleFormat, envelope_json, report_error};
 use crate::results::GeneratedFile;
 
 #[derive(Debug, clap::Args)]
@@ -22,6 +23,18 @@ pub struct BadLoweringArgs {
     /// Repository root holding modes/, capabilities/, bad_lowering/ and results/
     #[arg(long, default_value = ".")]
     pub root: PathBuf,
+    /// Output format (`json`: the shared envelope, the cases as its payload)
+    #[arg(long, value_enum, default_value_t = SimpleFormat::Human)]
+    pub format: SimpleFormat,
+}
+
+/// The `payload` of `bad-lowering --format json`.
+#[derive(Debug, serde::Serialize)]
+struct Payload<'a> {
+    /// Result files replaced, relative to the root.
+    written: &'a [String],
+    /// Every case with its expected and actual outcome.
+    cases: &'a [kvlower_audit::bad_lowering::CaseResult],
 }
 
 /// The counterexample files under `root/bad_lowering` (`*.yaml`, `*.yml`), sorted;
@@ -112,31 +125,59 @@ pub fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> anyhow::Result<Exit> {
+    let json = args.format == SimpleFormat::Json;
     let repo = match load_repository(&args.root) {
         Ok((repo, diagnostics)) if diagnostics.is_empty() => repo,
         Ok((_, diagnostics)) | Err(LoadFailure::Invalid(diagnostics)) => {
-            for d in &diagnostics {
-                writeln!(err, "{d}")?;
-            }
-            writeln!(
-                err,
+            let summary = format!(
                 "kvlower bad-lowering: {} finding(s); nothing written",
                 diagnostics.len()
-            )?;
+            );
+            if json {
+                let doc = envelope_json::<()>(
+                    "bad-lowering",
+                    Exit::Findings,
+                    &summary,
+                    &diagnostics,
+                    None,
+                    None,
+                );
+                write!(out, "{doc}")?;
+            } else {
+                for d in &diagnostics {
+                    writeln!(err, "{d}")?;
+                }
+                writeln!(err, "{summary}")?;
+            }
             return Ok(Exit::Findings);
         }
         Err(LoadFailure::NoDescriptors { dir }) => {
-            writeln!(err, "error: no descriptors found in {}", dir.display())?;
+            let message = format!("no descriptors found in {}", dir.display());
+            report_error(
+                args.format.shared(),
+                "bad-lowering",
+                Exit::Usage,
+                &message,
+                out,
+                err,
+            )?;
             return Ok(Exit::Usage);
         }
     };
     let env = FsEnvironment::new(repo.root.clone());
     let cases = read_cases(&repo.root).unwrap_or_default();
     if cases.is_empty() {
-        writeln!(
-            err,
-            "error: no counterexamples found in {}",
+        let message = format!(
+            "no counterexamples found in {}",
             repo.root.join(BAD_LOWERING_DIR).display()
+        );
+        report_error(
+            args.format.shared(),
+            "bad-lowering",
+            Exit::Usage,
+            &message,
+            out,
+            err,
         )?;
         return Ok(Exit::Usage);
     }
@@ -151,7 +192,26 @@ pub fn run(
             contents: suite.markdown(),
         },
     ];
-    report_outcome(&write_set(&args.root, &files)?, out)?;
+    let outcome = write_set(&args.root, &files)?;
+    let exit = if suite.failures().is_empty() {
+        Exit::Success
+    } else {
+        Exit::Findings
+    };
+    if json {
+        let summary = format!("kvlower bad-lowering: {}", suite.summary());
+        let payload = Payload {
+            written: &outcome.written,
+            cases: &suite.cases,
+        };
+        write!(
+            out,
+            "{}",
+            envelope_json("bad-lowering", exit, &summary, &[], None, Some(payload))
+        )?;
+        return Ok(exit);
+    }
+    report_outcome(&outcome, out)?;
     for c in &suite.cases {
         writeln!(
             out,
@@ -164,9 +224,5 @@ pub fn run(
         )?;
     }
     writeln!(out, "kvlower bad-lowering: {}", suite.summary())?;
-    Ok(if suite.failures().is_empty() {
-        Exit::Success
-    } else {
-        Exit::Findings
-    })
+    Ok(exit)
 }

@@ -12,8 +12,7 @@ use kvlower_load::{Code, Diagnostic, MODES_PATH, read_catalog};
 use serde::Serialize;
 
 use crate::Exit;
-use crate::output::{Format, ReportOptions, report};
-use crate::results::{SCHEMA_VERSION, to_json};
+use crate::output::{Format, ReportOptions, envelope_json, report};
 
 #[derive(Debug, clap::Args)]
 pub struct CatalogArgs {
@@ -154,24 +153,23 @@ fn diff(args: &DiffArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Re
             "{MODES_PATH} against the built-in baseline: {weakened} weakened, {strengthened} strengthened, {neutral} neutral"
         )
     };
+    let exit = if weakened == 0 {
+        Exit::Success
+    } else {
+        Exit::Findings
+    };
     match args.report.format {
         Format::Json => {
+            /// The payload of `catalog diff --format json` (the envelope's `summary`,
+            /// `ok` and `exit_code` say whether anything was weakened).
             #[derive(Serialize)]
-            struct Doc<'a> {
-                schema_version: u32,
-                command: &'a str,
-                ok: bool,
-                summary: &'a str,
+            struct Payload<'a> {
                 digest: &'a str,
                 baseline_digest: &'a str,
                 equals_baseline: bool,
                 changes: Vec<JsonChange<'a>>,
             }
-            let doc = Doc {
-                schema_version: SCHEMA_VERSION,
-                command: "catalog diff",
-                ok: weakened == 0,
-                summary: &summary,
+            let payload = Payload {
                 digest: &pin.digest,
                 baseline_digest: &pin.baseline_digest,
                 equals_baseline: pin.equals_baseline,
@@ -188,7 +186,11 @@ fn diff(args: &DiffArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Re
                     })
                     .collect(),
             };
-            write!(out, "{}", to_json(&doc))?;
+            write!(
+                out,
+                "{}",
+                envelope_json("catalog diff", exit, &summary, &[], None, Some(payload))
+            )?;
         }
         Format::Markdown => {
             writeln!(out, "### kvlower catalog diff\n\n{summary}\n")?;
@@ -219,11 +221,7 @@ fn diff(args: &DiffArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Re
             writeln!(out, "{summary}")?;
         }
     }
-    Ok(if weakened == 0 {
-        Exit::Success
-    } else {
-        Exit::Findings
-    })
+    Ok(exit)
 }
 
 fn direction_word(d: Direction) -> &'static str {

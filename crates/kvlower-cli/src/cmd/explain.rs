@@ -124,7 +124,7 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
         )?,
         Format::Markdown => write!(out, "{}", explain_markdown(&shown, &descriptor, &judgments))?,
         Format::Human | Format::Github => {
-            let color = args.report.color.enabled();
+            let color = args.report.color.enabled_for(crate::output::Stream::Stdout);
             if args.report.quiet {
                 for j in &judgments {
                     writeln!(out, "{} @ {}: {}", j.mode, j.depth, paint_label(j, color))?;

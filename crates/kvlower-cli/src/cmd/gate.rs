@@ -36,11 +36,13 @@ use kvlower_trace::{
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::Exit;
-use crate::output::{Format, ReportOptions};
+use kvlower_load::Code;
 
-/// Version of the `--format json` document.
-const JSON_SCHEMA_VERSION: u32 = 1;
+use crate::Exit;
+use crate::output::{
+    Format, JsonDiagnostic, OUTPUT_SCHEMA_VERSION, ReportOptions, Stream, escape_control, md_cell,
+    md_code, report_error,
+};
 
 /// Files up to this size are read whole and judged on the pool; larger ones stream alone.
 const SMALL_FILE_BYTES: u64 = 16 << 20;
@@ -59,9 +61,10 @@ pub enum FailOn {
 
 #[derive(Debug, clap::Args)]
 pub struct GateArgs {
-    /// human: one line per claim, then the campaign summary, diagnostics on stderr;
-    /// json: {schema_version, results, summary, diagnostics}; github: `::error`
-    /// annotations for malformed lines plus the human report; markdown: a table
+    /// human: one line per claim, then the campaign summary and the tally on stdout,
+    /// diagnostics on stderr; json: the shared envelope (payload: results and campaign);
+    /// github: `::error` annotations for malformed lines plus the human report;
+    /// markdown: a table
     #[command(flatten)]
     pub report: ReportOptions,
     /// Exit 1 also when some run did not pass (`fail`), for CI
@@ -122,7 +125,7 @@ pub fn run(args: &GateArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
     let inputs = match collect_traces(&args.paths) {
         Ok(inputs) => inputs,
         Err(message) => {
-            writeln!(err, "error: {message}")?;
+            report_error(args.report.format, "gate", Exit::Usage, &message, out, err)?;
             return Ok(Exit::Usage);
         }
     };
@@ -142,7 +145,8 @@ pub fn run(args: &GateArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
             err,
             github: opts.format == Format::Github,
             quiet: opts.quiet,
-            color: opts.color.enabled(),
+            color_out: opts.color.enabled_for(Stream::Stdout),
+            color_err: opts.color.enabled_for(Stream::Stderr),
         }),
         Format::Json => Box::new(JsonSink::new(out)),
         Format::Markdown => Box::new(MarkdownSink {
@@ -192,21 +196,21 @@ pub fn run(args: &GateArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
         })?;
         rest = after;
     }
-    let runs = inputs.len();
-    report
-        .sink
-        .end(&report.summary, &report.diagnostics, runs)?;
     let fail_on = if args.strict {
         FailOn::Fail
     } else {
         args.fail_on
     };
     let failed_runs = fail_on == FailOn::Fail && report.summary.failed > 0;
-    Ok(if report.diagnostics.is_empty() && !failed_runs {
+    let exit = if report.diagnostics.is_empty() && !failed_runs {
         Exit::Success
     } else {
         Exit::Findings
-    })
+    };
+    report
+        .sink
+        .end(&report.summary, &report.diagnostics, inputs.len(), exit)?;
+    Ok(exit)
 }
 
 fn join(handle: std::thread::ScopedJoinHandle<'_, Vec<Judged>>) -> anyhow::Result<Vec<Judged>> {
@@ -479,7 +483,36 @@ trait Sink {
         summary: &CampaignSummary,
         diagnostics: &[(String, Diagnostic)],
         traces: usize,
+        exit: Exit,
     ) -> io::Result<()>;
+}
+
+/// The stable code of a gate diagnostic: the file-level refusals share the
+/// codes `check` uses for them; anything wrong inside a trace is `malformed-trace`.
+fn code_of(problem: &Problem) -> Code {
+    match problem {
+        Problem::NotRegularFile(_) => Code::NotARegularFile,
+        Problem::Read(_) => Code::UnreadableFile,
+        Problem::TraceTooLarge(_) => Code::FileTooLarge,
+        _ => Code::MalformedTrace,
+    }
+}
+
+/// A gate diagnostic for people, in `check`'s shape:
+/// `trace:line: error[code]: message` (the trace name and message escaped).
+fn human_diagnostic(trace: &str, d: &Diagnostic, color: bool) -> String {
+    let tag = if color {
+        "\x1b[1;31merror\x1b[0m"
+    } else {
+        "error"
+    };
+    let at = d.line.map_or(String::new(), |line| format!(":{line}"));
+    format!(
+        "{}{at}: {tag}[{}]: {}",
+        escape_control(trace),
+        code_of(&d.problem),
+        escape_control(&d.message())
+    )
 }
 
 struct HumanSink<'a> {
@@ -489,7 +522,10 @@ struct HumanSink<'a> {
     github: bool,
     /// Only the campaign summary and the diagnostics.
     quiet: bool,
-    color: bool,
+    /// Colour PASS/FAIL on stdout.
+    color_out: bool,
+    /// Colour the diagnostics' `error` label on stderr.
+    color_err: bool,
 }
 
 fn human_gate(name: GateName, result: &GateResult, color: bool) -> String {
@@ -522,11 +558,13 @@ impl Sink for HumanSink<'_> {
         let gates: Vec<String> = v
             .gates
             .iter()
-            .map(|(n, r)| human_gate(*n, r, self.color))
+            .map(|(n, r)| human_gate(*n, r, self.color_out))
             .collect();
         write!(
             self.out,
-            "{trace}: {who} [{}]: {}",
+            "{}: {} [{}]: {}",
+            escape_control(trace),
+            escape_control(&who),
             v.family,
             gates.join("; ")
         )?;
@@ -544,21 +582,19 @@ impl Sink for HumanSink<'_> {
                 .replace(',', "%2C")
                 .replace(':', "%3A");
             let message = d.message().replace('%', "%25").replace('\n', "%0A");
+            let code = code_of(&d.problem);
             match d.line {
                 Some(line) => writeln!(
                     self.out,
-                    "::error file={file},line={line},title=kvlower gate::{message}"
+                    "::error file={file},line={line},title=kvlower {code}::{message}"
                 )?,
                 None => writeln!(
                     self.out,
-                    "::error file={file},title=kvlower gate::{message}"
+                    "::error file={file},title=kvlower {code}::{message}"
                 )?,
             }
         }
-        match d.line {
-            Some(line) => writeln!(self.err, "{trace}:{line}: {}", d.message()),
-            None => writeln!(self.err, "{trace}: {}", d.message()),
-        }
+        writeln!(self.err, "{}", human_diagnostic(trace, d, self.color_err))
     }
 
     fn end(
@@ -566,6 +602,7 @@ impl Sink for HumanSink<'_> {
         s: &CampaignSummary,
         diagnostics: &[(String, Diagnostic)],
         traces: usize,
+        _exit: Exit,
     ) -> io::Result<()> {
         if traces > 1 || self.quiet {
             let o = &mut self.out;
@@ -613,8 +650,9 @@ impl Sink for HumanSink<'_> {
     }
 }
 
-/// Writes one JSON document incrementally: results one per line as they come, then the
-/// summary and the diagnostics.
+/// Writes the shared envelope incrementally: the payload's results one per line as
+/// they come, then the campaign counts, the tally as `summary`, the exit and the
+/// diagnostics (keys in that order; a JSON reader does not depend on it).
 struct JsonSink<'a> {
     out: &'a mut dyn Write,
     rows: u64,
@@ -635,18 +673,11 @@ struct JsonRow<'a> {
     controls_rejected: &'a [Control],
 }
 
-#[derive(Serialize)]
-struct JsonDiagnostic<'a> {
-    file: &'a str,
-    line: Option<u64>,
-    message: String,
-}
-
 impl Sink for JsonSink<'_> {
     fn begin(&mut self) -> io::Result<()> {
         write!(
             self.out,
-            "{{\"schema_version\":{JSON_SCHEMA_VERSION},\"results\":["
+            "{{\"schema_version\":{OUTPUT_SCHEMA_VERSION},\"command\":\"gate\",\"payload\":{{\"results\":["
         )
     }
 
@@ -674,21 +705,34 @@ impl Sink for JsonSink<'_> {
         summary: &CampaignSummary,
         diagnostics: &[(String, Diagnostic)],
         _traces: usize,
+        exit: Exit,
     ) -> io::Result<()> {
-        write!(self.out, "\n],\"summary\":")?;
+        write!(self.out, "\n],\"campaign\":")?;
         serde_json::to_writer(&mut *self.out, summary)?;
-        write!(self.out, ",\"diagnostics\":[")?;
-        for (i, (file, d)) in diagnostics.iter().enumerate() {
+        write!(self.out, "}},\"summary\":")?;
+        serde_json::to_writer(&mut *self.out, &tally(summary))?;
+        write!(
+            self.out,
+            ",\"ok\":{},\"exit_code\":{},\"diagnostics\":[",
+            exit == Exit::Success,
+            exit.as_u8()
+        )?;
+        let messages: Vec<String> = diagnostics.iter().map(|(_, d)| d.message()).collect();
+        for (i, ((file, d), message)) in diagnostics.iter().zip(&messages).enumerate() {
             let sep = if i == 0 { "\n" } else { ",\n" };
             self.out.write_all(sep.as_bytes())?;
             let row = JsonDiagnostic {
                 file,
-                line: d.line,
-                message: d.message(),
+                line: d.line.and_then(|l| usize::try_from(l).ok()),
+                column: None,
+                code: code_of(&d.problem).as_str(),
+                yaml_path: "",
+                message,
+                hint: None,
             };
             serde_json::to_writer(&mut *self.out, &row)?;
         }
-        writeln!(self.out, "\n]}}")
+        writeln!(self.out, "\n],\"error\":null}}")
     }
 }
 
@@ -724,10 +768,11 @@ impl Sink for MarkdownSink<'_> {
         let controls: Vec<&str> = v.controls_rejected.iter().map(|c| c.as_str()).collect();
         writeln!(
             self.out,
-            "| `{trace}` | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} |",
+            md_code(trace),
             v.claim_id
                 .as_deref()
-                .map_or("(unclaimed)".to_string(), |c| format!("`{c}`")),
+                .map_or("(unclaimed)".to_string(), md_code),
             v.family,
             gates.join("<br>"),
             controls.join(", ")
@@ -743,6 +788,7 @@ impl Sink for MarkdownSink<'_> {
         s: &CampaignSummary,
         diagnostics: &[(String, Diagnostic)],
         _traces: usize,
+        _exit: Exit,
     ) -> io::Result<()> {
         let o = &mut self.out;
         writeln!(o, "\n| campaign | count |\n|---|---|")?;
@@ -782,10 +828,14 @@ impl Sink for MarkdownSink<'_> {
                 diagnostics.len()
             )?;
             for (file, d) in diagnostics {
-                match d.line {
-                    Some(line) => writeln!(o, "- `{file}:{line}`: {}", d.message())?,
-                    None => writeln!(o, "- `{file}`: {}", d.message())?,
-                }
+                let at = d.line.map_or(file.clone(), |line| format!("{file}:{line}"));
+                writeln!(
+                    o,
+                    "- {} `{}`: {}",
+                    md_code(&at),
+                    code_of(&d.problem),
+                    md_cell(&d.message())
+                )?;
             }
         }
         Ok(())

@@ -16,6 +16,7 @@ use std::path::PathBuf;
 use kvlower_join::EventFormat;
 
 use crate::Exit;
+use crate::output::{Format, report_error};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum FormatArg {
@@ -128,20 +129,26 @@ fn resolve(
 }
 
 pub fn run(args: &JoinArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
+    // A result is the evidence document (its own contract, docs/join.md); an error
+    // under `--format json` is the shared envelope, like every command's.
+    let asked_json = matches!(args.format, Some(FormatFlag::Json))
+        || matches!(args.output, Some(OutputArg::Json));
+    let fail = |exit: Exit, message: &str, out: &mut dyn Write, err: &mut dyn Write| {
+        let format = if asked_json {
+            Format::Json
+        } else {
+            Format::Human
+        };
+        report_error(format, "join", exit, message, out, err).map(|()| exit)
+    };
     let (output, events_format) = match resolve(args, err)? {
         Ok(v) => v,
-        Err(e) => {
-            writeln!(err, "error: {e}")?;
-            return Ok(Exit::Usage);
-        }
+        Err(e) => return Ok(fail(Exit::Usage, &e, out, err)?),
     };
     if let Some(controls) = &args.pressure_controls {
         if events_format.is_some() {
-            writeln!(
-                err,
-                "error: --pressure-controls names its own event formats"
-            )?;
-            return Ok(Exit::Usage);
+            let message = "--pressure-controls names its own event formats";
+            return Ok(fail(Exit::Usage, message, out, err)?);
         }
         return match kvlower_join::pressure::run_controls(controls) {
             Ok(report) => {
@@ -151,20 +158,15 @@ pub fn run(args: &JoinArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
                 }
                 Ok(Exit::Success)
             }
-            Err(e) => {
-                writeln!(err, "error: {e}")?;
-                Ok(Exit::Findings)
-            }
+            Err(e) => Ok(fail(Exit::Findings, &e.to_string(), out, err)?),
         };
     }
     let (Some(registry), Some(events), Some(format)) =
         (&args.registry, &args.events, events_format)
     else {
-        writeln!(
-            err,
-            "error: kvlower join needs --registry, --events and --events-format (or --pressure-controls)"
-        )?;
-        return Ok(Exit::Usage);
+        let message =
+            "kvlower join needs --registry, --events and --events-format (or --pressure-controls)";
+        return Ok(fail(Exit::Usage, message, out, err)?);
     };
     match kvlower_join::join_paths(registry, events, format.into()) {
         Ok(report) => {
@@ -174,9 +176,6 @@ pub fn run(args: &JoinArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
             }
             Ok(Exit::Success)
         }
-        Err(e) => {
-            writeln!(err, "error: {e}")?;
-            Ok(Exit::Findings)
-        }
+        Err(e) => Ok(fail(Exit::Findings, &e.to_string(), out, err)?),
     }
 }

@@ -15,7 +15,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use kvlower_load::{LoadFailure, load_repository};
 
+use serde::Serialize;
+
 use crate::Exit;
+use crate::output::{SimpleFormat, envelope_json, report_error};
 use crate::results::{GeneratedFile, generate};
 
 /// The directories whose every file `kvlower matrix` generates.
@@ -31,39 +34,105 @@ pub struct MatrixArgs {
     /// Repository root holding modes/, capabilities/ and results/
     #[arg(long, default_value = ".")]
     pub root: PathBuf,
+    /// Output format (`json`: the shared envelope, the files written as its payload)
+    #[arg(long, value_enum, default_value_t = SimpleFormat::Human)]
+    pub format: SimpleFormat,
+}
+
+/// The `payload` of `matrix --format json`: what [`write_set`] did.
+#[derive(Debug, Serialize)]
+pub struct MatrixPayload<'a> {
+    /// Files replaced, relative to the root.
+    pub written: &'a [String],
+    /// How many generated files were already up to date.
+    pub unchanged: usize,
+    /// Files an interrupted earlier run had staged, renamed into place now.
+    pub completed: &'a [String],
+    /// Leftover temporary files of an earlier run, removed.
+    pub removed: &'a [String],
 }
 
 pub fn run(args: &MatrixArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
+    let json = args.format == SimpleFormat::Json;
     let (repo, diagnostics) = match load_repository(&args.root) {
         Ok(loaded) => loaded,
         Err(LoadFailure::NoDescriptors { dir }) => {
-            writeln!(err, "error: no descriptors found in {}", dir.display())?;
+            let message = format!("no descriptors found in {}", dir.display());
+            report_error(
+                args.format.shared(),
+                "matrix",
+                Exit::Usage,
+                &message,
+                out,
+                err,
+            )?;
             return Ok(Exit::Usage);
         }
         Err(LoadFailure::Invalid(diagnostics)) => {
-            print_findings(err, &diagnostics)?;
-            writeln!(err, "kvlower matrix: nothing written")?;
+            let summary = format!(
+                "kvlower matrix: {} finding(s); nothing written",
+                diagnostics.len()
+            );
+            if json {
+                write!(
+                    out,
+                    "{}",
+                    envelope_json::<()>(
+                        "matrix",
+                        Exit::Findings,
+                        &summary,
+                        &diagnostics,
+                        None,
+                        None
+                    )
+                )?;
+            } else {
+                print_findings(err, &diagnostics)?;
+                writeln!(err, "kvlower matrix: nothing written")?;
+            }
             return Ok(Exit::Findings);
         }
     };
     if !diagnostics.is_empty() {
-        print_findings(err, &diagnostics)?;
-        writeln!(
-            err,
+        let summary = format!(
             "kvlower matrix: {} finding(s); nothing written",
             diagnostics.len()
-        )?;
+        );
+        if json {
+            write!(
+                out,
+                "{}",
+                envelope_json::<()>("matrix", Exit::Findings, &summary, &diagnostics, None, None)
+            )?;
+        } else {
+            print_findings(err, &diagnostics)?;
+            writeln!(err, "{summary}")?;
+        }
         return Ok(Exit::Findings);
     }
     let files = generate(&repo);
     let outcome = write_set(&args.root, &files)?;
-    report_outcome(&outcome, out)?;
-    writeln!(
-        out,
-        "kvlower matrix: {} file(s) written, {} unchanged",
-        outcome.written.len(),
-        files.len() - outcome.written.len()
-    )?;
+    let unchanged = files.len() - outcome.written.len();
+    let summary = format!(
+        "kvlower matrix: {} file(s) written, {unchanged} unchanged",
+        outcome.written.len()
+    );
+    if json {
+        let payload = MatrixPayload {
+            written: &outcome.written,
+            unchanged,
+            completed: &outcome.completed,
+            removed: &outcome.removed,
+        };
+        write!(
+            out,
+            "{}",
+            envelope_json("matrix", Exit::Success, &summary, &[], None, Some(payload))
+        )?;
+    } else {
+        report_outcome(&outcome, out)?;
+        writeln!(out, "{summary}")?;
+    }
     Ok(Exit::Success)
 }
 

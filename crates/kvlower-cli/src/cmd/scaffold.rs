@@ -11,6 +11,7 @@ use kvlower_core::{Catalog, Mode, Obligation};
 use kvlower_load::{CAPABILITIES_DIR, load_catalog};
 
 use crate::Exit;
+use crate::output::{SimpleFormat, envelope_json, report_error};
 
 #[derive(Debug, clap::Args)]
 pub struct NewArgs {
@@ -28,6 +29,21 @@ pub struct NewArgs {
     /// Print the descriptor instead of writing capabilities/<runtime>.yaml
     #[arg(long)]
     pub stdout: bool,
+    /// Output format (`json`: the shared envelope; the path, and with --stdout
+    /// the descriptor text, as its payload)
+    #[arg(long, value_enum, default_value_t = SimpleFormat::Human)]
+    pub format: SimpleFormat,
+}
+
+/// The `payload` of `new --format json`.
+#[derive(Debug, serde::Serialize)]
+struct Payload<'a> {
+    /// The descriptor's path relative to the root.
+    path: &'a str,
+    /// Whether it was written (false with `--stdout`).
+    written: bool,
+    /// The descriptor text, with `--stdout` only.
+    text: Option<&'a str>,
 }
 
 /// Parses a `runtime.source` name with the descriptor format's own names.
@@ -48,26 +64,27 @@ fn source_name(source: SourceKind) -> String {
 
 /// A runtime name or version must be one printable line: it is written into
 /// YAML comments and Markdown tables, where a line break would escape them.
-fn refuse_control(what: &str, value: &str, err: &mut dyn Write) -> std::io::Result<bool> {
+fn refuse_control(what: &str, value: &str) -> Option<String> {
     if value.chars().any(char::is_control) {
-        writeln!(
-            err,
-            "error: the {what} `{}` contains a control character (a line break, tab, escape, ...); use one printable line",
+        return Some(format!(
+            "the {what} `{}` contains a control character (a line break, tab, escape, ...); use one printable line",
             crate::output::escape_control(value)
-        )?;
-        return Ok(true);
+        ));
     }
     if value.trim().is_empty() {
-        writeln!(err, "error: the {what} is empty")?;
-        return Ok(true);
+        return Some(format!("the {what} is empty"));
     }
-    Ok(false)
+    None
 }
 
 pub fn run(args: &NewArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
-    if refuse_control("runtime name", &args.runtime, err)?
-        || refuse_control("version", &args.runtime_version, err)?
+    let usage = |message: &str, out: &mut dyn Write, err: &mut dyn Write| {
+        report_error(args.format.shared(), "new", Exit::Usage, message, out, err)
+    };
+    if let Some(message) = refuse_control("runtime name", &args.runtime)
+        .or_else(|| refuse_control("version", &args.runtime_version))
     {
+        usage(&message, out, err)?;
         return Ok(Exit::Usage);
     }
     let slug: String = format!("{}_{}", args.runtime, args.runtime_version)
@@ -81,17 +98,27 @@ pub fn run(args: &NewArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::
         })
         .collect();
     if slug.trim_matches('_').is_empty() {
-        writeln!(
-            err,
-            "error: `{}` gives an empty file name; use letters and digits",
+        let message = format!(
+            "`{}` gives an empty file name; use letters and digits",
             args.runtime
-        )?;
+        );
+        usage(&message, out, err)?;
         return Ok(Exit::Usage);
     }
     let mut diagnostics = Vec::new();
     let Some(catalog) = load_catalog(&args.root, &mut diagnostics) else {
-        for d in &diagnostics {
-            writeln!(err, "{d}")?;
+        if args.format == SimpleFormat::Json {
+            let summary = format!(
+                "kvlower new: {} finding(s) in the catalog; nothing written",
+                diagnostics.len()
+            );
+            let doc =
+                envelope_json::<()>("new", Exit::Findings, &summary, &diagnostics, None, None);
+            write!(out, "{doc}")?;
+        } else {
+            for d in &diagnostics {
+                writeln!(err, "{d}")?;
+            }
         }
         return Ok(Exit::Findings);
     };
@@ -105,8 +132,21 @@ pub fn run(args: &NewArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::
         },
         &rel,
     );
+    let json = |written: bool, summary: &str, out: &mut dyn Write| {
+        let payload = Payload {
+            path: &rel,
+            written,
+            text: args.stdout.then_some(text.as_str()),
+        };
+        let doc = envelope_json("new", Exit::Success, summary, &[], None, Some(payload));
+        write!(out, "{doc}")
+    };
     if args.stdout {
-        write!(out, "{text}")?;
+        if args.format == SimpleFormat::Json {
+            json(false, &format!("kvlower new: {rel} (not written)"), out)?;
+        } else {
+            write!(out, "{text}")?;
+        }
         return Ok(Exit::Success);
     }
     let path = args.root.join(&rel);
@@ -116,16 +156,21 @@ pub fn run(args: &NewArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::
     tmp.write_all(text.as_bytes())?;
     // Never overwrite: persist_noclobber fails if the file exists, even if it appeared meanwhile.
     if tmp.persist_noclobber(&path).is_err() {
-        writeln!(
+        usage(
+            &format!("{rel} already exists; choose another name or edit it"),
+            out,
             err,
-            "error: {rel} already exists; choose another name or edit it"
         )?;
         return Ok(Exit::Usage);
     }
-    writeln!(
-        out,
+    let summary = format!(
         "wrote {rel}; replace each placeholder with anchored evidence, run `kvlower check`, then `kvlower matrix` and commit"
-    )?;
+    );
+    if args.format == SimpleFormat::Json {
+        json(true, &summary, out)?;
+    } else {
+        writeln!(out, "{summary}")?;
+    }
     Ok(Exit::Success)
 }
 
