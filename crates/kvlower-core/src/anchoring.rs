@@ -71,6 +71,9 @@ pub enum RepoFile {
     /// A `kvlower join` evidence document, recognised by its content (not its
     /// name), and what re-running it showed.
     JoinDocument(JoinDocumentFacts),
+    /// A `kvlower route` routing gate document (docs/routing-trace.md), recognised
+    /// by its content, and what re-running the gate on its trace showed.
+    RoutingDocument(RoutingDocumentFacts),
     /// Any other file. A trace among them is re-run only through a claimed verdict.
     Plain,
 }
@@ -89,6 +92,20 @@ pub struct JoinDocumentFacts {
     /// The stream carried sequence numbers, declared no stream ambiguity, and
     /// some claim was materialized with none left insufficient.
     pub stream_sound: bool,
+}
+
+/// What re-running a committed routing gate document showed.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RoutingDocumentFacts {
+    /// Re-running the routing gate on the trace (and registry) it names gives the
+    /// same document, in value.
+    pub reproduces: bool,
+    /// The depth the document records (`routing_hook`); `None` when unknown.
+    pub depth: Option<Depth>,
+    /// The `routing_hook` preconditions that held for every claim of the registry.
+    pub held: Vec<Precondition>,
+    /// The obligations every claim of the registry passed.
+    pub witnessed: Vec<Obligation>,
 }
 
 /// Decides whether `anchor` counts for `use_`: every defect, structural or
@@ -160,6 +177,14 @@ fn repo_file_defects(
             }
             d
         }
+        RepoFile::RoutingDocument(facts) => {
+            let mut d = routing_document_defects(catalog, &facts, use_);
+            if verdict.is_some() {
+                // A gate verdict is about a `kvlower gate` trace, not a routing document.
+                d.push(AnchorDefect::TraceVerdictDisagrees);
+            }
+            d
+        }
         RepoFile::Plain => match verdict {
             Some(v) => env.trace_verdict_defect(path, v).into_iter().collect(),
             None if use_.claims_run_time() => vec![AnchorDefect::NotReRunnable],
@@ -226,6 +251,64 @@ fn join_document_defects(
     defects
 }
 
+/// A routing gate document anchors only what its recorded depth may supply and it
+/// witnessed (every claim passed), and only the preconditions that held, when it
+/// reproduces and every precondition of that depth held. Like a join it observes no
+/// atom, and it never supplies an enforcement obligation (fail-closed rule 6).
+fn routing_document_defects(
+    catalog: &Catalog,
+    facts: &RoutingDocumentFacts,
+    use_: AnchorUse,
+) -> Vec<AnchorDefect> {
+    if !facts.reproduces {
+        return vec![AnchorDefect::RoutingEvidenceDisagrees];
+    }
+    let Some(doc_depth) = facts.depth else {
+        return vec![AnchorDefect::RoutingEvidenceInsufficient];
+    };
+    let mut defects = Vec::new();
+    let spec = catalog.depth(doc_depth);
+    let required = spec.map_or(&[][..], |s| s.preconditions.as_slice());
+    if doc_depth != Depth::RoutingHook
+        || required.is_empty()
+        || !required.iter().all(|p| facts.held.contains(p))
+    {
+        defects.push(AnchorDefect::RoutingEvidenceInsufficient);
+    }
+    match use_ {
+        AnchorUse::Obligation {
+            obligation, depth, ..
+        } => {
+            if depth != EvidenceDepth::Adapter(doc_depth) {
+                defects.push(AnchorDefect::RoutingDocumentWrongDepth {
+                    recorded: doc_depth,
+                });
+            }
+            let may_supply = spec.is_some_and(|s| s.supplies.contains(&obligation));
+            if obligation.is_enforcement() || !may_supply || !facts.witnessed.contains(&obligation)
+            {
+                defects.push(AnchorDefect::RoutingDocumentDoesNotWitness);
+            }
+        }
+        AnchorUse::Precondition {
+            precondition,
+            depth,
+        } => {
+            if depth != doc_depth {
+                defects.push(AnchorDefect::RoutingDocumentWrongDepth {
+                    recorded: doc_depth,
+                });
+            }
+            if !facts.held.contains(&precondition) {
+                defects.push(AnchorDefect::RoutingDocumentDoesNotWitness);
+            }
+        }
+        AnchorUse::Atom { .. } => defects.push(AnchorDefect::RoutingDocumentDoesNotWitness),
+        AnchorUse::Signal => {}
+    }
+    defects
+}
+
 /// What a join document may witness: the catalog's `join_documents` table
 /// (held to the built-in baseline: telemetry obligations only), never an
 /// enforcement obligation (fail-closed rule 6, in code as well).
@@ -238,7 +321,7 @@ fn join_document_witnesses(catalog: &Catalog, obligation: Obligation) -> bool {
 #[serde(rename_all = "snake_case")]
 pub enum Grade {
     /// Every anchor it rests on was re-run by `kvlower check` from files
-    /// committed here (a gate verdict or a join document).
+    /// committed here (a gate verdict, a join document or a routing gate document).
     Verified,
     /// At least one anchor is cited: the paper, a public source, a docs page.
     Cited,
