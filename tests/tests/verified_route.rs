@@ -66,8 +66,8 @@ fn the_committed_live_evidence_reproduces_and_makes_routed_reuse_verified() {
     // The committed document is what the gate gives today, run from the repository root.
     let root = repo_root();
     let trace = format!("{LIVE}/trace.json");
-    let rerun = kvlower_route::evaluate_with(&root.join(&trace), &trace, &|n| Some(root.join(n)))
-        .unwrap();
+    let rerun =
+        kvlower_route::evaluate_with(&root.join(&trace), &trace, &|n| Some(root.join(n))).unwrap();
     let committed: kvlower_route::RouteReport =
         serde_json::from_str(&fs::read_to_string(root.join(LIVE).join("route.json")).unwrap())
             .unwrap();
@@ -83,7 +83,12 @@ fn the_committed_live_evidence_reproduces_and_makes_routed_reuse_verified() {
     );
 
     let dir = scratch_live();
-    let out = row(&dir, "dynamo_1.6.1_vllm_cpu.yaml", "routed_reuse", "routing_hook");
+    let out = row(
+        &dir,
+        "dynamo_1.6.1_vllm_cpu.yaml",
+        "routed_reuse",
+        "routing_hook",
+    );
     assert!(
         out.contains("sound_with_adapter (adapter_hook_mechanism, verified)"),
         "{out}"
@@ -94,14 +99,24 @@ fn the_committed_live_evidence_reproduces_and_makes_routed_reuse_verified() {
 fn a_trace_that_no_longer_reproduces_its_document_does_not_count() {
     let dir = scratch_live();
     let path = dir.path().join(LIVE).join("trace.json");
-    let mut t: serde_json::Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    let mut t: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
     // The engine hit of claim a's reuse, lowered: the gate now fails the claim.
     t["requests"][3]["served"]["num_cached_tokens"] = serde_json::json!(96);
     fs::write(&path, serde_json::to_string_pretty(&t).unwrap()).unwrap();
     let root = dir.path().display().to_string();
     let run = kvlower(&["check", "--root", &root]);
-    assert!(run.stderr.contains("anchor-verdict-disagrees"), "{}", run.stderr);
-    let out = row(&dir, "dynamo_1.6.1_vllm_cpu.yaml", "routed_reuse", "routing_hook");
+    assert!(
+        run.stderr.contains("anchor-verdict-disagrees"),
+        "{}",
+        run.stderr
+    );
+    let out = row(
+        &dir,
+        "dynamo_1.6.1_vllm_cpu.yaml",
+        "routed_reuse",
+        "routing_hook",
+    );
     assert!(!out.contains("sound_with_adapter"), "{out}");
 }
 
@@ -139,7 +154,10 @@ fn scratch_fixture(fixture: &str, extra_item: &str) -> tempfile::TempDir {
     let dir = scratch_repo(&["capabilities", "evidence"]);
     for f in ["trace.json", "registry.yaml"] {
         fs::copy(
-            repo_root().join("tests/fixtures/route").join(fixture).join(f),
+            repo_root()
+                .join("tests/fixtures/route")
+                .join(fixture)
+                .join(f),
             dir.path().join("evidence").join(f),
         )
         .unwrap();
@@ -182,8 +200,20 @@ fn a_passing_document_anchors_the_routing_obligations_only() {
     }
     assert!(!counted(&dir, "claim_identity"));
     let root = dir.path().display().to_string();
-    let out = kvlower(&["explain", &dir.path().join("capabilities/synthetic.yaml").display().to_string(),
-        "--root", &root, "--mode", "routed_reuse", "--depth", "routing_hook"]).stdout;
+    let out = kvlower(&[
+        "explain",
+        &dir.path()
+            .join("capabilities/synthetic.yaml")
+            .display()
+            .to_string(),
+        "--root",
+        &root,
+        "--mode",
+        "routed_reuse",
+        "--depth",
+        "routing_hook",
+    ])
+    .stdout;
     assert!(out.contains("does not witness"), "{out}");
 }
 
@@ -201,7 +231,11 @@ fn overlap_without_claim_attribution_anchors_nothing() {
     }
     let root = dir.path().display().to_string();
     let run = kvlower(&["check", "--root", &root]);
-    assert!(run.stderr.contains("anchor-verdict-disagrees"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("anchor-verdict-disagrees"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -221,7 +255,8 @@ fn a_failing_claim_voids_every_routing_obligation() {
 fn a_routing_document_may_not_name_a_trace_outside_the_repository() {
     let dir = scratch_fixture("pass", "route_cost_attribution");
     let doc = dir.path().join("evidence/route.json");
-    let mut v: serde_json::Value = serde_json::from_str(&fs::read_to_string(&doc).unwrap()).unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&doc).unwrap()).unwrap();
     let outside = repo_root().join("tests/fixtures/route/pass/trace.json");
     v["trace"] = serde_json::json!(outside.display().to_string());
     fs::write(&doc, serde_json::to_string_pretty(&v).unwrap()).unwrap();

@@ -409,8 +409,8 @@ const MAX_JOIN_DOCUMENT_BYTES: u64 = 64 * 1024 * 1024;
 
 /// A committed evidence document `check` can re-run, recognised by content.
 enum EvidenceDocument {
-    Join(Result<kvlower_join::JoinReport, ()>),
-    Route(Result<kvlower_route::RouteReport, ()>),
+    Join(Box<Result<kvlower_join::JoinReport, ()>>),
+    Route(Box<Result<kvlower_route::RouteReport, ()>>),
 }
 
 /// Why a path was refused before it was opened.
@@ -497,10 +497,10 @@ impl FsEnvironment {
         }
         match self.read_evidence_document(&resolved) {
             Some(EvidenceDocument::Join(doc)) => {
-                RepoFile::JoinDocument(self.join_document_facts(doc))
+                RepoFile::JoinDocument(self.join_document_facts(*doc))
             }
             Some(EvidenceDocument::Route(doc)) => {
-                RepoFile::RoutingDocument(self.routing_document_facts(doc))
+                RepoFile::RoutingDocument(self.routing_document_facts(*doc))
             }
             None => RepoFile::Plain,
         }
@@ -556,9 +556,9 @@ impl FsEnvironment {
         }
         let value: serde_json::Value = serde_json::from_str(&text).ok()?;
         if kvlower_route::is_route_report(&value) {
-            return Some(EvidenceDocument::Route(
+            return Some(EvidenceDocument::Route(Box::new(
                 serde_json::from_value::<kvlower_route::RouteReport>(value).map_err(|_| ()),
-            ));
+            )));
         }
         let obj = value.as_object()?;
         let looks_like_join = ["depth", "registry", "events", "claims", "preconditions"]
@@ -567,9 +567,9 @@ impl FsEnvironment {
         if !looks_like_join {
             return None;
         }
-        Some(EvidenceDocument::Join(
+        Some(EvidenceDocument::Join(Box::new(
             serde_json::from_value::<kvlower_join::JoinReport>(value).map_err(|_| ()),
-        ))
+        )))
     }
 
     /// Re-runs the join a document records: it must reproduce exactly from the
