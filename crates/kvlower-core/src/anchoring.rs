@@ -348,3 +348,124 @@ impl std::fmt::Display for Grade {
 pub fn rerun(anchor: &Anchor, use_: AnchorUse) -> bool {
     anchor.kind == Some(AnchorKind::RepoFile) && use_.claims_run_time()
 }
+
+#[cfg(test)]
+mod routing_document_tests {
+    //! What a routing gate document may anchor (docs/routing-trace.md, "When a routing
+    //! document can anchor evidence"). Each assertion fails without its rule.
+    use super::*;
+    use crate::vocab::Depth;
+
+    fn catalog() -> Catalog {
+        Catalog::new(crate::baseline::doc()).unwrap_or_else(|_| unreachable!())
+    }
+
+    fn held_doc() -> RoutingDocumentFacts {
+        RoutingDocumentFacts {
+            reproduces: true,
+            depth: Some(Depth::RoutingHook),
+            held: vec![
+                Precondition::RouteDecisionSeesAcceptedClaim,
+                Precondition::FixedWorkerCacheNamespace,
+                Precondition::RouteCostPlacementReuseSameClaim,
+            ],
+            witnessed: vec![
+                Obligation::RouteCostAttribution,
+                Obligation::PlacementAttribution,
+                Obligation::ReuseRoutingAttribution,
+            ],
+        }
+    }
+
+    fn item(obligation: Obligation, depth: Depth) -> AnchorUse {
+        AnchorUse::Obligation {
+            obligation,
+            depth: EvidenceDepth::Adapter(depth),
+            scope: Scope::RuntimeTrace,
+        }
+    }
+
+    #[test]
+    fn a_held_document_anchors_the_routing_obligations_at_routing_hook() {
+        let c = catalog();
+        for o in held_doc().witnessed {
+            assert_eq!(
+                routing_document_defects(&c, &held_doc(), item(o, Depth::RoutingHook)),
+                vec![]
+            );
+        }
+        let pre = AnchorUse::Precondition {
+            precondition: Precondition::FixedWorkerCacheNamespace,
+            depth: Depth::RoutingHook,
+        };
+        assert_eq!(routing_document_defects(&c, &held_doc(), pre), vec![]);
+    }
+
+    #[test]
+    fn it_anchors_nothing_else() {
+        let c = catalog();
+        let d = held_doc();
+        // Not a routing_hook obligation.
+        assert!(
+            routing_document_defects(&c, &d, item(Obligation::ClaimIdentity, Depth::RoutingHook))
+                .contains(&AnchorDefect::RoutingDocumentDoesNotWitness)
+        );
+        // Another depth.
+        assert!(
+            routing_document_defects(
+                &c,
+                &d,
+                item(Obligation::RouteCostAttribution, Depth::BackendPatch)
+            )
+            .contains(&AnchorDefect::RoutingDocumentWrongDepth {
+                recorded: Depth::RoutingHook
+            })
+        );
+        // An atom.
+        assert!(
+            routing_document_defects(
+                &c,
+                &d,
+                AnchorUse::Atom {
+                    scope: Scope::RuntimeTrace
+                }
+            )
+            .contains(&AnchorDefect::RoutingDocumentDoesNotWitness)
+        );
+        // An obligation the document did not witness.
+        let mut partial = held_doc();
+        partial.witnessed.clear();
+        assert!(
+            routing_document_defects(
+                &c,
+                &partial,
+                item(Obligation::PlacementAttribution, Depth::RoutingHook)
+            )
+            .contains(&AnchorDefect::RoutingDocumentDoesNotWitness)
+        );
+    }
+
+    #[test]
+    fn a_stale_or_unheld_document_anchors_nothing() {
+        let c = catalog();
+        let use_ = item(Obligation::RouteCostAttribution, Depth::RoutingHook);
+        let mut stale = held_doc();
+        stale.reproduces = false;
+        assert_eq!(
+            routing_document_defects(&c, &stale, use_),
+            vec![AnchorDefect::RoutingEvidenceDisagrees]
+        );
+        let mut unheld = held_doc();
+        unheld.held.pop();
+        assert!(
+            routing_document_defects(&c, &unheld, use_)
+                .contains(&AnchorDefect::RoutingEvidenceInsufficient)
+        );
+        let mut other_depth = held_doc();
+        other_depth.depth = Some(Depth::TelemetryJoin);
+        assert!(
+            routing_document_defects(&c, &other_depth, use_)
+                .contains(&AnchorDefect::RoutingEvidenceInsufficient)
+        );
+    }
+}
