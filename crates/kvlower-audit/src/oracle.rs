@@ -241,6 +241,32 @@ fn repo_file_holds(
             };
             a.verdict.is_none() && facts.reproduces && facts.stream_sound && boundary && fits
         }
+        RepoFile::RoutingDocument(facts) => {
+            // Written from docs/routing-trace.md, not from kvlower-core's anchoring:
+            // a routing gate document records routing_hook, backs only what that depth
+            // may supply and every claim passed, and only preconditions that held.
+            let Some(recorded) = facts.depth else {
+                return false;
+            };
+            let spec = doc.depths.get(&recorded);
+            let boundary = recorded == Depth::RoutingHook
+                && spec.is_some_and(|s| {
+                    !s.preconditions.is_empty()
+                        && s.preconditions.iter().all(|p| facts.held.contains(p))
+                });
+            let fits = match purpose {
+                Purpose::Item { obligation, at, .. } => {
+                    at == Some(recorded)
+                        && !ENFORCEMENT.contains(&obligation)
+                        && spec.is_some_and(|s| s.supplies.contains(&obligation))
+                        && facts.witnessed.contains(&obligation)
+                }
+                Purpose::Precondition(depth, p) => depth == recorded && facts.held.contains(&p),
+                Purpose::Atom => false,
+                Purpose::Signal => true,
+            };
+            a.verdict.is_none() && facts.reproduces && boundary && fits
+        }
     }
 }
 

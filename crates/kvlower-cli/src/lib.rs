@@ -70,6 +70,8 @@ enum Command {
     Gate(cmd::gate::GateArgs),
     /// Join a claim registry to a runtime's KV event stream (telemetry_join evidence)
     Join(cmd::join::JoinArgs),
+    /// Judge a routing trace per accepted claim: route cost, placement and reuse (routing_hook evidence)
+    Route(cmd::route::RouteArgs),
     /// Compare modes/modes.yaml with the built-in baseline catalog (`catalog diff`)
     Catalog(cmd::catalog::CatalogArgs),
     /// Record a runtime's raw KV-event stream (ZMQ) into a capture file for `join`
@@ -136,6 +138,7 @@ where
         Command::ExplainCode(a) => cmd::codes::run_explain_code(a, out, err),
         Command::Gate(a) => cmd::gate::run(a, out, err),
         Command::Join(a) => cmd::join::run(a, out, err),
+        Command::Route(a) => cmd::route::run(a, out, err),
         Command::Capture(a) => cmd::capture::run(a, out, err),
         Command::BadLowering(a) => cmd::bad_lowering::run(a, out, err),
         Command::Catalog(a) => cmd::catalog::run(a, out, err),

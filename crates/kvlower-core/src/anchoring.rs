@@ -71,6 +71,9 @@ pub enum RepoFile {
     /// A `kvlower join` evidence document, recognised by its content (not its
     /// name), and what re-running it showed.
     JoinDocument(JoinDocumentFacts),
+    /// A `kvlower route` routing gate document (docs/routing-trace.md), recognised
+    /// by its content, and what re-running the gate on its trace showed.
+    RoutingDocument(RoutingDocumentFacts),
     /// Any other file. A trace among them is re-run only through a claimed verdict.
     Plain,
 }
@@ -89,6 +92,20 @@ pub struct JoinDocumentFacts {
     /// The stream carried sequence numbers, declared no stream ambiguity, and
     /// some claim was materialized with none left insufficient.
     pub stream_sound: bool,
+}
+
+/// What re-running a committed routing gate document showed.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RoutingDocumentFacts {
+    /// Re-running the routing gate on the trace (and registry) it names gives the
+    /// same document, in value.
+    pub reproduces: bool,
+    /// The depth the document records (`routing_hook`); `None` when unknown.
+    pub depth: Option<Depth>,
+    /// The `routing_hook` preconditions that held for every claim of the registry.
+    pub held: Vec<Precondition>,
+    /// The obligations every claim of the registry passed.
+    pub witnessed: Vec<Obligation>,
 }
 
 /// Decides whether `anchor` counts for `use_`: every defect, structural or
@@ -159,6 +176,14 @@ fn repo_file_defects(
             }
             d
         }
+        RepoFile::RoutingDocument(facts) => {
+            let mut d = routing_document_defects(catalog, &facts, use_);
+            if verdict.is_some() {
+                // A gate verdict is about a `kvlower gate` trace, not a routing document.
+                d.push(AnchorDefect::TraceVerdictDisagrees);
+            }
+            d
+        }
         RepoFile::Plain => match verdict {
             Some(v) => env.trace_verdict_defect(path, v).into_iter().collect(),
             None if use_.claims_run_time() => vec![AnchorDefect::NotReRunnable],
@@ -225,6 +250,64 @@ fn join_document_defects(
     defects
 }
 
+/// A routing gate document anchors only what its recorded depth may supply and it
+/// witnessed (every claim passed), and only the preconditions that held, when it
+/// reproduces and every precondition of that depth held. Like a join it observes no
+/// atom, and it never supplies an enforcement obligation (fail-closed rule 6).
+fn routing_document_defects(
+    catalog: &Catalog,
+    facts: &RoutingDocumentFacts,
+    use_: AnchorUse,
+) -> Vec<AnchorDefect> {
+    if !facts.reproduces {
+        return vec![AnchorDefect::RoutingEvidenceDisagrees];
+    }
+    let Some(doc_depth) = facts.depth else {
+        return vec![AnchorDefect::RoutingEvidenceInsufficient];
+    };
+    let mut defects = Vec::new();
+    let spec = catalog.depth(doc_depth);
+    let required = spec.map_or(&[][..], |s| s.preconditions.as_slice());
+    if doc_depth != Depth::RoutingHook
+        || required.is_empty()
+        || !required.iter().all(|p| facts.held.contains(p))
+    {
+        defects.push(AnchorDefect::RoutingEvidenceInsufficient);
+    }
+    match use_ {
+        AnchorUse::Obligation {
+            obligation, depth, ..
+        } => {
+            if depth != EvidenceDepth::Adapter(doc_depth) {
+                defects.push(AnchorDefect::RoutingDocumentWrongDepth {
+                    recorded: doc_depth,
+                });
+            }
+            let may_supply = spec.is_some_and(|s| s.supplies.contains(&obligation));
+            if obligation.is_enforcement() || !may_supply || !facts.witnessed.contains(&obligation)
+            {
+                defects.push(AnchorDefect::RoutingDocumentDoesNotWitness);
+            }
+        }
+        AnchorUse::Precondition {
+            precondition,
+            depth,
+        } => {
+            if depth != doc_depth {
+                defects.push(AnchorDefect::RoutingDocumentWrongDepth {
+                    recorded: doc_depth,
+                });
+            }
+            if !facts.held.contains(&precondition) {
+                defects.push(AnchorDefect::RoutingDocumentDoesNotWitness);
+            }
+        }
+        AnchorUse::Atom { .. } => defects.push(AnchorDefect::RoutingDocumentDoesNotWitness),
+        AnchorUse::Signal => {}
+    }
+    defects
+}
+
 /// What a join document may witness: the catalog's `join_documents` table
 /// (held to the built-in baseline: telemetry obligations only), never an
 /// enforcement obligation (fail-closed rule 6, in code as well).
@@ -237,7 +320,7 @@ fn join_document_witnesses(catalog: &Catalog, obligation: Obligation) -> bool {
 #[serde(rename_all = "snake_case")]
 pub enum Grade {
     /// Every anchor it rests on was re-run by `kvlower check` from files
-    /// committed here (a gate verdict or a join document).
+    /// committed here (a gate verdict, a join document or a routing gate document).
     Verified,
     /// At least one anchor is cited: the paper, a public source, a docs page.
     Cited,
@@ -263,4 +346,125 @@ impl std::fmt::Display for Grade {
 /// [`anchor_counts`]); anything else is cited.
 pub fn rerun(anchor: &Anchor, use_: AnchorUse) -> bool {
     anchor.kind == Some(AnchorKind::RepoFile) && use_.claims_run_time()
+}
+
+#[cfg(test)]
+mod routing_document_tests {
+    //! What a routing gate document may anchor (docs/routing-trace.md, "When a routing
+    //! document can anchor evidence"). Each assertion fails without its rule.
+    use super::*;
+    use crate::vocab::Depth;
+
+    fn catalog() -> Catalog {
+        Catalog::new(crate::baseline::doc()).unwrap_or_else(|_| unreachable!())
+    }
+
+    fn held_doc() -> RoutingDocumentFacts {
+        RoutingDocumentFacts {
+            reproduces: true,
+            depth: Some(Depth::RoutingHook),
+            held: vec![
+                Precondition::RouteDecisionSeesAcceptedClaim,
+                Precondition::FixedWorkerCacheNamespace,
+                Precondition::RouteCostPlacementReuseSameClaim,
+            ],
+            witnessed: vec![
+                Obligation::RouteCostAttribution,
+                Obligation::PlacementAttribution,
+                Obligation::ReuseRoutingAttribution,
+            ],
+        }
+    }
+
+    fn item(obligation: Obligation, depth: Depth) -> AnchorUse {
+        AnchorUse::Obligation {
+            obligation,
+            depth: EvidenceDepth::Adapter(depth),
+            scope: Scope::RuntimeTrace,
+        }
+    }
+
+    #[test]
+    fn a_held_document_anchors_the_routing_obligations_at_routing_hook() {
+        let c = catalog();
+        for o in held_doc().witnessed {
+            assert_eq!(
+                routing_document_defects(&c, &held_doc(), item(o, Depth::RoutingHook)),
+                vec![]
+            );
+        }
+        let pre = AnchorUse::Precondition {
+            precondition: Precondition::FixedWorkerCacheNamespace,
+            depth: Depth::RoutingHook,
+        };
+        assert_eq!(routing_document_defects(&c, &held_doc(), pre), vec![]);
+    }
+
+    #[test]
+    fn it_anchors_nothing_else() {
+        let c = catalog();
+        let d = held_doc();
+        // Not a routing_hook obligation.
+        assert!(
+            routing_document_defects(&c, &d, item(Obligation::ClaimIdentity, Depth::RoutingHook))
+                .contains(&AnchorDefect::RoutingDocumentDoesNotWitness)
+        );
+        // Another depth.
+        assert!(
+            routing_document_defects(
+                &c,
+                &d,
+                item(Obligation::RouteCostAttribution, Depth::BackendPatch)
+            )
+            .contains(&AnchorDefect::RoutingDocumentWrongDepth {
+                recorded: Depth::RoutingHook
+            })
+        );
+        // An atom.
+        assert!(
+            routing_document_defects(
+                &c,
+                &d,
+                AnchorUse::Atom {
+                    scope: Scope::RuntimeTrace
+                }
+            )
+            .contains(&AnchorDefect::RoutingDocumentDoesNotWitness)
+        );
+        // An obligation the document did not witness.
+        let mut partial = held_doc();
+        partial.witnessed.clear();
+        assert!(
+            routing_document_defects(
+                &c,
+                &partial,
+                item(Obligation::PlacementAttribution, Depth::RoutingHook)
+            )
+            .contains(&AnchorDefect::RoutingDocumentDoesNotWitness)
+        );
+    }
+
+    #[test]
+    fn a_stale_or_unheld_document_anchors_nothing() {
+        let c = catalog();
+        let use_ = item(Obligation::RouteCostAttribution, Depth::RoutingHook);
+        let mut stale = held_doc();
+        stale.reproduces = false;
+        assert_eq!(
+            routing_document_defects(&c, &stale, use_),
+            vec![AnchorDefect::RoutingEvidenceDisagrees]
+        );
+        let mut unheld = held_doc();
+        unheld.held.pop();
+        assert!(
+            routing_document_defects(&c, &unheld, use_)
+                .contains(&AnchorDefect::RoutingEvidenceInsufficient)
+        );
+        let mut other_depth = held_doc();
+        other_depth.depth = Some(Depth::TelemetryJoin);
+        assert!(
+            routing_document_defects(&c, &other_depth, use_)
+                .contains(&AnchorDefect::RoutingEvidenceInsufficient)
+        );
+    }
 }

@@ -365,6 +365,18 @@ pub enum AnchorDefect {
     /// A join document used for what a join cannot witness (an enforcement
     /// obligation, an atom, a precondition that did not hold).
     JoinDocumentDoesNotWitness,
+    /// A committed routing gate document that re-running the gate on its trace
+    /// and registry does not reproduce.
+    RoutingEvidenceDisagrees,
+    /// A committed routing gate document whose gate did not hold: a `routing_hook`
+    /// precondition failed for some claim, or it records another depth.
+    RoutingEvidenceInsufficient,
+    /// A routing gate document used at another depth than the one it records.
+    RoutingDocumentWrongDepth { recorded: Depth },
+    /// A routing gate document used for what it did not witness (an obligation not
+    /// every claim passed, one `routing_hook` cannot supply, an atom, a precondition
+    /// that did not hold).
+    RoutingDocumentDoesNotWitness,
 }
 
 impl std::fmt::Display for AnchorDefect {
@@ -413,7 +425,7 @@ impl std::fmt::Display for AnchorDefect {
                 "anchored file is one of kvlower's own inputs or outputs (capabilities/, modes/, results/, schemas/, bad_lowering/), not evidence",
             ),
             AnchorDefect::NotReRunnable => f.write_str(
-                "a repository file backing run-time evidence must be re-runnable: a trace with a claimed `verdict`, or a join evidence document",
+                "a repository file backing run-time evidence must be re-runnable: a trace with a claimed `verdict`, a join evidence document, or a routing gate document",
             ),
             AnchorDefect::VerdictNeedsRepoFile => {
                 f.write_str("a claimed gate `verdict` needs a `repo_file` trace anchor")
@@ -445,6 +457,19 @@ impl std::fmt::Display for AnchorDefect {
             ),
             AnchorDefect::JoinDocumentDoesNotWitness => f.write_str(
                 "a join document does not witness this (catalog `join_documents`: telemetry obligations and the preconditions that held)",
+            ),
+            AnchorDefect::RoutingEvidenceDisagrees => f.write_str(
+                "re-running the routing gate on the document's trace and registry does not reproduce it",
+            ),
+            AnchorDefect::RoutingEvidenceInsufficient => f.write_str(
+                "the anchored routing gate document does not hold: a routing_hook precondition failed for some claim",
+            ),
+            AnchorDefect::RoutingDocumentWrongDepth { recorded } => write!(
+                f,
+                "the routing gate document records depth {recorded}; it cannot anchor evidence at another depth"
+            ),
+            AnchorDefect::RoutingDocumentDoesNotWitness => f.write_str(
+                "a routing gate document does not witness this (only routing_hook obligations every claim passed, and the preconditions that held)",
             ),
         }
     }

@@ -46,6 +46,9 @@ pub enum FileKind {
     JoinDocument,
     /// A join event file (JSON lines or msgpack); read streaming.
     EventFile,
+    /// A routing trace (`kvlower route`, docs/routing-trace.md), or the routing gate
+    /// document that names one.
+    RoutingTrace,
     /// A generated file in `results/` or `schemas/`, read back by `check`.
     Result,
 }
@@ -60,6 +63,7 @@ impl FileKind {
         FileKind::Trace,
         FileKind::JoinDocument,
         FileKind::EventFile,
+        FileKind::RoutingTrace,
         FileKind::Result,
     ];
 
@@ -72,6 +76,7 @@ impl FileKind {
             FileKind::Registry => 16 * MIB,
             FileKind::TokenMap => 64 * MIB,
             FileKind::JoinDocument => 64 * MIB,
+            FileKind::RoutingTrace => 64 * MIB,
             FileKind::Result => 64 * MIB,
             FileKind::Trace => GIB,
             FileKind::EventFile => 4 * GIB,
@@ -88,6 +93,7 @@ impl FileKind {
             FileKind::TokenMap => "token map",
             FileKind::Trace => "trace",
             FileKind::JoinDocument => "join document",
+            FileKind::RoutingTrace => "routing trace",
             FileKind::EventFile => "event file",
             FileKind::Result => "generated result",
         }

@@ -9,7 +9,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use kvlower_core::anchoring::JoinDocumentFacts;
+use kvlower_core::anchoring::{JoinDocumentFacts, RoutingDocumentFacts};
 use kvlower_core::descriptor::{AnchorDefect, ClaimedVerdict, Environment, RepoFile};
 use kvlower_core::{Catalog, CatalogDoc, Descriptor};
 pub use kvlower_fs::{FileKind, Refusal};
@@ -405,6 +405,12 @@ pub struct FsEnvironment {
 /// The largest anchored file kvlower opens (a trace or a join document).
 pub const MAX_ANCHORED_FILE_BYTES: u64 = 256 * 1024 * 1024;
 
+/// A committed evidence document `check` can re-run, recognised by content.
+enum EvidenceDocument {
+    Join(Box<Result<kvlower_join::JoinReport, ()>>),
+    Route(Box<Result<kvlower_route::RouteReport, ()>>),
+}
+
 /// Why a path was refused before it was opened.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PathRefusal {
@@ -487,24 +493,69 @@ impl FsEnvironment {
         {
             return RepoFile::OwnFile;
         }
-        match self.read_join_document(&resolved) {
-            Some(doc) => RepoFile::JoinDocument(self.join_document_facts(doc)),
+        match self.read_evidence_document(&resolved) {
+            Some(EvidenceDocument::Join(doc)) => {
+                RepoFile::JoinDocument(self.join_document_facts(*doc))
+            }
+            Some(EvidenceDocument::Route(doc)) => {
+                RepoFile::RoutingDocument(self.routing_document_facts(*doc))
+            }
             None => RepoFile::Plain,
         }
     }
 
-    /// Recognises a join evidence document by content: a JSON object with the
-    /// report's identifying keys. One that has them but does not parse as a
-    /// report is still a join document — one that cannot reproduce.
-    fn read_join_document(&self, resolved: &Path) -> Option<Result<kvlower_join::JoinReport, ()>> {
+    /// Re-runs the routing gate a document records: it must reproduce exactly from the
+    /// trace it names and the registry that trace names (both inside the repository).
+    fn routing_document_facts(
+        &self,
+        doc: Result<kvlower_route::RouteReport, ()>,
+    ) -> RoutingDocumentFacts {
+        let Ok(committed) = doc else {
+            return RoutingDocumentFacts::default();
+        };
+        let reproduces = self.resolve(&committed.trace).is_ok_and(|trace_file| {
+            kvlower_route::evaluate_with(&trace_file, &committed.trace, &|name| {
+                self.resolve(name).ok()
+            })
+            .is_ok_and(|rerun| rerun == committed)
+        });
+        let held = committed
+            .preconditions
+            .iter()
+            .filter(|p| p.held)
+            .filter_map(|p| kvlower_core::Precondition::from_name(p.name.name()))
+            .collect();
+        let witnessed = committed
+            .witnesses
+            .iter()
+            .filter_map(|o| kvlower_core::Obligation::from_name(o.name()))
+            .collect();
+        RoutingDocumentFacts {
+            reproduces,
+            depth: kvlower_core::Depth::from_name(&committed.depth),
+            held,
+            witnessed,
+        }
+    }
+
+    /// Recognises an evidence document by content: a join document is a JSON
+    /// object with the join report's identifying keys, a routing gate document
+    /// one whose `kind` is `kvlower-routing-gate`. One that has them but does not
+    /// parse as its report is still that document — one that cannot reproduce.
+    fn read_evidence_document(&self, resolved: &Path) -> Option<EvidenceDocument> {
         // Resolved inside the root by the caller; opened through the one safe read
-        // (regular files only, within the join document cap).
+        // (regular files only, within the evidence document cap).
         let bytes = kvlower_fs::read_path(resolved, kvlower_fs::FileKind::JoinDocument).ok()?;
         let text = String::from_utf8(bytes).ok()?;
         if !text.trim_start().starts_with('{') {
             return None;
         }
         let value: serde_json::Value = serde_json::from_str(&text).ok()?;
+        if kvlower_route::is_route_report(&value) {
+            return Some(EvidenceDocument::Route(Box::new(
+                serde_json::from_value::<kvlower_route::RouteReport>(value).map_err(|_| ()),
+            )));
+        }
         let obj = value.as_object()?;
         let looks_like_join = ["depth", "registry", "events", "claims", "preconditions"]
             .iter()
@@ -512,7 +563,9 @@ impl FsEnvironment {
         if !looks_like_join {
             return None;
         }
-        Some(serde_json::from_value::<kvlower_join::JoinReport>(value).map_err(|_| ()))
+        Some(EvidenceDocument::Join(Box::new(
+            serde_json::from_value::<kvlower_join::JoinReport>(value).map_err(|_| ()),
+        )))
     }
 
     /// Re-runs the join a document records: it must reproduce exactly from the

@@ -155,7 +155,9 @@ fn finding_code(defect: &AnchorDefect, supported: bool) -> Option<Code> {
         AnchorDefect::TraceVerdictDisagrees
         | AnchorDefect::TraceVerdictUnverified
         | AnchorDefect::JoinEvidenceDisagrees
-        | AnchorDefect::JoinEvidenceInsufficient => Code::AnchorVerdictDisagrees,
+        | AnchorDefect::JoinEvidenceInsufficient
+        | AnchorDefect::RoutingEvidenceDisagrees
+        | AnchorDefect::RoutingEvidenceInsufficient => Code::AnchorVerdictDisagrees,
         AnchorDefect::NotReRunnable
         | AnchorDefect::TraceOrderNotPreserved
         | AnchorDefect::TraceClaimScopeNotPreserved
@@ -163,7 +165,9 @@ fn finding_code(defect: &AnchorDefect, supported: bool) -> Option<Code> {
         | AnchorDefect::VerdictIsAFailure
         | AnchorDefect::GateDoesNotWitness { .. }
         | AnchorDefect::JoinDocumentWrongDepth { .. }
-        | AnchorDefect::JoinDocumentDoesNotWitness => return None,
+        | AnchorDefect::JoinDocumentDoesNotWitness
+        | AnchorDefect::RoutingDocumentWrongDepth { .. }
+        | AnchorDefect::RoutingDocumentDoesNotWitness => return None,
     })
 }
 
@@ -185,18 +189,22 @@ fn hint(defect: &AnchorDefect, a: &Anchor) -> String {
         AnchorDefect::RepoFileMissing => format!("`{path}` does not exist: commit the file, or anchor to the public source or paper section instead"),
         AnchorDefect::RepoFileRefused => format!("`{path}` must be a regular file inside the repository (after following links), within the size cap"),
         AnchorDefect::OwnFile => "anchor to the trace, join document or public source that shows the obligation".into(),
-        AnchorDefect::NotReRunnable => format!("add `verdict: {{claim_id: ..., gate: ..., pass: true}}` if `{path}` is a trace (check re-runs `kvlower gate`), or anchor a `kvlower join --output json` document"),
+        AnchorDefect::NotReRunnable => format!("add `verdict: {{claim_id: ..., gate: ..., pass: true}}` if `{path}` is a trace (check re-runs `kvlower gate`), or anchor a `kvlower join --output json` or `kvlower route --format json` document"),
         AnchorDefect::VerdictNeedsRepoFile => "a verdict can only be re-checked on a trace committed here".into(),
         AnchorDefect::TraceVerdictDisagrees | AnchorDefect::TraceVerdictUnverified => format!("run `kvlower gate {path}` to see what the trace supports, and fix the verdict or the trace"),
         AnchorDefect::JoinEvidenceDisagrees => "regenerate it with `kvlower join --output json` from the repository root and commit it".into(),
         AnchorDefect::JoinEvidenceInsufficient => "anchor only a join whose preconditions all hold, whose stream is sequenced, and with a materialized claim".into(),
+        AnchorDefect::RoutingEvidenceDisagrees => "regenerate it with `kvlower route --trace T --format json` from the repository root and commit it".into(),
+        AnchorDefect::RoutingEvidenceInsufficient => "anchor only a routing gate document whose routing_hook preconditions held for every claim".into(),
         AnchorDefect::TraceOrderNotPreserved
         | AnchorDefect::TraceClaimScopeNotPreserved
         | AnchorDefect::DocsPageIsNotATrace
         | AnchorDefect::VerdictIsAFailure
         | AnchorDefect::GateDoesNotWitness { .. }
         | AnchorDefect::JoinDocumentWrongDepth { .. }
-        | AnchorDefect::JoinDocumentDoesNotWitness => String::new(),
+        | AnchorDefect::JoinDocumentDoesNotWitness
+        | AnchorDefect::RoutingDocumentWrongDepth { .. }
+        | AnchorDefect::RoutingDocumentDoesNotWitness => String::new(),
     }
 }
 

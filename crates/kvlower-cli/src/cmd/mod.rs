@@ -10,4 +10,5 @@ pub mod explain;
 pub mod gate;
 pub mod join;
 pub mod matrix;
+pub mod route;
 pub mod scaffold;

@@ -1,0 +1,63 @@
+//! `kvlower route`: the routing gate (routing_hook evidence, docs/routing-trace.md).
+//!
+//! `kvlower route --trace T [--format human|json]` judges every claim of the registry the
+//! trace names: whether the route cost, the placement and the later reuse are attributed
+//! to that accepted claim on one fixed worker cache namespace. With `--fail-on fail` a
+//! claim that does not pass makes the exit 1 (the default reports and exits 0, like
+//! `join`: a failing claim is a verdict, not an error).
+//!
+//! Exit: 0 evaluated; 1 malformed or unreadable trace or registry (a coded diagnostic:
+//! file, line:col or JSON path, expected, hint), or with `--fail-on fail` a failing claim;
+//! 2 usage.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use crate::Exit;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum RouteFormat {
+    #[default]
+    Human,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    /// Exit 1 when any registered claim fails the gate
+    Fail,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RouteArgs {
+    /// Routing trace (JSON, docs/routing-trace.md); its `registry` is relative to its folder
+    #[arg(long, value_name = "FILE")]
+    pub trace: PathBuf,
+    /// Output: human-readable text, or the JSON evidence document
+    #[arg(long, value_enum, default_value = "human", value_name = "FORMAT")]
+    pub format: RouteFormat,
+    /// Make a failing claim an exit-1 outcome
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub fail_on: Option<FailOn>,
+}
+
+pub fn run(args: &RouteArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
+    match kvlower_route::evaluate_path(&args.trace) {
+        Ok(report) => {
+            match args.format {
+                RouteFormat::Human => write!(out, "{}", report.render_human())?,
+                RouteFormat::Json => writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?,
+            }
+            if args.fail_on.is_some() && !report.pass {
+                return Ok(Exit::Findings);
+            }
+            Ok(Exit::Success)
+        }
+        Err(e) => {
+            writeln!(err, "error[{}]: {e}", e.code())?;
+            writeln!(err, "  expected: {}", e.expected())?;
+            writeln!(err, "  hint: {}", e.hint())?;
+            Ok(Exit::Findings)
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! Input that cannot be judged at all: a trace that is not a routing trace, or a registry
+//! that cannot be read. A claim the gate cannot attribute is *not* an error (it fails,
+//! with reasons); these are for files that are not what they say.
+
+use std::path::PathBuf;
+
+/// Why the routing gate could not run. Every variant names the file, a stable code,
+/// what was expected and a hint.
+#[derive(Debug, thiserror::Error)]
+pub enum RouteError {
+    /// Refused before or while reading (missing, not a regular file, over its cap).
+    #[error("{path}: {message}")]
+    Refused { path: PathBuf, message: String },
+    /// Not JSON, or JSON of the wrong shape: located at line:col (and a JSON path).
+    #[error("{path}:{line}:{column}: {json_path}{message}")]
+    Malformed {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        json_path: String,
+        message: String,
+    },
+    /// Well-formed JSON whose values contradict the format (located by JSON path).
+    #[error("{path}: {json_path}: {message}")]
+    Invalid {
+        path: PathBuf,
+        json_path: String,
+        message: String,
+        expected: &'static str,
+    },
+    /// The claim registry the trace names cannot be read (the join's own error).
+    #[error("{0}")]
+    Registry(#[from] kvlower_join::JoinError),
+}
+
+impl RouteError {
+    /// A stable code per kind of failure (documented in docs/routing-trace.md).
+    pub fn code(&self) -> &'static str {
+        match self {
+            RouteError::Refused { .. } => "route-trace-refused",
+            RouteError::Malformed { .. } => "route-trace-malformed",
+            RouteError::Invalid { .. } => "route-trace-invalid",
+            RouteError::Registry(_) => "route-registry-unreadable",
+        }
+    }
+
+    /// What the reader expected at that place.
+    pub fn expected(&self) -> &'static str {
+        match self {
+            RouteError::Refused { .. } => "a regular file inside its size cap",
+            RouteError::Malformed { .. } => {
+                "a routing trace: one JSON object as docs/routing-trace.md describes"
+            }
+            RouteError::Invalid { expected, .. } => expected,
+            RouteError::Registry(_) => "a kvlower claim registry (docs/join.md)",
+        }
+    }
+
+    /// How to fix it.
+    pub fn hint(&self) -> &'static str {
+        match self {
+            RouteError::Refused { .. } => {
+                "name the trace file itself (not a directory, FIFO or device); it must stay under 64 MiB"
+            }
+            RouteError::Malformed { .. } => {
+                "regenerate the trace with scripts/live-dynamo/run.sh, or fix the field named above (unknown fields are refused)"
+            }
+            RouteError::Invalid { .. } => "fix the value at the JSON path above",
+            RouteError::Registry(_) => {
+                "the trace's `registry` is relative to the trace's folder; fix or regenerate that registry"
+            }
+        }
+    }
+}
