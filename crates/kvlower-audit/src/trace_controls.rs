@@ -343,7 +343,18 @@ fn edits(kind: MutationKind) -> Vec<(Baseline, Vec<Edit>)> {
                 ),
             ],
         )],
-        _ => Vec::new(),
+        // Descriptor-shaped kinds: `crate::mutation` mutates the descriptor, not a trace.
+        MutationKind::AnchorDeleted
+        | MutationKind::AnchorEmptied
+        | MutationKind::SupportedToPartial
+        | MutationKind::SupportedToUnknown
+        | MutationKind::SupportedToMissing
+        | MutationKind::PressureAtomsWithoutAnchors
+        | MutationKind::AdapterScopeDocsOnly
+        | MutationKind::AdapterScopeSourceInspection
+        | MutationKind::TelemetryJoinPreconditionRemoved
+        | MutationKind::RoutingOnlyEvidence
+        | MutationKind::StorageOnlyOffloadEvidence => Vec::new(),
     }
 }
 

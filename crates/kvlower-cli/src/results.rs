@@ -282,9 +282,11 @@ fn codes_or_dash(v: Vec<String>) -> String {
     }
 }
 
+/// Row counts per label, strongest label first.
 fn label_counts(rows: &[MatrixRow<'_>]) -> Vec<(Label, usize)> {
     Label::ALL
         .iter()
+        .rev()
         .map(|l| (*l, rows.iter().filter(|r| r.judgment.label == *l).count()))
         .collect()
 }

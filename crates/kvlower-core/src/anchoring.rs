@@ -183,10 +183,16 @@ fn join_document_defects(
         return vec![AnchorDefect::JoinEvidenceInsufficient];
     };
     // Every precondition the catalog sets for the recorded depth must have held.
-    let required = catalog
-        .depth(doc_depth)
-        .map_or(&[][..], |s| s.preconditions.as_slice());
-    let all_held = !required.is_empty() && required.iter().all(|p| facts.held.contains(p));
+    let all_held = match catalog.depth(doc_depth) {
+        // Fail-closed: an empty list would hold vacuously (the catalog
+        // refuses one, but a join document never rests on that alone).
+        Some(spec) => {
+            !spec.preconditions.is_empty()
+                && spec.preconditions.iter().all(|p| facts.held.contains(p))
+        }
+        // Fail-closed: a document recorded at `none` has no trust boundary to have held.
+        None => false,
+    };
     if !all_held || !facts.stream_sound {
         defects.push(AnchorDefect::JoinEvidenceInsufficient);
     }

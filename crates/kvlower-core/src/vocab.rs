@@ -25,6 +25,15 @@ macro_rules! vocabulary {
             /// Every variant, in declaration order.
             pub const ALL: &'static [$name] = &[$($name::$variant),+];
 
+            /// How many variants there are (the length of [`Self::ALL`]).
+            pub const COUNT: usize = Self::ALL.len();
+
+            /// The variant's position in [`Self::ALL`], always below [`Self::COUNT`]:
+            /// a table indexed by it has an entry for every variant.
+            pub const fn index(self) -> usize {
+                self as usize
+            }
+
             /// The name used in YAML, JSON and reports.
             pub fn name(self) -> &'static str {
                 match self { $($name::$variant => $text),+ }
@@ -290,13 +299,20 @@ vocabulary! {
 }
 
 vocabulary! {
-    /// The label of one matrix row.
+    /// The label of one matrix row (paper §4, Table 3).
+    ///
+    /// Declared, and so ordered, from the label that decides least to the one
+    /// that decides most: `unknown < approximate < rejected < sound_with_adapter
+    /// < native_sound`. A greater label is a stronger answer (a rejection is a
+    /// decided misrepresentation, an approximation only plausible), so the
+    /// README's cell for a (descriptor, mode) is the maximum over its depths.
+    /// Reports that list labels best-first iterate [`Label::ALL`] in reverse.
     pub enum Label {
-        NativeSound = "native_sound",
-        SoundWithAdapter = "sound_with_adapter",
-        Rejected = "rejected",
-        Approximate = "approximate",
         Unknown = "unknown",
+        Approximate = "approximate",
+        Rejected = "rejected",
+        SoundWithAdapter = "sound_with_adapter",
+        NativeSound = "native_sound",
     }
 }
 
