@@ -6,7 +6,7 @@
 
 use kvlower_core::judgment::{LabelReason, Offered};
 use kvlower_core::{Judgment, Label};
-use kvlower_trace::{GateName, TraceReport};
+use kvlower_trace::{TraceGate, TraceReport};
 
 /// The label's reason in one sentence.
 pub fn reason(reason: &LabelReason) -> String {
@@ -125,7 +125,7 @@ pub fn judgment(j: &Judgment) -> Vec<String> {
 }
 
 /// One line per claim row and gate of a trace report, plus its diagnostics.
-pub fn trace(name: &str, report: &TraceReport, gates: &[GateName]) -> Vec<String> {
+pub fn trace(name: &str, report: &TraceReport, gates: &[TraceGate]) -> Vec<String> {
     let mut lines = vec![format!(
         "trace {name}: {} family, {} events, {}",
         report.family,

@@ -239,29 +239,15 @@ fn join_document_witnesses(catalog: &Catalog, obligation: Obligation) -> bool {
     !obligation.is_enforcement() && catalog.join_document_witnesses(obligation)
 }
 
-/// How strongly a positive row is backed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Grade {
-    /// Every anchor it rests on was re-run by `kvlower check` from files
-    /// committed here (a gate verdict or a join document).
-    Verified,
-    /// At least one anchor is cited: the paper, a public source, a docs page.
-    Cited,
-}
-
-impl Grade {
-    pub fn name(self) -> &'static str {
-        match self {
-            Grade::Verified => "verified",
-            Grade::Cited => "cited",
-        }
-    }
-}
-
-impl std::fmt::Display for Grade {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
+crate::names! {
+    /// How strongly a positive row is backed.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
+    pub enum Grade {
+        /// Every anchor it rests on was re-run by `kvlower check` from files
+        /// committed here (a gate verdict or a join document).
+        Verified = "verified",
+        /// At least one anchor is cited: the paper, a public source, a docs page.
+        Cited = "cited",
     }
 }
 
