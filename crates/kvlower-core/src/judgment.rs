@@ -189,6 +189,21 @@ pub enum Offered {
     },
 }
 
+/// What was offered, as a noun: "`active_no_evict`", "the scheduler_hook
+/// adapter's `explicit_conflict_action`". Every report frames it in its own
+/// sentence ("… offered as the mode"); this is the one place that spells it.
+impl std::fmt::Display for Offered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Offered::Primitive { primitive } => write!(f, "`{primitive}`"),
+            Offered::AdapterEnforcement {
+                adapter_depth,
+                obligation,
+            } => write!(f, "the {adapter_depth} adapter's `{obligation}`"),
+        }
+    }
+}
+
 /// Why the row got its label, as one of the judgment's truth-table arms.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "because")]
@@ -205,6 +220,43 @@ pub enum LabelReason {
     SignalsWithoutObligations { signals: Vec<Signal> },
     /// Lower fails and nothing related was exercised.
     Inconclusive,
+}
+
+/// The label's reason as one sentence: what the matrix, `explain` and the
+/// audit reports print (the one renderer of a [`LabelReason`]).
+impl std::fmt::Display for LabelReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        fn list<T: std::fmt::Display>(v: &[T]) -> String {
+            v.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+        match self {
+            LabelReason::LowerHoldsNatively => {
+                f.write_str("every obligation is supplied by anchored native evidence")
+            }
+            LabelReason::LowerHoldsWithAdapter => f.write_str(
+                "every obligation is supplied by anchored evidence at an allowed adapter depth",
+            ),
+            LabelReason::ForbiddenLowering { offered } => {
+                write!(f, "{offered} is offered as this mode, a forbidden lowering")
+            }
+            LabelReason::ProposalLacksEnforcement { missing } => write!(
+                f,
+                "a mapping is offered as this mode but lacks enforcement-critical {}",
+                list(missing)
+            ),
+            LabelReason::SignalsWithoutObligations { signals } => write!(
+                f,
+                "signals {} make it plausible, but obligations are missing",
+                list(signals)
+            ),
+            LabelReason::Inconclusive => {
+                f.write_str("obligations are missing and no related signal was exercised")
+            }
+        }
+    }
 }
 
 /// The judgment of one (descriptor, mode, depth) row, with its reasons.
@@ -1021,6 +1073,66 @@ mod tests {
                 LabelReason::Inconclusive => Label::Unknown,
             };
             assert_eq!(label, reason_label, "{case}");
+        }
+    }
+
+    /// One sentence per reason, the same in every report: the matrix, `explain`
+    /// and the audit's explanations all print this `Display`.
+    #[test]
+    fn each_label_reason_renders_one_sentence() {
+        let primitive = Offered::Primitive {
+            primitive: Signal::ActiveNoEvict,
+        };
+        let adapter = Offered::AdapterEnforcement {
+            adapter_depth: Depth::SchedulerHook,
+            obligation: Obligation::ExplicitConflictAction,
+        };
+        assert_eq!(primitive.to_string(), "`active_no_evict`");
+        assert_eq!(
+            adapter.to_string(),
+            "the scheduler_hook adapter's `explicit_conflict_action`"
+        );
+        let cases = [
+            (
+                LabelReason::LowerHoldsNatively,
+                "every obligation is supplied by anchored native evidence",
+            ),
+            (
+                LabelReason::LowerHoldsWithAdapter,
+                "every obligation is supplied by anchored evidence at an allowed adapter depth",
+            ),
+            (
+                LabelReason::ForbiddenLowering { offered: primitive },
+                "`active_no_evict` is offered as this mode, a forbidden lowering",
+            ),
+            (
+                LabelReason::ForbiddenLowering { offered: adapter },
+                "the scheduler_hook adapter's `explicit_conflict_action` is offered as this mode, \
+                 a forbidden lowering",
+            ),
+            (
+                LabelReason::ProposalLacksEnforcement {
+                    missing: vec![
+                        Obligation::ExplicitConflictAction,
+                        Obligation::BlockingClaimIds,
+                    ],
+                },
+                "a mapping is offered as this mode but lacks enforcement-critical \
+                 explicit_conflict_action, blocking_claim_ids",
+            ),
+            (
+                LabelReason::SignalsWithoutObligations {
+                    signals: vec![Signal::PriorityField],
+                },
+                "signals priority_field make it plausible, but obligations are missing",
+            ),
+            (
+                LabelReason::Inconclusive,
+                "obligations are missing and no related signal was exercised",
+            ),
+        ];
+        for (reason, sentence) in cases {
+            assert_eq!(reason.to_string(), sentence);
         }
     }
 
