@@ -30,8 +30,8 @@ use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 
 use kvlower_trace::{
-    CampaignSummary, ClaimVerdict, Control, Diagnostic, GateResult, MAX_TRACE_BYTES, Problem,
-    TraceFamily, TraceGate, TraceOutline, TraceTally,
+    CampaignSummary, ClaimVerdict, Control, Diagnostic, GateName, GateResult, MAX_TRACE_BYTES,
+    Problem, TraceFamily, TraceOutline, TraceTally,
 };
 use rayon::prelude::*;
 use serde::Serialize;
@@ -492,7 +492,7 @@ struct HumanSink<'a> {
     color: bool,
 }
 
-fn human_gate(name: TraceGate, result: &GateResult, color: bool) -> String {
+fn human_gate(name: GateName, result: &GateResult, color: bool) -> String {
     let (pass, fail) = if color {
         ("\x1b[32mPASS\x1b[0m", "\x1b[31mFAIL\x1b[0m")
     } else {
@@ -631,7 +631,7 @@ struct JsonRow<'a> {
     trace: &'a str,
     claim_id: Option<&'a str>,
     family: TraceFamily,
-    gates: &'a std::collections::BTreeMap<TraceGate, GateResult>,
+    gates: &'a std::collections::BTreeMap<GateName, GateResult>,
     controls_rejected: &'a [Control],
 }
 
