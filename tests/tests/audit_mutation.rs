@@ -10,7 +10,7 @@ use kvlower_audit::trace_controls::{any_passes, evaluate};
 use kvlower_core::{Depth, judge};
 use kvlower_load::{FsEnvironment, load_repository};
 use kvlower_tests::repo_root;
-use kvlower_trace::GateName;
+use kvlower_trace::TraceGate;
 
 /// The sixteen kinds of paper §8.2, in the order `docs/model.md` lists them.
 const KINDS: [&str; 16] = [
@@ -155,9 +155,12 @@ fn item_kinds_cover_every_supporting_item_of_every_positive_row() {
 #[test]
 fn synthetic_baselines_pass_their_gates_so_trace_mutants_are_not_vacuous() {
     for (trace, gate) in [
-        (connector_failure(CLAIM), GateName::ConnectorFailureOutcome),
-        (connector_observation(CLAIM), GateName::ConnectorObservation),
-        (reference_lifecycle(CLAIM), GateName::ReferenceLifecycle),
+        (connector_failure(CLAIM), TraceGate::ConnectorFailureOutcome),
+        (
+            connector_observation(CLAIM),
+            TraceGate::ConnectorObservation,
+        ),
+        (reference_lifecycle(CLAIM), TraceGate::ReferenceLifecycle),
     ] {
         let report = evaluate("baseline", &trace);
         assert!(report.is_valid(), "{:?}", report.diagnostics);

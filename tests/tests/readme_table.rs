@@ -5,9 +5,10 @@
 //! and hard-asserts that none of the descriptors of runtimes the paper did not
 //! audit has a positive row.
 //!
-//! Cell rule: for each (descriptor, mode), the best label over the
-//! descriptor's row depths, ranked `native_sound > sound_with_adapter >
-//! rejected > approximate > unknown`; ties go to the shallowest depth. A
+//! Cell rule: for each (descriptor, mode), the greatest label over the
+//! descriptor's row depths in `Label`'s order (`native_sound >
+//! sound_with_adapter > rejected > approximate > unknown`, asserted below);
+//! ties go to the shallowest depth. A
 //! positive adapter cell shows its subtype: `sound_with_adapter
 //! (backend_patch_witness)`.
 
@@ -30,21 +31,11 @@ const UNAUDITED: &[&str] = &[
     "capabilities/blis_615e627.yaml",
 ];
 
-fn rank(label: Label) -> u8 {
-    match label {
-        Label::NativeSound => 4,
-        Label::SoundWithAdapter => 3,
-        Label::Rejected => 2,
-        Label::Approximate => 1,
-        Label::Unknown => 0,
-    }
-}
-
 /// One table line per descriptor: its path, runtime name and one cell per mode.
 struct Line {
     path: String,
     runtime: String,
-    cells: BTreeMap<Mode, (u8, String)>,
+    cells: BTreeMap<Mode, (Label, String)>,
 }
 
 impl Line {
@@ -55,11 +46,10 @@ impl Line {
         } else {
             label.name().to_owned()
         };
-        let r = rank(label);
-        // Rows arrive in ladder order: a strictly better label replaces, a tie keeps the shallowest.
-        let entry = self.cells.entry(mode).or_insert((r, cell.clone()));
-        if r > entry.0 {
-            *entry = (r, cell);
+        // Rows arrive in ladder order: a strictly greater label replaces, a tie keeps the shallowest.
+        let entry = self.cells.entry(mode).or_insert((label, cell.clone()));
+        if label > entry.0 {
+            *entry = (label, cell);
         }
     }
 }
@@ -169,6 +159,23 @@ fn readme_table() -> Option<String> {
             .map(|l| format!("{}\n", l.trim_end()))
             .collect(),
     )
+}
+
+/// The cell rule rests on `Label`'s order: it must run from the weakest
+/// answer to the strongest (it was once declared the other way round).
+#[test]
+fn label_order_is_the_readme_ranking() {
+    assert_eq!(
+        Label::ALL,
+        [
+            Label::Unknown,
+            Label::Approximate,
+            Label::Rejected,
+            Label::SoundWithAdapter,
+            Label::NativeSound,
+        ]
+    );
+    assert!(Label::ALL.windows(2).all(|w| w[0] < w[1]));
 }
 
 #[test]

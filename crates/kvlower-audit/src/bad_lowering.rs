@@ -23,7 +23,7 @@ use std::fmt::Write as _;
 use kvlower_core::{
     Catalog, Depth, Descriptor, Environment, Label, Mode, Obligation, Signal, judge, row_depths,
 };
-use kvlower_trace::{GateName, evaluate_reader};
+use kvlower_trace::{TraceGate, evaluate_reader};
 use serde::{Deserialize, Serialize};
 
 use crate::explain;
@@ -128,54 +128,29 @@ pub struct TraceCase {
     pub jsonl: String,
 }
 
-/// A case's result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    NativeSound,
-    SoundWithAdapter,
-    Rejected,
-    Approximate,
-    Unknown,
-    /// A signal proposed as an obligation, which it can never satisfy.
-    InvalidLoweringClaim,
-    /// The obligation was satisfied after all (the claim would be valid).
-    ValidLoweringClaim,
-    /// No signal or no mode to test the claim against: the case proves nothing.
-    VacuousClaim,
-    RejectedByConnectorGate,
-    AcceptedByConnectorGate,
-    /// The gate rejected the trace, but without recognising the expected control.
-    RejectedWithoutExpectedControl,
-    /// A trace has diagnostics: its rejection would prove nothing.
-    MalformedTrace,
-    /// The case file itself could not be read.
-    CaseError,
-}
-
-impl Outcome {
-    pub fn name(self) -> &'static str {
-        match self {
-            Outcome::NativeSound => "native_sound",
-            Outcome::SoundWithAdapter => "sound_with_adapter",
-            Outcome::Rejected => "rejected",
-            Outcome::Approximate => "approximate",
-            Outcome::Unknown => "unknown",
-            Outcome::InvalidLoweringClaim => "invalid_lowering_claim",
-            Outcome::ValidLoweringClaim => "valid_lowering_claim",
-            Outcome::VacuousClaim => "vacuous_claim",
-            Outcome::RejectedByConnectorGate => "rejected_by_connector_gate",
-            Outcome::AcceptedByConnectorGate => "accepted_by_connector_gate",
-            Outcome::RejectedWithoutExpectedControl => "rejected_without_expected_control",
-            Outcome::MalformedTrace => "malformed_trace",
-            Outcome::CaseError => "case_error",
-        }
-    }
-}
-
-impl std::fmt::Display for Outcome {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
+kvlower_core::names! {
+    /// A case's result.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum Outcome {
+        NativeSound = "native_sound",
+        SoundWithAdapter = "sound_with_adapter",
+        Rejected = "rejected",
+        Approximate = "approximate",
+        Unknown = "unknown",
+        /// A signal proposed as an obligation, which it can never satisfy.
+        InvalidLoweringClaim = "invalid_lowering_claim",
+        /// The obligation was satisfied after all (the claim would be valid).
+        ValidLoweringClaim = "valid_lowering_claim",
+        /// No signal or no mode to test the claim against: the case proves nothing.
+        VacuousClaim = "vacuous_claim",
+        RejectedByConnectorGate = "rejected_by_connector_gate",
+        AcceptedByConnectorGate = "accepted_by_connector_gate",
+        /// The gate rejected the trace, but without recognising the expected control.
+        RejectedWithoutExpectedControl = "rejected_without_expected_control",
+        /// A trace has diagnostics: its rejection would prove nothing.
+        MalformedTrace = "malformed_trace",
+        /// The case file itself could not be read.
+        CaseError = "case_error",
     }
 }
 
@@ -350,8 +325,8 @@ fn connector_gate(gate_names: &[String], traces: &[TraceCase]) -> (Outcome, Vec<
     let mut lines = Vec::new();
     let mut gates = Vec::new();
     for name in gate_names {
-        match GateName::ALL.iter().find(|g| g.as_str() == name) {
-            Some(g) => gates.push(*g),
+        match TraceGate::from_name(name) {
+            Some(g) => gates.push(g),
             None => {
                 lines.push(format!("unknown gate `{name}`"));
                 return (Outcome::CaseError, lines);

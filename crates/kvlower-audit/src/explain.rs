@@ -4,55 +4,14 @@
 //! snapshots: a reviewer sees *why* each counterexample got its result, not
 //! only the label, and a change in the reasons shows up as a snapshot diff.
 
-use kvlower_core::judgment::{LabelReason, Offered};
 use kvlower_core::{Judgment, Label};
-use kvlower_trace::{GateName, TraceReport};
-
-/// The label's reason in one sentence.
-pub fn reason(reason: &LabelReason) -> String {
-    let join = |v: Vec<String>| v.join(", ");
-    match reason {
-        LabelReason::LowerHoldsNatively => {
-            "every obligation is supplied by anchored native evidence".into()
-        }
-        LabelReason::LowerHoldsWithAdapter => {
-            "every obligation is supplied by anchored evidence at an allowed adapter depth".into()
-        }
-        LabelReason::ForbiddenLowering { offered } => {
-            format!("{} is a forbidden lowering", offered_text(offered))
-        }
-        LabelReason::ProposalLacksEnforcement { missing } => format!(
-            "a mapping is offered as the mode but lacks enforcement-critical {}",
-            join(missing.iter().map(|o| o.to_string()).collect())
-        ),
-        LabelReason::SignalsWithoutObligations { signals } => format!(
-            "signals {} make it plausible, but obligations are missing",
-            join(signals.iter().map(|s| s.to_string()).collect())
-        ),
-        LabelReason::Inconclusive => {
-            "obligations are missing and no related signal was exercised".into()
-        }
-    }
-}
-
-fn offered_text(o: &Offered) -> String {
-    match o {
-        Offered::Primitive { primitive } => format!("`{primitive}` offered as the mode"),
-        Offered::AdapterEnforcement {
-            adapter_depth,
-            obligation,
-        } => format!("the {adapter_depth} adapter offering `{obligation}`"),
-    }
-}
+use kvlower_trace::{TraceGate, TraceReport};
 
 /// Every reason of one row: label, each obligation, atoms, signals, proposals.
 pub fn judgment(j: &Judgment) -> Vec<String> {
     let mut lines = vec![format!(
         "{}@{}: {} — {}",
-        j.mode,
-        j.depth,
-        j.label,
-        reason(&j.reason)
+        j.mode, j.depth, j.label, j.reason
     )];
     for f in &j.obligations {
         let head = format!("{} {}", f.obligation.code(), f.obligation);
@@ -105,14 +64,13 @@ pub fn judgment(j: &Judgment) -> Vec<String> {
     for p in &j.proposals {
         lines.push(match &p.forbidden_because {
             Some(why) => format!(
-                "proposal {}: {} — forbidden: {why}",
-                p.path,
-                offered_text(&p.offered)
+                "proposal {}: {} offered as the mode — forbidden: {why}",
+                p.path, p.offered
             ),
             None => format!(
-                "proposal {}: {} — not a forbidden lowering{}",
+                "proposal {}: {} offered as the mode — not a forbidden lowering{}",
                 p.path,
-                offered_text(&p.offered),
+                p.offered,
                 if j.label == Label::Rejected {
                     ""
                 } else {
@@ -125,7 +83,7 @@ pub fn judgment(j: &Judgment) -> Vec<String> {
 }
 
 /// One line per claim row and gate of a trace report, plus its diagnostics.
-pub fn trace(name: &str, report: &TraceReport, gates: &[GateName]) -> Vec<String> {
+pub fn trace(name: &str, report: &TraceReport, gates: &[TraceGate]) -> Vec<String> {
     let mut lines = vec![format!(
         "trace {name}: {} family, {} events, {}",
         report.family,

@@ -21,71 +21,30 @@ use serde::Serialize;
 use crate::render::{cell, to_json};
 use crate::rows::PositiveRow;
 
-/// The sixteen mutation kinds, in the order of paper §8.2 as listed in `docs/model.md`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MutationKind {
-    AnchorDeleted,
-    AnchorEmptied,
-    SupportedToPartial,
-    SupportedToUnknown,
-    SupportedToMissing,
-    PressureAtomsWithoutAnchors,
-    AdapterScopeDocsOnly,
-    AdapterScopeSourceInspection,
-    TelemetryJoinPreconditionRemoved,
-    RoutingOnlyEvidence,
-    WrongClaimIdInFailureAttribution,
-    PostHocClaimNaming,
-    RestoreAfterReuseOrdering,
-    FallbackRecompute,
-    GenericCounters,
-    StorageOnlyOffloadEvidence,
+kvlower_core::names! {
+    /// The sixteen mutation kinds, in the order of paper §8.2 as listed in `docs/model.md`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+    pub enum MutationKind {
+        AnchorDeleted = "anchor_deleted",
+        AnchorEmptied = "anchor_emptied",
+        SupportedToPartial = "supported_to_partial",
+        SupportedToUnknown = "supported_to_unknown",
+        SupportedToMissing = "supported_to_missing",
+        PressureAtomsWithoutAnchors = "pressure_atoms_without_anchors",
+        AdapterScopeDocsOnly = "adapter_scope_docs_only",
+        AdapterScopeSourceInspection = "adapter_scope_source_inspection",
+        TelemetryJoinPreconditionRemoved = "telemetry_join_precondition_removed",
+        RoutingOnlyEvidence = "routing_only_evidence",
+        WrongClaimIdInFailureAttribution = "wrong_claim_id_in_failure_attribution",
+        PostHocClaimNaming = "post_hoc_claim_naming",
+        RestoreAfterReuseOrdering = "restore_after_reuse_ordering",
+        FallbackRecompute = "fallback_recompute",
+        GenericCounters = "generic_counters",
+        StorageOnlyOffloadEvidence = "storage_only_offload_evidence",
+    }
 }
 
 impl MutationKind {
-    pub const ALL: [MutationKind; 16] = [
-        MutationKind::AnchorDeleted,
-        MutationKind::AnchorEmptied,
-        MutationKind::SupportedToPartial,
-        MutationKind::SupportedToUnknown,
-        MutationKind::SupportedToMissing,
-        MutationKind::PressureAtomsWithoutAnchors,
-        MutationKind::AdapterScopeDocsOnly,
-        MutationKind::AdapterScopeSourceInspection,
-        MutationKind::TelemetryJoinPreconditionRemoved,
-        MutationKind::RoutingOnlyEvidence,
-        MutationKind::WrongClaimIdInFailureAttribution,
-        MutationKind::PostHocClaimNaming,
-        MutationKind::RestoreAfterReuseOrdering,
-        MutationKind::FallbackRecompute,
-        MutationKind::GenericCounters,
-        MutationKind::StorageOnlyOffloadEvidence,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            MutationKind::AnchorDeleted => "anchor_deleted",
-            MutationKind::AnchorEmptied => "anchor_emptied",
-            MutationKind::SupportedToPartial => "supported_to_partial",
-            MutationKind::SupportedToUnknown => "supported_to_unknown",
-            MutationKind::SupportedToMissing => "supported_to_missing",
-            MutationKind::PressureAtomsWithoutAnchors => "pressure_atoms_without_anchors",
-            MutationKind::AdapterScopeDocsOnly => "adapter_scope_docs_only",
-            MutationKind::AdapterScopeSourceInspection => "adapter_scope_source_inspection",
-            MutationKind::TelemetryJoinPreconditionRemoved => "telemetry_join_precondition_removed",
-            MutationKind::RoutingOnlyEvidence => "routing_only_evidence",
-            MutationKind::WrongClaimIdInFailureAttribution => {
-                "wrong_claim_id_in_failure_attribution"
-            }
-            MutationKind::PostHocClaimNaming => "post_hoc_claim_naming",
-            MutationKind::RestoreAfterReuseOrdering => "restore_after_reuse_ordering",
-            MutationKind::FallbackRecompute => "fallback_recompute",
-            MutationKind::GenericCounters => "generic_counters",
-            MutationKind::StorageOnlyOffloadEvidence => "storage_only_offload_evidence",
-        }
-    }
-
     /// What the mutation does, in one sentence.
     pub fn description(self) -> &'static str {
         match self {
@@ -143,12 +102,6 @@ impl MutationKind {
                 | MutationKind::FallbackRecompute
                 | MutationKind::GenericCounters
         )
-    }
-}
-
-impl std::fmt::Display for MutationKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
     }
 }
 

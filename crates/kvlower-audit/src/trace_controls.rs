@@ -7,7 +7,7 @@
 //! These back the positive `offloadable` backend_patch row: its restoration
 //! evidence is exactly what the connector and reference gates witness.
 
-use kvlower_trace::{GateName, TraceReport, evaluate_reader};
+use kvlower_trace::{TraceGate, TraceReport, evaluate_reader};
 use serde_json::{Value, json};
 
 use crate::mutation::{MutantOutcome, MutationKind};
@@ -22,7 +22,7 @@ pub fn evaluate(name: &str, trace: &Trace) -> TraceReport {
 }
 
 /// Whether any row of the report passes `gate`.
-pub fn any_passes(report: &TraceReport, gate: GateName) -> bool {
+pub fn any_passes(report: &TraceReport, gate: TraceGate) -> bool {
     report.claims.iter().any(|c| c.passes(gate))
 }
 
@@ -30,14 +30,14 @@ pub fn any_passes(report: &TraceReport, gate: GateName) -> bool {
 struct Baseline {
     name: &'static str,
     trace: Trace,
-    gate: GateName,
+    gate: TraceGate,
 }
 
 fn failure_baseline() -> Baseline {
     Baseline {
         name: "synthetic connector failure trace",
         trace: connector_failure(CLAIM),
-        gate: GateName::ConnectorFailureOutcome,
+        gate: TraceGate::ConnectorFailureOutcome,
     }
 }
 
@@ -45,7 +45,7 @@ fn observation_baseline() -> Baseline {
     Baseline {
         name: "synthetic connector observation trace",
         trace: connector_observation(CLAIM),
-        gate: GateName::ConnectorObservation,
+        gate: TraceGate::ConnectorObservation,
     }
 }
 
@@ -53,7 +53,7 @@ fn reference_baseline() -> Baseline {
     Baseline {
         name: "synthetic reference lifecycle trace",
         trace: reference_lifecycle(CLAIM),
-        gate: GateName::ReferenceLifecycle,
+        gate: TraceGate::ReferenceLifecycle,
     }
 }
 
@@ -343,7 +343,18 @@ fn edits(kind: MutationKind) -> Vec<(Baseline, Vec<Edit>)> {
                 ),
             ],
         )],
-        _ => Vec::new(),
+        // Descriptor-shaped kinds: `crate::mutation` mutates the descriptor, not a trace.
+        MutationKind::AnchorDeleted
+        | MutationKind::AnchorEmptied
+        | MutationKind::SupportedToPartial
+        | MutationKind::SupportedToUnknown
+        | MutationKind::SupportedToMissing
+        | MutationKind::PressureAtomsWithoutAnchors
+        | MutationKind::AdapterScopeDocsOnly
+        | MutationKind::AdapterScopeSourceInspection
+        | MutationKind::TelemetryJoinPreconditionRemoved
+        | MutationKind::RoutingOnlyEvidence
+        | MutationKind::StorageOnlyOffloadEvidence => Vec::new(),
     }
 }
 
@@ -400,7 +411,7 @@ pub fn outcomes(kind: MutationKind) -> Vec<(String, MutantOutcome)> {
 }
 
 /// "rejected by <gate>: missing …; controls …" for the claim rows of a report.
-fn rejection(report: &TraceReport, gate: GateName) -> String {
+fn rejection(report: &TraceReport, gate: TraceGate) -> String {
     let mut missing: Vec<&str> = Vec::new();
     let mut controls: Vec<&str> = Vec::new();
     for c in &report.claims {

@@ -1,10 +1,11 @@
 //! The README's "Runtimes compared" table, generated between two markers by
 //! `kvlower matrix` and compared by `kvlower check` like every other result.
 //!
-//! Cell rule: for each (descriptor, mode), the best label over the
-//! descriptor's row depths, ranked `native_sound > sound_with_adapter >
-//! rejected > approximate > unknown`; a tie keeps the shallowest depth. A
-//! positive cell shows its subtype (adapter rows) and its grade in parentheses.
+//! Cell rule: for each (descriptor, mode), the greatest label over the
+//! descriptor's row depths in [`Label`]'s order (`native_sound >
+//! sound_with_adapter > rejected > approximate > unknown`); a tie keeps the
+//! shallowest depth. A positive cell shows its subtype (adapter rows) and its
+//! grade in parentheses.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -26,18 +27,8 @@ pub const END: &str = "<!-- kvlower:runtimes-table:end -->";
 /// A README larger than this is not a README this tool maintains.
 const MAX_README_BYTES: u64 = 1 << 20;
 
-fn rank(label: Label) -> u8 {
-    match label {
-        Label::NativeSound => 4,
-        Label::SoundWithAdapter => 3,
-        Label::Rejected => 2,
-        Label::Approximate => 1,
-        Label::Unknown => 0,
-    }
-}
-
-/// One table line: descriptor path, runtime name, and the best (rank, cell) per mode.
-type Line<'a> = (&'a str, &'a str, BTreeMap<Mode, (u8, String)>);
+/// One table line: descriptor path, runtime name, and the greatest (label, cell) per mode.
+type Line<'a> = (&'a str, &'a str, BTreeMap<Mode, (Label, String)>);
 
 /// The table (header, separator, one line per descriptor), every cell escaped.
 pub fn runtimes_table(rows: &[MatrixRow<'_>]) -> String {
@@ -64,12 +55,11 @@ pub fn runtimes_table(rows: &[MatrixRow<'_>]) -> String {
         } else {
             j.label.name().to_string()
         };
-        let r = rank(j.label);
         if let Some(line) = lines.last_mut() {
-            let entry = line.2.entry(j.mode).or_insert((r, cell.clone()));
-            // Strictly better replaces; a tie keeps the shallower depth seen first.
-            if r > entry.0 {
-                *entry = (r, cell);
+            let entry = line.2.entry(j.mode).or_insert((j.label, cell.clone()));
+            // A strictly greater label replaces; a tie keeps the shallower depth seen first.
+            if j.label > entry.0 {
+                *entry = (j.label, cell);
             }
         }
     }

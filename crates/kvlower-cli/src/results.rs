@@ -7,9 +7,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use kvlower_core::judgment::{LabelReason, Offered};
 use kvlower_core::matrix::{MatrixRow, judge_all};
-use kvlower_core::{Label, Mode};
+use kvlower_core::{Label, Mode, Obligation};
 use kvlower_load::{FsEnvironment, Repository};
 use serde::Serialize;
 
@@ -113,7 +112,7 @@ fn json_row<'a>(row: &MatrixRow<'a>) -> JsonRow<'a> {
         missing: j.missing().map(|o| o.name()).collect(),
         missing_atoms: j.missing_atoms().map(|a| a.name()).collect(),
         approximation_signals: j.signals.iter().map(|s| s.name()).collect(),
-        reason: reason_sentence(&j.reason),
+        reason: j.reason.to_string(),
         evidence: j
             .obligations
             .iter()
@@ -138,41 +137,6 @@ fn json_row<'a>(row: &MatrixRow<'a>) -> JsonRow<'a> {
 pub fn runtime_name(row: &MatrixRow<'_>) -> String {
     let r = &row.descriptor.runtime;
     format!("{} {}", r.name, r.version)
-}
-
-/// The label's reason as one sentence.
-pub fn reason_sentence(reason: &LabelReason) -> String {
-    let names = |v: &[&str]| v.join(", ");
-    match reason {
-        LabelReason::LowerHoldsNatively => {
-            "every obligation is supplied by anchored native evidence".into()
-        }
-        LabelReason::LowerHoldsWithAdapter => {
-            "every obligation is supplied by anchored evidence at an allowed adapter depth".into()
-        }
-        LabelReason::ForbiddenLowering { offered } => match offered {
-            Offered::Primitive { primitive } => {
-                format!("`{primitive}` is offered as this mode, a forbidden lowering")
-            }
-            Offered::AdapterEnforcement {
-                adapter_depth,
-                obligation,
-            } => {
-                format!("the {adapter_depth} adapter offers `{obligation}`, a forbidden lowering")
-            }
-        },
-        LabelReason::ProposalLacksEnforcement { missing } => format!(
-            "a mapping is offered as this mode but lacks enforcement-critical {}",
-            names(&missing.iter().map(|o| o.name()).collect::<Vec<_>>())
-        ),
-        LabelReason::SignalsWithoutObligations { signals } => format!(
-            "signals {} make it plausible, but obligations are missing",
-            names(&signals.iter().map(|s| s.name()).collect::<Vec<_>>())
-        ),
-        LabelReason::Inconclusive => {
-            "obligations are missing and no related signal was exercised".into()
-        }
-    }
 }
 
 /// `results/lowering-matrix.json`.
@@ -263,16 +227,34 @@ pub fn matrix_markdown(rows: &[MatrixRow<'_>], catalog: &kvlower_core::Catalog) 
             codes_or_dash(j.satisfied().map(|o| o.code().to_string()).collect()),
             codes_or_dash(missing),
             codes_or_dash(j.signals.iter().map(|s| s.to_string()).collect()),
-            reason_sentence(&j.reason),
+            j.reason,
         );
     }
-    md.push_str("\nObligation codes: I claim_identity, A explicit_acceptance, P materialization_predicate, F footprint_accounting,\n");
-    md.push_str("L ordered_lifecycle_events, M claim_materialized_event, D claim_demoted_before_loss, E claim_expired_boundary,\n");
-    md.push_str("R offload_restorability, RF restoration_failure_outcome, V victim_exclusion_before_violation,\n");
-    md.push_str("X explicit_conflict_action, B blocking_claim_ids, H claim_harm_attribution, T claim_scoped_telemetry,\n");
-    md.push_str("Pr priority_influence, RC route_cost_attribution, PL placement_attribution, RR reuse_routing_attribution.\n");
+    md.push('\n');
+    md.push_str(&code_legend());
     md
 }
+
+/// "Obligation codes: I claim_identity, …" for every obligation, in
+/// declaration order, wrapped at [`LEGEND_WIDTH`] characters.
+fn code_legend() -> String {
+    let mut lines = vec![String::from("Obligation codes:")];
+    let last = Obligation::ALL.len().saturating_sub(1);
+    for (i, o) in Obligation::ALL.iter().enumerate() {
+        let item = format!("{} {}{}", o.code(), o, if i == last { "." } else { "," });
+        match lines.last_mut() {
+            Some(line) if line.chars().count() + 1 + item.chars().count() <= LEGEND_WIDTH => {
+                line.push(' ');
+                line.push_str(&item);
+            }
+            _ => lines.push(item),
+        }
+    }
+    lines.iter().map(|l| format!("{l}\n")).collect()
+}
+
+/// The widest line of the obligation-code legend.
+const LEGEND_WIDTH: usize = 120;
 
 fn codes_or_dash(v: Vec<String>) -> String {
     if v.is_empty() {
@@ -282,9 +264,11 @@ fn codes_or_dash(v: Vec<String>) -> String {
     }
 }
 
+/// Row counts per label, strongest label first.
 fn label_counts(rows: &[MatrixRow<'_>]) -> Vec<(Label, usize)> {
     Label::ALL
         .iter()
+        .rev()
         .map(|l| (*l, rows.iter().filter(|r| r.judgment.label == *l).count()))
         .collect()
 }
@@ -355,4 +339,29 @@ fn dedup_modes(rows: &[&MatrixRow<'_>], label: Label) -> Vec<String> {
         .collect();
     modes.dedup();
     modes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The legend names every obligation once, with its code, in declaration
+    /// order, within the width (it is generated, not a copy of the vocabulary).
+    #[test]
+    fn the_code_legend_lists_every_obligation() {
+        let legend = code_legend();
+        assert!(legend.lines().all(|l| l.chars().count() <= LEGEND_WIDTH));
+        let body = legend.trim_start_matches("Obligation codes: ");
+        let items: Vec<&str> = body
+            .split([',', '.', '\n'])
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect();
+        let expected: Vec<String> = Obligation::ALL
+            .iter()
+            .map(|o| format!("{} {}", o.code(), o.name()))
+            .collect();
+        assert_eq!(items, expected);
+        assert!(legend.ends_with("reuse_routing_attribution.\n"));
+    }
 }

@@ -207,10 +207,16 @@ fn join_document_defects(
         return vec![AnchorDefect::JoinEvidenceInsufficient];
     };
     // Every precondition the catalog sets for the recorded depth must have held.
-    let required = catalog
-        .depth(doc_depth)
-        .map_or(&[][..], |s| s.preconditions.as_slice());
-    let all_held = !required.is_empty() && required.iter().all(|p| facts.held.contains(p));
+    let all_held = match catalog.depth(doc_depth) {
+        // Fail-closed: an empty list would hold vacuously (the catalog
+        // refuses one, but a join document never rests on that alone).
+        Some(spec) => {
+            !spec.preconditions.is_empty()
+                && spec.preconditions.iter().all(|p| facts.held.contains(p))
+        }
+        // Fail-closed: a document recorded at `none` has no trust boundary to have held.
+        None => false,
+    };
     if !all_held || !facts.stream_sound {
         defects.push(AnchorDefect::JoinEvidenceInsufficient);
     }
@@ -315,29 +321,15 @@ fn join_document_witnesses(catalog: &Catalog, obligation: Obligation) -> bool {
     !obligation.is_enforcement() && catalog.join_document_witnesses(obligation)
 }
 
-/// How strongly a positive row is backed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Grade {
-    /// Every anchor it rests on was re-run by `kvlower check` from files
-    /// committed here (a gate verdict, a join document or a routing gate document).
-    Verified,
-    /// At least one anchor is cited: the paper, a public source, a docs page.
-    Cited,
-}
-
-impl Grade {
-    pub fn name(self) -> &'static str {
-        match self {
-            Grade::Verified => "verified",
-            Grade::Cited => "cited",
-        }
-    }
-}
-
-impl std::fmt::Display for Grade {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
+crate::names! {
+    /// How strongly a positive row is backed.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
+    pub enum Grade {
+        /// Every anchor it rests on was re-run by `kvlower check` from files
+        /// committed here (a gate verdict, a join document or a routing gate document).
+        Verified = "verified",
+        /// At least one anchor is cited: the paper, a public source, a docs page.
+        Cited = "cited",
     }
 }
 

@@ -119,6 +119,46 @@ pub const TELEMETRY_JOIN_PRECONDITIONS: [Precondition; 9] = [
     Precondition::AmbiguityFailsClosed,
 ];
 
+/// O\[m\]: the obligations a mode needs, never empty.
+///
+/// An empty bundle would make Lower hold vacuously (every obligation of
+/// nothing is supplied), so a row would be `native_sound` on no evidence:
+/// the type makes that state unrepresentable instead of relying on a check
+/// far from the judgment. Only [`Bundle::new`] builds one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bundle(Vec<Obligation>);
+
+impl Bundle {
+    /// The bundle of these obligations, or `None` when there are none.
+    pub fn new(obligations: Vec<Obligation>) -> Option<Bundle> {
+        (!obligations.is_empty()).then_some(Bundle(obligations))
+    }
+
+    /// The obligations, in catalog order (at least one).
+    pub fn as_slice(&self) -> &[Obligation] {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for Bundle {
+    type Target = [Obligation];
+
+    fn deref(&self) -> &[Obligation] {
+        &self.0
+    }
+}
+
+/// What the judgment needs of one mode, from the effective catalog.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModeRules {
+    /// O\[m\].
+    pub bundle: Bundle,
+    /// Obligations whose absence makes a proposed mapping `rejected`.
+    pub enforcement_critical: Vec<Obligation>,
+    /// Observed atoms the mode needs beyond its obligations.
+    pub required_atoms: Vec<Atom>,
+}
+
 /// A catalog problem, with the YAML path it concerns.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CatalogError {
@@ -135,6 +175,9 @@ pub struct CatalogError {
 pub struct Catalog {
     doc: CatalogDoc,
     effective: CatalogDoc,
+    /// The effective rules of every mode, indexed by [`Mode::index`]: an
+    /// array of [`Mode::COUNT`] entries, so [`Catalog::mode`] is total.
+    modes: [ModeRules; Mode::COUNT],
 }
 
 impl Catalog {
@@ -270,12 +313,16 @@ impl Catalog {
                 );
             }
         }
-        if errors.is_empty() {
-            let effective = crate::baseline::meet(&doc);
-            Ok(Catalog { doc, effective })
-        } else {
-            Err(errors)
+        if !errors.is_empty() {
+            return Err(errors);
         }
+        let effective = crate::baseline::meet(&doc);
+        let modes = mode_table(&effective)?;
+        Ok(Catalog {
+            doc,
+            effective,
+            modes,
+        })
     }
 
     /// The document this catalog was validated from, as written.
@@ -300,18 +347,20 @@ impl Catalog {
         digest(&self.doc)
     }
 
-    /// O[m].
-    pub fn bundle(&self, mode: Mode) -> &[Obligation] {
-        self.effective
-            .modes
-            .get(&mode)
-            .map_or(&[], |s| &s.obligations)
+    /// O\[m\]: total and never empty (see [`Bundle`]).
+    pub fn bundle(&self, mode: Mode) -> &Bundle {
+        &self.mode(mode).bundle
     }
 
-    pub fn mode(&self, mode: Mode) -> Option<&ModeSpec> {
-        self.effective.modes.get(&mode)
+    /// The effective rules of `mode`. Total: [`Catalog::new`] refuses a
+    /// catalog that leaves a mode without rules.
+    pub fn mode(&self, mode: Mode) -> &ModeRules {
+        // `index() < Mode::COUNT`, the array's length.
+        &self.modes[mode.index()]
     }
 
+    /// What an adapter depth may supply and under which preconditions;
+    /// `None` for [`Depth::None`], which is native evidence and has no rules.
     pub fn depth(&self, depth: Depth) -> Option<&DepthSpec> {
         self.effective.depths.get(&depth)
     }
@@ -360,6 +409,41 @@ impl Catalog {
     }
 }
 
+/// The rules of every mode, in [`Mode::ALL`] order, from the effective
+/// document. [`Catalog::new`] has checked the written document; the meet with
+/// the baseline only adds obligations, so this fails only if that ever stops
+/// being true — and then the catalog is refused rather than judged open.
+fn mode_table(effective: &CatalogDoc) -> Result<[ModeRules; Mode::COUNT], Vec<CatalogError>> {
+    let mut errors = Vec::new();
+    let mut rules = Vec::with_capacity(Mode::COUNT);
+    for mode in Mode::ALL {
+        let bundle = effective
+            .modes
+            .get(mode)
+            .and_then(|spec| Some((spec, Bundle::new(spec.obligations.clone())?)));
+        match bundle {
+            Some((spec, bundle)) => rules.push(ModeRules {
+                bundle,
+                enforcement_critical: spec.enforcement_critical.clone(),
+                required_atoms: spec.required_atoms.clone(),
+            }),
+            None => errors.push(CatalogError {
+                path: format!("modes.{mode}.obligations"),
+                message: "a bundle needs at least one obligation".into(),
+            }),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    <[ModeRules; Mode::COUNT]>::try_from(rules).map_err(|_| {
+        vec![CatalogError {
+            path: "modes".into(),
+            message: "every mode needs a bundle".into(),
+        }]
+    })
+}
+
 fn report_duplicates(list: &[Obligation], path: &str, err: &mut impl FnMut(String, String)) {
     let mut seen = BTreeSet::new();
     for o in list {
@@ -378,4 +462,60 @@ pub fn digest(doc: &CatalogDoc) -> String {
     let canonical = serde_json::to_vec(doc).unwrap_or_default();
     let hash = sha2::Sha256::digest(&canonical);
     hash.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_bundle_cannot_be_built() {
+        assert_eq!(Bundle::new(Vec::new()), None);
+        let one = Bundle::new(vec![Obligation::ClaimIdentity]).map(|b| b.to_vec());
+        assert_eq!(one, Some(vec![Obligation::ClaimIdentity]));
+    }
+
+    /// Every mode of a valid catalog has a non-empty bundle: emptying or
+    /// removing any one mode's bundle is refused, never judged vacuously.
+    #[test]
+    fn every_mode_has_a_non_empty_bundle_or_the_catalog_is_refused() {
+        let base = crate::baseline::doc();
+        let catalog = Catalog::new(base.clone()).expect("the baseline is valid");
+        for &mode in Mode::ALL {
+            assert!(!catalog.bundle(mode).is_empty(), "{mode}");
+            assert_eq!(
+                catalog.bundle(mode).as_slice(),
+                catalog.effective().modes[&mode].obligations.as_slice()
+            );
+            let mut emptied = base.clone();
+            if let Some(spec) = emptied.modes.get_mut(&mode) {
+                spec.obligations.clear();
+                spec.enforcement_critical.clear();
+            }
+            assert!(Catalog::new(emptied).is_err(), "{mode} emptied");
+            let mut removed = base.clone();
+            removed.modes.remove(&mode);
+            assert!(Catalog::new(removed).is_err(), "{mode} removed");
+        }
+    }
+
+    /// The table behind the total [`Catalog::mode`] is refused, not filled
+    /// with defaults, when the effective document lacks a mode or a bundle.
+    #[test]
+    fn the_mode_table_refuses_a_missing_or_empty_mode() {
+        let base = crate::baseline::doc();
+        assert!(mode_table(&base).is_ok());
+        for &mode in Mode::ALL {
+            let mut removed = base.clone();
+            removed.modes.remove(&mode);
+            let errors = mode_table(&removed).err().unwrap_or_default();
+            assert_eq!(errors.len(), 1, "{mode} removed");
+            let mut emptied = base.clone();
+            if let Some(spec) = emptied.modes.get_mut(&mode) {
+                spec.obligations.clear();
+            }
+            let errors = mode_table(&emptied).err().unwrap_or_default();
+            assert_eq!(errors[0].path, format!("modes.{mode}.obligations"));
+        }
+    }
 }

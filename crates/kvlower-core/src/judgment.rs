@@ -189,6 +189,21 @@ pub enum Offered {
     },
 }
 
+/// What was offered, as a noun: "`active_no_evict`", "the scheduler_hook
+/// adapter's `explicit_conflict_action`". Every report frames it in its own
+/// sentence ("… offered as the mode"); this is the one place that spells it.
+impl std::fmt::Display for Offered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Offered::Primitive { primitive } => write!(f, "`{primitive}`"),
+            Offered::AdapterEnforcement {
+                adapter_depth,
+                obligation,
+            } => write!(f, "the {adapter_depth} adapter's `{obligation}`"),
+        }
+    }
+}
+
 /// Why the row got its label, as one of the judgment's truth-table arms.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "because")]
@@ -205,6 +220,43 @@ pub enum LabelReason {
     SignalsWithoutObligations { signals: Vec<Signal> },
     /// Lower fails and nothing related was exercised.
     Inconclusive,
+}
+
+/// The label's reason as one sentence: what the matrix, `explain` and the
+/// audit reports print (the one renderer of a [`LabelReason`]).
+impl std::fmt::Display for LabelReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        fn list<T: std::fmt::Display>(v: &[T]) -> String {
+            v.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+        match self {
+            LabelReason::LowerHoldsNatively => {
+                f.write_str("every obligation is supplied by anchored native evidence")
+            }
+            LabelReason::LowerHoldsWithAdapter => f.write_str(
+                "every obligation is supplied by anchored evidence at an allowed adapter depth",
+            ),
+            LabelReason::ForbiddenLowering { offered } => {
+                write!(f, "{offered} is offered as this mode, a forbidden lowering")
+            }
+            LabelReason::ProposalLacksEnforcement { missing } => write!(
+                f,
+                "a mapping is offered as this mode but lacks enforcement-critical {}",
+                list(missing)
+            ),
+            LabelReason::SignalsWithoutObligations { signals } => write!(
+                f,
+                "signals {} make it plausible, but obligations are missing",
+                list(signals)
+            ),
+            LabelReason::Inconclusive => {
+                f.write_str("obligations are missing and no related signal was exercised")
+            }
+        }
+    }
 }
 
 /// The judgment of one (descriptor, mode, depth) row, with its reasons.
@@ -295,8 +347,9 @@ pub fn judge(
             )
         })
         .collect();
-    let required_atoms = catalog.mode(mode).map_or(&[][..], |s| &s.required_atoms);
-    let atoms: Vec<AtomFinding> = required_atoms
+    let atoms: Vec<AtomFinding> = catalog
+        .mode(mode)
+        .required_atoms
         .iter()
         .map(|&atom| judge_atom(catalog, descriptor, atom, env))
         .collect();
@@ -311,53 +364,15 @@ pub fn judge(
     signals.dedup();
     let proposals = proposals_for(catalog, descriptor, mode, depth);
 
-    let all_satisfied = obligations.iter().all(|f| f.satisfied_by.is_some());
-    let atoms_ok = atoms.iter().all(|f| f.anchored_by.is_some());
-    let lower = all_satisfied && atoms_ok;
-    let lower_native = lower
-        && obligations.iter().all(|f| {
-            f.satisfied_by
-                .as_ref()
-                .is_some_and(|e| e.depth == EvidenceDepth::Native)
-        });
-    let critical = catalog
-        .mode(mode)
-        .map_or(&[][..], |s| &s.enforcement_critical);
+    let lower = lower_of(&obligations, &atoms);
+    let critical = &catalog.mode(mode).enforcement_critical;
     let missing_critical: Vec<Obligation> = obligations
         .iter()
         .filter(|f| f.satisfied_by.is_none() && critical.contains(&f.obligation))
         .map(|f| f.obligation)
         .collect();
-    let forbidden = proposals.iter().find(|p| p.forbidden_because.is_some());
-
-    // The truth table. Arms are tried in order; the first that matches decides.
-    let (label, reason) = match (lower_native, lower, forbidden, proposals.is_empty()) {
-        // Native evidence alone supplies every obligation and atom.
-        (true, _, _, _) => (Label::NativeSound, LabelReason::LowerHoldsNatively),
-        // Adapter or patch evidence, each at an allowed depth, completes Lower.
-        (false, true, _, _) => (Label::SoundWithAdapter, LabelReason::LowerHoldsWithAdapter),
-        // Lower fails and something was offered as this mode that must never be.
-        (false, false, Some(p), _) => (
-            Label::Rejected,
-            LabelReason::ForbiddenLowering { offered: p.offered },
-        ),
-        // Lower fails and an offered mapping lacks the mode's enforcement.
-        (false, false, None, false) if !missing_critical.is_empty() => (
-            Label::Rejected,
-            LabelReason::ProposalLacksEnforcement {
-                missing: missing_critical,
-            },
-        ),
-        // Lower fails; related primitives make the row plausible, nothing more.
-        _ if !signals.is_empty() => (
-            Label::Approximate,
-            LabelReason::SignalsWithoutObligations {
-                signals: signals.clone(),
-            },
-        ),
-        // Lower fails and nothing related was exercised: no classification claim.
-        _ => (Label::Unknown, LabelReason::Inconclusive),
-    };
+    let proposed = Proposed::of(&proposals);
+    let (label, reason) = decide(lower, proposed, &missing_critical, &signals);
     let subtype =
         (label == Label::SoundWithAdapter).then(|| subtype_of(catalog, mode, &obligations));
     let grade = label
@@ -378,28 +393,158 @@ pub fn judge(
     }
 }
 
-/// What a positive adapter row establishes, from the evidence that made it.
+/// Whether Lower(d, a, E, m) holds for a row, and on what evidence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lower {
+    /// Every obligation and required atom is supplied, each obligation by native evidence.
+    HoldsNatively,
+    /// Every obligation and required atom is supplied, some obligation by an adapter or patch.
+    HoldsWithAdapter,
+    /// Some obligation or required atom is not supplied.
+    Fails,
+}
+
+fn lower_of(obligations: &[ObligationFinding], atoms: &[AtomFinding]) -> Lower {
+    let all_satisfied = obligations.iter().all(|f| f.satisfied_by.is_some());
+    let atoms_ok = atoms.iter().all(|f| f.anchored_by.is_some());
+    let all_native = obligations.iter().all(|f| {
+        f.satisfied_by
+            .as_ref()
+            .is_some_and(|e| e.depth == EvidenceDepth::Native)
+    });
+    match (all_satisfied && atoms_ok, all_native) {
+        (true, true) => Lower::HoldsNatively,
+        (true, false) => Lower::HoldsWithAdapter,
+        (false, true | false) => Lower::Fails,
+    }
+}
+
+/// What the row's applicable proposals amount to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Proposed {
+    /// Nothing is offered as the mode at this row.
+    Nothing,
+    /// Something is offered as the mode and no offer is a forbidden lowering.
+    Allowed,
+    /// This (the first forbidden offer) is a forbidden lowering of the mode.
+    Forbidden(Offered),
+}
+
+impl Proposed {
+    fn of(proposals: &[ProposalFinding]) -> Proposed {
+        match (
+            proposals.iter().find(|p| p.forbidden_because.is_some()),
+            proposals,
+        ) {
+            (Some(p), _) => Proposed::Forbidden(p.offered),
+            (None, []) => Proposed::Nothing,
+            (None, [_, ..]) => Proposed::Allowed,
+        }
+    }
+}
+
+/// The label truth table (paper §4, Table 3; `docs/model.md`, "Labels").
+///
+/// Every input is in the matched tuple and every arm lists every input, so
+/// the arms are disjoint: none relies on an earlier one having failed, and
+/// their order does not matter. In the slice positions `[]` is "none" and
+/// `[_, ..]` is "at least one". Arms marked *fail-closed* are the ways a row
+/// that Lower does not hold for ends: never positive, and `rejected` only when
+/// something was offered as the mode.
+pub fn decide(
+    lower: Lower,
+    proposed: Proposed,
+    missing_critical: &[Obligation],
+    signals: &[Signal],
+) -> (Label, LabelReason) {
+    use Proposed::{Allowed, Forbidden, Nothing};
+    match (lower, proposed, missing_critical, signals) {
+        // Native evidence alone supplies every obligation and atom; what was
+        // offered or suggested cannot take a supplied obligation away.
+        (Lower::HoldsNatively, Nothing | Allowed | Forbidden(_), [] | [_, ..], [] | [_, ..]) => {
+            (Label::NativeSound, LabelReason::LowerHoldsNatively)
+        }
+        // Adapter or patch evidence, each at an allowed depth, completes Lower.
+        (Lower::HoldsWithAdapter, Nothing | Allowed | Forbidden(_), [] | [_, ..], [] | [_, ..]) => {
+            (Label::SoundWithAdapter, LabelReason::LowerHoldsWithAdapter)
+        }
+        // Fail-closed: something was offered as this mode that must never be.
+        (Lower::Fails, Forbidden(offered), [] | [_, ..], [] | [_, ..]) => {
+            (Label::Rejected, LabelReason::ForbiddenLowering { offered })
+        }
+        // Fail-closed: an offered mapping lacks the mode's enforcement.
+        (Lower::Fails, Allowed, missing @ [_, ..], [] | [_, ..]) => (
+            Label::Rejected,
+            LabelReason::ProposalLacksEnforcement {
+                missing: missing.to_vec(),
+            },
+        ),
+        // Fail-closed: related primitives make the row plausible, nothing more
+        // (an offer that lacks no enforcement is not a misrepresentation).
+        (Lower::Fails, Allowed, [], signals @ [_, ..])
+        | (Lower::Fails, Nothing, [] | [_, ..], signals @ [_, ..]) => (
+            Label::Approximate,
+            LabelReason::SignalsWithoutObligations {
+                signals: signals.to_vec(),
+            },
+        ),
+        // Fail-closed: nothing related was exercised; no classification claim.
+        (Lower::Fails, Allowed, [], []) | (Lower::Fails, Nothing, [] | [_, ..], []) => {
+            (Label::Unknown, LabelReason::Inconclusive)
+        }
+    }
+}
+
+/// The deepest kind of evidence a positive adapter row rests on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reach {
+    /// Some obligation is supplied by a `backend_patch` adapter.
+    Patch,
+    /// Some obligation is supplied by an adapter other than a patch or a telemetry join.
+    Hook,
+    /// Every obligation is supplied natively or by a telemetry join.
+    Telemetry,
+}
+
+/// What a positive adapter row establishes, from the evidence that made it
+/// (paper §4, Table 3; `docs/model.md`, "Subtypes").
 fn subtype_of(catalog: &Catalog, mode: Mode, obligations: &[ObligationFinding]) -> Subtype {
     let depths: Vec<EvidenceDepth> = obligations
         .iter()
         .filter_map(|f| f.satisfied_by.as_ref().map(|e| e.depth))
         .collect();
-    let needs_pressure_atoms = catalog
-        .mode(mode)
-        .is_some_and(|s| !s.required_atoms.is_empty());
-    if depths.contains(&EvidenceDepth::Adapter(Depth::BackendPatch)) {
-        Subtype::BackendPatchWitness
-    } else if needs_pressure_atoms {
-        Subtype::AdapterPolicyControlledPressure
+    let needs_pressure_atoms = !catalog.mode(mode).required_atoms.is_empty();
+    subtype_for(&depths, needs_pressure_atoms)
+}
+
+/// [`subtype_of`] on the depths that supplied the obligations.
+fn subtype_for(depths: &[EvidenceDepth], needs_pressure_atoms: bool) -> Subtype {
+    let reach = if depths.contains(&EvidenceDepth::Adapter(Depth::BackendPatch)) {
+        Reach::Patch
     } else if depths.iter().all(|d| {
         matches!(
             d,
             EvidenceDepth::Native | EvidenceDepth::Adapter(Depth::TelemetryJoin)
         )
     }) {
-        Subtype::AdapterObservational
+        Reach::Telemetry
     } else {
-        Subtype::AdapterHookMechanism
+        Reach::Hook
+    };
+    match (reach, needs_pressure_atoms) {
+        // A modified backend path supplies an obligation: whatever else the row
+        // uses, what it establishes is the patch on the exercised path.
+        (Reach::Patch, true | false) => Subtype::BackendPatchWitness,
+        // The mode needs observed pressure atoms (soft_priority): without a
+        // patch, the row reconstructs policy behaviour in the tested
+        // controlled-pressure regime only.
+        (Reach::Hook | Reach::Telemetry, true) => Subtype::AdapterPolicyControlledPressure,
+        // Only native evidence and a telemetry join: selected claim-scoped
+        // observations, reconstructed outside the runtime.
+        (Reach::Telemetry, false) => Subtype::AdapterObservational,
+        // A represented hook (registry, storage, routing, scheduler,
+        // allocator) supplies obligations outside the backend.
+        (Reach::Hook, false) => Subtype::AdapterHookMechanism,
     }
 }
 
@@ -431,10 +576,12 @@ fn grade_of(
         .iter()
         .filter(|a| contributing.contains(&a.depth))
         .all(|a| {
-            let required = catalog
-                .depth(a.depth)
-                .map_or(&[][..], |s| s.preconditions.as_slice());
-            required.iter().all(|p| {
+            let Some(spec) = catalog.depth(a.depth) else {
+                // Fail-closed: a depth without rules supplies nothing (`depth_may_supply`),
+                // so it cannot contribute; if it did, its anchors are not re-run ones.
+                return false;
+            };
+            spec.preconditions.iter().all(|p| {
                 a.preconditions.get(p).is_some_and(|anchor| {
                     let use_ = AnchorUse::Precondition {
                         precondition: *p,
@@ -756,6 +903,8 @@ fn adapter_defeats(
             adapter_depth: depth,
         });
     }
+    // A depth without rules (only `none`) is already defeated above as
+    // `DepthCannotSupply`: it has no conditions to add.
     if let Some(atoms) = catalog
         .depth(depth)
         .and_then(|spec| spec.conditional.get(&item.obligation))
@@ -805,9 +954,7 @@ fn proposals_for(
             forbidden_because: catalog.forbidden(p.primitive, mode).map(|f| f.why.clone()),
         })
         .collect();
-    let critical = catalog
-        .mode(mode)
-        .map_or(&[][..], |s| &s.enforcement_critical);
+    let critical = &catalog.mode(mode).enforcement_critical;
     for (ai, adapter) in descriptor.adapters.iter().enumerate() {
         if adapter.depth > depth {
             continue;
@@ -829,4 +976,267 @@ fn proposals_for(
         }
     }
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every input of [`decide`]: each `Lower`, each kind of proposal (both
+    /// kinds of forbidden offer), and none, one or two missing critical
+    /// obligations and signals.
+    fn every_input() -> Vec<(Lower, Proposed, Vec<Obligation>, Vec<Signal>)> {
+        let lowers = [Lower::HoldsNatively, Lower::HoldsWithAdapter, Lower::Fails];
+        let proposed = [
+            Proposed::Nothing,
+            Proposed::Allowed,
+            Proposed::Forbidden(Offered::Primitive {
+                primitive: Signal::ActiveNoEvict,
+            }),
+            Proposed::Forbidden(Offered::AdapterEnforcement {
+                adapter_depth: Depth::SchedulerHook,
+                obligation: Obligation::ExplicitConflictAction,
+            }),
+        ];
+        let missing = [
+            vec![],
+            vec![Obligation::VictimExclusionBeforeViolation],
+            vec![
+                Obligation::ExplicitConflictAction,
+                Obligation::BlockingClaimIds,
+            ],
+        ];
+        let signals = [
+            vec![],
+            vec![Signal::ActiveNoEvict],
+            vec![Signal::PriorityField, Signal::LeaseTtl],
+        ];
+        let mut inputs = Vec::new();
+        for l in lowers {
+            for p in proposed {
+                for m in &missing {
+                    for s in &signals {
+                        inputs.push((l, p, m.clone(), s.clone()));
+                    }
+                }
+            }
+        }
+        inputs
+    }
+
+    /// The truth table as it was first written: ordered arms, a guard and a
+    /// fall-through. [`decide`] replaced it and must agree on every input.
+    fn ordered_table(
+        lower: Lower,
+        proposed: Proposed,
+        missing_critical: &[Obligation],
+        signals: &[Signal],
+    ) -> (Label, LabelReason) {
+        let lower_native = lower == Lower::HoldsNatively;
+        let holds = lower != Lower::Fails;
+        let forbidden = match proposed {
+            Proposed::Forbidden(o) => Some(o),
+            Proposed::Nothing | Proposed::Allowed => None,
+        };
+        let no_proposals = proposed == Proposed::Nothing;
+        match (lower_native, holds, forbidden, no_proposals) {
+            (true, _, _, _) => (Label::NativeSound, LabelReason::LowerHoldsNatively),
+            (false, true, _, _) => (Label::SoundWithAdapter, LabelReason::LowerHoldsWithAdapter),
+            (false, false, Some(offered), _) => {
+                (Label::Rejected, LabelReason::ForbiddenLowering { offered })
+            }
+            (false, false, None, false) if !missing_critical.is_empty() => (
+                Label::Rejected,
+                LabelReason::ProposalLacksEnforcement {
+                    missing: missing_critical.to_vec(),
+                },
+            ),
+            _ if !signals.is_empty() => (
+                Label::Approximate,
+                LabelReason::SignalsWithoutObligations {
+                    signals: signals.to_vec(),
+                },
+            ),
+            _ => (Label::Unknown, LabelReason::Inconclusive),
+        }
+    }
+
+    #[test]
+    fn the_label_decision_is_total_and_agrees_with_the_ordered_table() {
+        let inputs = every_input();
+        assert_eq!(inputs.len(), 3 * 4 * 3 * 3);
+        for (lower, proposed, missing, signals) in inputs {
+            let (label, reason) = decide(lower, proposed, &missing, &signals);
+            let case = format!("{lower:?} {proposed:?} {missing:?} {signals:?}");
+            assert_eq!(
+                (label, reason.clone()),
+                ordered_table(lower, proposed, &missing, &signals),
+                "{case}"
+            );
+            // Fail-closed: positive exactly when Lower holds, native exactly
+            // when it holds natively; rejected only for something offered;
+            // approximate only on a signal.
+            assert_eq!(label.is_positive(), lower != Lower::Fails, "{case}");
+            assert_eq!(
+                label == Label::NativeSound,
+                lower == Lower::HoldsNatively,
+                "{case}"
+            );
+            if label == Label::Rejected {
+                assert_ne!(proposed, Proposed::Nothing, "{case}");
+            }
+            if label == Label::Approximate {
+                assert!(!signals.is_empty(), "{case}");
+            }
+            let reason_label = match reason {
+                LabelReason::LowerHoldsNatively => Label::NativeSound,
+                LabelReason::LowerHoldsWithAdapter => Label::SoundWithAdapter,
+                LabelReason::ForbiddenLowering { .. }
+                | LabelReason::ProposalLacksEnforcement { .. } => Label::Rejected,
+                LabelReason::SignalsWithoutObligations { .. } => Label::Approximate,
+                LabelReason::Inconclusive => Label::Unknown,
+            };
+            assert_eq!(label, reason_label, "{case}");
+        }
+    }
+
+    /// One sentence per reason, the same in every report: the matrix, `explain`
+    /// and the audit's explanations all print this `Display`.
+    #[test]
+    fn each_label_reason_renders_one_sentence() {
+        let primitive = Offered::Primitive {
+            primitive: Signal::ActiveNoEvict,
+        };
+        let adapter = Offered::AdapterEnforcement {
+            adapter_depth: Depth::SchedulerHook,
+            obligation: Obligation::ExplicitConflictAction,
+        };
+        assert_eq!(primitive.to_string(), "`active_no_evict`");
+        assert_eq!(
+            adapter.to_string(),
+            "the scheduler_hook adapter's `explicit_conflict_action`"
+        );
+        let cases = [
+            (
+                LabelReason::LowerHoldsNatively,
+                "every obligation is supplied by anchored native evidence",
+            ),
+            (
+                LabelReason::LowerHoldsWithAdapter,
+                "every obligation is supplied by anchored evidence at an allowed adapter depth",
+            ),
+            (
+                LabelReason::ForbiddenLowering { offered: primitive },
+                "`active_no_evict` is offered as this mode, a forbidden lowering",
+            ),
+            (
+                LabelReason::ForbiddenLowering { offered: adapter },
+                "the scheduler_hook adapter's `explicit_conflict_action` is offered as this mode, \
+                 a forbidden lowering",
+            ),
+            (
+                LabelReason::ProposalLacksEnforcement {
+                    missing: vec![
+                        Obligation::ExplicitConflictAction,
+                        Obligation::BlockingClaimIds,
+                    ],
+                },
+                "a mapping is offered as this mode but lacks enforcement-critical \
+                 explicit_conflict_action, blocking_claim_ids",
+            ),
+            (
+                LabelReason::SignalsWithoutObligations {
+                    signals: vec![Signal::PriorityField],
+                },
+                "signals priority_field make it plausible, but obligations are missing",
+            ),
+            (
+                LabelReason::Inconclusive,
+                "obligations are missing and no related signal was exercised",
+            ),
+        ];
+        for (reason, sentence) in cases {
+            assert_eq!(reason.to_string(), sentence);
+        }
+    }
+
+    /// The subtype chain as it was first written (order-dependent branches).
+    fn ordered_subtype(depths: &[EvidenceDepth], needs_pressure_atoms: bool) -> Subtype {
+        if depths.contains(&EvidenceDepth::Adapter(Depth::BackendPatch)) {
+            Subtype::BackendPatchWitness
+        } else if needs_pressure_atoms {
+            Subtype::AdapterPolicyControlledPressure
+        } else if depths.iter().all(|d| {
+            matches!(
+                d,
+                EvidenceDepth::Native | EvidenceDepth::Adapter(Depth::TelemetryJoin)
+            )
+        }) {
+            Subtype::AdapterObservational
+        } else {
+            Subtype::AdapterHookMechanism
+        }
+    }
+
+    #[test]
+    fn the_subtype_agrees_with_the_ordered_chain_on_every_set_of_depths() {
+        let all: Vec<EvidenceDepth> = std::iter::once(EvidenceDepth::Native)
+            .chain(Depth::ALL.iter().map(|d| EvidenceDepth::Adapter(*d)))
+            .collect();
+        for set in 0u32..(1 << all.len()) {
+            let depths: Vec<EvidenceDepth> = all
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| set & (1 << i) != 0)
+                .map(|(_, d)| *d)
+                .collect();
+            for atoms in [false, true] {
+                assert_eq!(
+                    subtype_for(&depths, atoms),
+                    ordered_subtype(&depths, atoms),
+                    "{depths:?} {atoms}"
+                );
+            }
+        }
+    }
+
+    /// An empty bundle would make Lower hold vacuously; [`lower_of`] itself
+    /// would call that native (which is why [`Bundle`] cannot be empty).
+    #[test]
+    fn lower_needs_every_obligation_and_atom() {
+        let evidence = |depth| EvidenceRef {
+            depth,
+            path: "native[0]".into(),
+            anchor: String::new(),
+            rerun: false,
+        };
+        let finding = |by: Option<EvidenceRef>| ObligationFinding {
+            obligation: Obligation::ClaimIdentity,
+            satisfied_by: by,
+            also_satisfied_by: Vec::new(),
+            rejected: Vec::new(),
+        };
+        let atom = |by: Option<EvidenceRef>| AtomFinding {
+            atom: Atom::PressureControlsObserved,
+            anchored_by: by,
+            rejected: Vec::new(),
+        };
+        let native = finding(Some(evidence(EvidenceDepth::Native)));
+        let adapter = finding(Some(evidence(EvidenceDepth::Adapter(Depth::SchedulerHook))));
+        let anchored = atom(Some(evidence(EvidenceDepth::Native)));
+        assert_eq!(lower_of(&[], &[]), Lower::HoldsNatively);
+        assert_eq!(
+            lower_of(std::slice::from_ref(&native), &[]),
+            Lower::HoldsNatively
+        );
+        assert_eq!(
+            lower_of(&[native.clone(), adapter], std::slice::from_ref(&anchored)),
+            Lower::HoldsWithAdapter
+        );
+        assert_eq!(
+            lower_of(&[native.clone(), finding(None)], &[anchored]),
+            Lower::Fails
+        );
+        assert_eq!(lower_of(&[native], &[atom(None)]), Lower::Fails);
+    }
 }

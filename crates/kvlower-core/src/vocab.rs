@@ -9,28 +9,59 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Declares a closed, snake_case-named vocabulary enum with its list of
-/// variants and their names, in declaration order (which is the sort order).
-macro_rules! vocabulary {
+/// Declares a closed enum together with its one name table.
+///
+/// Every variant is written once with its name (`Variant = "name"`), and
+/// everything that spells a variant derives from that line: `name()` (and its
+/// alias `as_str()`), `Display`, `from_name()`, `ALL` in declaration order,
+/// `COUNT`, `index()`, and a `#[serde(rename)]` on each variant so that serde
+/// reads and writes the same names. The caller writes its own derives and
+/// must derive `serde::Serialize` or `Deserialize` (the rename is a serde
+/// attribute); any serde container attribute (`tag = ...`) it adds applies.
+///
+/// Variants may carry fields (`Variant { field: Type } = "name"`, as in a
+/// tagged enum whose tag is the name); such an enum gets `as_str()` and
+/// `Display` only, since it has no list of values.
+///
+/// Every closed vocabulary of kvlower is declared with it: the model's names
+/// here, the trace gate's requirements and controls, the join's
+/// preconditions and reasons, the diagnostic codes and the audit's
+/// mutation kinds and outcomes.
+#[macro_export]
+macro_rules! names {
     (
         $(#[$meta:meta])*
-        pub enum $name:ident { $( $(#[$vmeta:meta])* $variant:ident = $text:literal ),+ $(,)? }
+        $vis:vis enum $name:ident {
+            $( $(#[$vmeta:meta])* $variant:ident = $text:literal ),+ $(,)?
+        }
     ) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
-        #[serde(rename_all = "snake_case")]
-        pub enum $name { $( $(#[$vmeta])* #[serde(rename = $text)] $variant ),+ }
+        $vis enum $name { $( $(#[$vmeta])* #[serde(rename = $text)] $variant ),+ }
 
         impl $name {
             /// Every variant, in declaration order.
             pub const ALL: &'static [$name] = &[$($name::$variant),+];
 
-            /// The name used in YAML, JSON and reports.
+            /// How many variants there are (the length of [`Self::ALL`]).
+            pub const COUNT: usize = Self::ALL.len();
+
+            /// The variant's position in [`Self::ALL`], always below [`Self::COUNT`]:
+            /// a table indexed by it has an entry for every variant.
+            pub const fn index(self) -> usize {
+                self as usize
+            }
+
+            /// The variant's name, as read and written everywhere.
             pub fn name(self) -> &'static str {
                 match self { $($name::$variant => $text),+ }
             }
 
-            /// Parses the exact name used in YAML.
+            /// The same as [`Self::name`].
+            pub fn as_str(self) -> &'static str {
+                self.name()
+            }
+
+            /// The variant with exactly this name.
             pub fn from_name(s: &str) -> Option<Self> {
                 match s { $($text => Some($name::$variant),)+ _ => None }
             }
@@ -40,6 +71,48 @@ macro_rules! vocabulary {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str(self.name())
             }
+        }
+    };
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $name:ident {
+            $(
+                $(#[$vmeta:meta])*
+                $variant:ident $({ $( $(#[$fmeta:meta])* $field:ident : $fty:ty ),* $(,)? })? = $text:literal
+            ),+ $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        $vis enum $name {
+            $(
+                $(#[$vmeta])*
+                #[serde(rename = $text)]
+                $variant $({ $( $(#[$fmeta])* $field : $fty ),* })?
+            ),+
+        }
+
+        impl $name {
+            /// The variant's name (its serde tag), as read and written everywhere.
+            pub fn as_str(&self) -> &'static str {
+                match self { $($name::$variant { .. } => $text),+ }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+/// The model's vocabulary: [`names!`] with the derives every model name has.
+macro_rules! vocabulary {
+    ( $(#[$meta:meta])* pub enum $($rest:tt)* ) => {
+        $crate::names! {
+            $(#[$meta])*
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+            pub enum $($rest)*
         }
     };
 }
@@ -282,21 +355,40 @@ vocabulary! {
 vocabulary! {
     /// A gate of the trace analyzer (`kvlower gate`) whose verdict evidence may rest on.
     pub enum TraceGate {
+        // The trace crate decides these gates per claim and reports them under
+        // these names, in this order (`docs/trace-format.md`). The comments are
+        // not doc comments: the JSON schemas list the names only.
+
+        // Connector witness path A: claim metadata flows through a successful
+        // offload and CPU→GPU restore before reuse.
         ConnectorObservation = "connector_observation",
+        // Connector witness path B: a controlled same-claim CPU→GPU load failure
+        // becomes a claim-scoped, fail-closed scheduler-boundary refusal, in order.
         ConnectorFailureOutcome = "connector_failure_outcome",
+        // Reference lifecycle hook: accepted → materialized → restorable
+        // generation → failing generation with a claim-scoped outcome.
         ReferenceLifecycle = "reference_lifecycle",
+        // Connector witness path C: in a trace with several claims, failure and
+        // refusal are attributed to the target claim only.
         MultiClaimAttribution = "multi_claim_attribution",
     }
 }
 
 vocabulary! {
-    /// The label of one matrix row.
+    /// The label of one matrix row (paper §4, Table 3).
+    ///
+    /// Declared, and so ordered, from the label that decides least to the one
+    /// that decides most: `unknown < approximate < rejected < sound_with_adapter
+    /// < native_sound`. A greater label is a stronger answer (a rejection is a
+    /// decided misrepresentation, an approximation only plausible), so the
+    /// README's cell for a (descriptor, mode) is the maximum over its depths.
+    /// Reports that list labels best-first iterate [`Label::ALL`] in reverse.
     pub enum Label {
-        NativeSound = "native_sound",
-        SoundWithAdapter = "sound_with_adapter",
-        Rejected = "rejected",
-        Approximate = "approximate",
         Unknown = "unknown",
+        Approximate = "approximate",
+        Rejected = "rejected",
+        SoundWithAdapter = "sound_with_adapter",
+        NativeSound = "native_sound",
     }
 }
 
@@ -350,6 +442,52 @@ mod tests {
                 .iter()
                 .all(|o| o.name() != "active_refusal_or_defer")
         );
+    }
+
+    crate::names! {
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+        enum Plain {
+            First = "first-name",
+            /// Documented.
+            Second = "second_name",
+        }
+    }
+
+    crate::names! {
+        #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+        #[serde(tag = "kind")]
+        enum Tagged {
+            Unit = "unit_name",
+            Fields { a: u64, b: String } = "fields_name",
+        }
+    }
+
+    /// The one name table is what serde reads and writes, and every list
+    /// derived from it is complete.
+    #[test]
+    fn names_are_the_serde_names() {
+        assert_eq!(Plain::ALL, [Plain::First, Plain::Second]);
+        assert_eq!((Plain::COUNT, Plain::Second.index()), (2, 1));
+        for p in Plain::ALL {
+            let json = serde_json::to_value(p).ok();
+            assert_eq!(json, Some(p.name().into()));
+            assert_eq!(Plain::from_name(p.name()), Some(*p));
+            assert_eq!(p.to_string(), p.as_str());
+            let back: Option<Plain> = serde_json::from_value(p.name().into()).ok();
+            assert_eq!(back, Some(*p));
+        }
+        assert_eq!(Plain::from_name("First"), None);
+        for t in [
+            Tagged::Unit,
+            Tagged::Fields {
+                a: 1,
+                b: "x".into(),
+            },
+        ] {
+            let json = serde_json::to_value(&t).unwrap_or_default();
+            assert_eq!(json["kind"], t.as_str(), "{json}");
+            assert_eq!(t.to_string(), t.as_str());
+        }
     }
 
     #[test]

@@ -27,147 +27,157 @@ impl std::fmt::Display for EventRef {
     }
 }
 
-/// The nine telemetry_join preconditions of paper Table 5 (`docs/join.md`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Precondition {
-    ExternalAcceptedClaimRegistry,
-    StableClaimId,
-    ReusableObjectId,
-    FixedMaterializationPredicate,
-    DeterministicRequestTokenMap,
-    FixedCacheIdentity,
-    NamedObservationPoint,
-    JoinableBackendEvents,
-    AmbiguityFailsClosed,
+kvlower_core::names! {
+    /// The nine telemetry_join preconditions of paper Table 5 (`docs/join.md`).
+    /// The model owns them ([`kvlower_core::catalog::TELEMETRY_JOIN_PRECONDITIONS`]);
+    /// [`Precondition::model`] maps each to it and a test keeps the two lists equal.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+    pub enum Precondition {
+        ExternalAcceptedClaimRegistry = "external_accepted_claim_registry",
+        StableClaimId = "stable_claim_id",
+        ReusableObjectId = "reusable_object_id",
+        FixedMaterializationPredicate = "fixed_materialization_predicate",
+        DeterministicRequestTokenMap = "deterministic_request_token_map",
+        FixedCacheIdentity = "fixed_cache_identity",
+        NamedObservationPoint = "named_observation_point",
+        JoinableBackendEvents = "joinable_backend_events",
+        AmbiguityFailsClosed = "ambiguity_fails_closed",
+    }
 }
 
 impl Precondition {
-    pub const ALL: [Precondition; 9] = [
-        Precondition::ExternalAcceptedClaimRegistry,
-        Precondition::StableClaimId,
-        Precondition::ReusableObjectId,
-        Precondition::FixedMaterializationPredicate,
-        Precondition::DeterministicRequestTokenMap,
-        Precondition::FixedCacheIdentity,
-        Precondition::NamedObservationPoint,
-        Precondition::JoinableBackendEvents,
-        Precondition::AmbiguityFailsClosed,
-    ];
+    /// The same precondition in the model's vocabulary, which a descriptor's
+    /// `telemetry_join` adapter anchors to a join document.
+    pub fn model(self) -> kvlower_core::Precondition {
+        use kvlower_core::Precondition as M;
+        match self {
+            Precondition::ExternalAcceptedClaimRegistry => M::ExternalAcceptedClaimRegistry,
+            Precondition::StableClaimId => M::StableClaimId,
+            Precondition::ReusableObjectId => M::ReusableObjectId,
+            Precondition::FixedMaterializationPredicate => M::FixedMaterializationPredicate,
+            Precondition::DeterministicRequestTokenMap => M::DeterministicRequestTokenMap,
+            Precondition::FixedCacheIdentity => M::FixedCacheIdentity,
+            Precondition::NamedObservationPoint => M::NamedObservationPoint,
+            Precondition::JoinableBackendEvents => M::JoinableBackendEvents,
+            Precondition::AmbiguityFailsClosed => M::AmbiguityFailsClosed,
+        }
+    }
 }
 
-/// Why a claim is `insufficient_evidence`. Each names the precondition it breaks.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(tag = "reason", rename_all = "snake_case")]
-pub enum Reason {
-    // --- the registry itself ---
-    /// The registry did not name a registration point for the claim.
-    MissingRegistrationPoint,
-    /// A relevant event for the claim precedes its registration: named after the fact.
-    PostHocClaim { event: EventRef },
-    /// The registration point lies after the observation point.
-    RegisteredAfterObservationPoint,
-    /// The registration point is a timestamp but the format carries none.
-    RegistrationPointUnresolvable,
-    /// Two claims share one claim id.
-    DuplicateClaimId,
-    /// The claim id is empty.
-    UnstableClaimId,
-    /// The claim id equals one of its backend request ids.
-    ClaimIdIsRequestId { request_id: String },
-    /// No reusable object id.
-    MissingReusableObjectId,
-    /// Two claims with different reusable object ids claim the same leading block.
-    DuplicateBlockOwner { other_claim: ClaimId },
-    /// No predicate.
-    MissingPredicate,
-    /// The predicate needs more whole blocks than the claimed tokens contain.
-    PredicateExceedsClaimedBlocks {
-        required_blocks: u64,
-        full_blocks: u64,
-    },
-    /// No token ids (inline or token-map entry).
-    MissingTokenIds,
-    /// Both inline token ids and a token map.
-    AmbiguousTokenSource,
-    /// The token map was produced by another tokenizer than the cache identity names.
-    TokenMapTokenizerMismatch { token_map: String, registry: String },
-    /// A cache-identity field is missing from the registry.
-    MissingCacheIdentityField { field: String },
-    /// The registry names another runtime than the event format.
-    RuntimeMismatch {
-        registry: EventFormat,
-        events: EventFormat,
-    },
-    /// No observation point.
-    MissingObservationPoint,
-    /// The stream ends before the observation point: what happened up to it is unknown.
-    ObservationPointBeyondStream { last_event: Option<EventRef> },
-    /// The observation point is a timestamp but the format carries none.
-    ObservationPointUnresolvable,
-    // --- cache identity, seen in the events ---
-    /// An event's block size differs from the registry's.
-    BlockSizeMismatch {
-        event: EventRef,
-        observed: u64,
-        expected: u64,
-    },
-    /// A stored block's token count does not fit its block count and block size.
-    TokenCountMismatch { event: EventRef },
-    /// A block hash's encoding differs from the registry's hash domain.
-    HashDomainMismatch { event: EventRef },
-    /// A block matching the claim was stored under another adapter (LoRA) identity.
-    AdapterMismatch { event: EventRef },
-    /// A block matching the claim names no adapter (TensorRT-LLM JSON) and the registry
-    /// does not say the engine ran without LoRA.
-    UnknownBlockAdapter { event: EventRef },
-    /// A block matching the claim folds extra keys/salts into its hash that the join
-    /// cannot check against the registry's namespace.
-    UnverifiedExtraHashInputs { event: EventRef },
-    /// Events from a KV cache group other than 0 (hybrid models are not joined).
-    OtherKvCacheGroup { event: EventRef },
-    /// Events from more than one DP rank or attention window in one stream.
-    MixedCacheInstances { event: EventRef },
-    // --- stream integrity ---
-    /// A sequence number (ZMQ seq or TRT-LLM event_id) skipped or went back.
-    SequenceGap {
-        event: EventRef,
-        expected: u64,
-        found: u64,
-    },
-    /// Some batches carry a sequence number and others do not.
-    InconsistentSequenceNumbers { event: EventRef },
-    /// Batch timestamps went backwards.
-    TimestampsNotMonotonic { event: EventRef },
-    /// A removal names a block (or a copy) the stream never stored: the stream starts
-    /// mid-way, or an event was lost.
-    UnknownBlockRemoved { event: EventRef },
-    /// An update names a block the stream never stored, or an old value that does not match.
-    UnknownBlockUpdated { event: EventRef },
-    /// A block matching the claim hangs off a parent hash the stream never showed.
-    UnjoinableParent { event: EventRef },
-    /// One hash stored with different tokens or parents.
-    ConflictingBlockContent { event: EventRef },
-    /// Two different stored blocks match the same position of the claim.
-    DuplicateBlockAtPosition { event: EventRef, position: u64 },
-    /// A field the join needs is absent from an event.
-    MissingEventField { event: EventRef, field: String },
-    /// A second `created` event: the cache was re-created mid-stream.
-    CacheRecreated { event: EventRef },
-    /// The first sequence number of a publisher is not 0: the stream starts mid-way and
-    /// the cache's initial state is unknown.
-    MissingInitialState {
-        event: EventRef,
-        first_sequence: u64,
-    },
-    /// The capture dropped a message larger than its frame cap: its events are unknown.
-    DroppedFrame { event: EventRef },
-    /// A block the claim needs may or may not still have a copy: vLLM repeated a
-    /// `BlockStored` for a resident hash, which under `kv_cache_report_mode=full` (or an
-    /// unknown mode) is a new copy or a re-announced hit, and copies were then removed.
-    UncertainCopyCount {
-        kv_cache_report_mode: Option<String>,
-    },
+kvlower_core::names! {
+    /// Why a claim is `insufficient_evidence`. Each names the precondition it breaks.
+    #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+    #[serde(tag = "reason")]
+    pub enum Reason {
+        // --- the registry itself ---
+        /// The registry did not name a registration point for the claim.
+        MissingRegistrationPoint = "missing_registration_point",
+        /// A relevant event for the claim precedes its registration: named after the fact.
+        PostHocClaim { event: EventRef } = "post_hoc_claim",
+        /// The registration point lies after the observation point.
+        RegisteredAfterObservationPoint = "registered_after_observation_point",
+        /// The registration point is a timestamp but the format carries none.
+        RegistrationPointUnresolvable = "registration_point_unresolvable",
+        /// Two claims share one claim id.
+        DuplicateClaimId = "duplicate_claim_id",
+        /// The claim id is empty.
+        UnstableClaimId = "unstable_claim_id",
+        /// The claim id equals one of its backend request ids.
+        ClaimIdIsRequestId { request_id: String } = "claim_id_is_request_id",
+        /// No reusable object id.
+        MissingReusableObjectId = "missing_reusable_object_id",
+        /// Two claims with different reusable object ids claim the same leading block.
+        DuplicateBlockOwner { other_claim: ClaimId } = "duplicate_block_owner",
+        /// No predicate.
+        MissingPredicate = "missing_predicate",
+        /// The predicate needs more whole blocks than the claimed tokens contain.
+        PredicateExceedsClaimedBlocks {
+            required_blocks: u64,
+            full_blocks: u64,
+        } = "predicate_exceeds_claimed_blocks",
+        /// No token ids (inline or token-map entry).
+        MissingTokenIds = "missing_token_ids",
+        /// Both inline token ids and a token map.
+        AmbiguousTokenSource = "ambiguous_token_source",
+        /// The token map was produced by another tokenizer than the cache identity names.
+        TokenMapTokenizerMismatch { token_map: String, registry: String } = "token_map_tokenizer_mismatch",
+        /// A cache-identity field is missing from the registry.
+        MissingCacheIdentityField { field: String } = "missing_cache_identity_field",
+        /// The registry names another runtime than the event format.
+        RuntimeMismatch {
+            registry: EventFormat,
+            events: EventFormat,
+        } = "runtime_mismatch",
+        /// No observation point.
+        MissingObservationPoint = "missing_observation_point",
+        /// The stream ends before the observation point: what happened up to it is unknown.
+        ObservationPointBeyondStream { last_event: Option<EventRef> } = "observation_point_beyond_stream",
+        /// The observation point is a timestamp but the format carries none.
+        ObservationPointUnresolvable = "observation_point_unresolvable",
+        // --- cache identity, seen in the events ---
+        /// An event's block size differs from the registry's.
+        BlockSizeMismatch {
+            event: EventRef,
+            observed: u64,
+            expected: u64,
+        } = "block_size_mismatch",
+        /// A stored block's token count does not fit its block count and block size.
+        TokenCountMismatch { event: EventRef } = "token_count_mismatch",
+        /// A block hash's encoding differs from the registry's hash domain.
+        HashDomainMismatch { event: EventRef } = "hash_domain_mismatch",
+        /// A block matching the claim was stored under another adapter (LoRA) identity.
+        AdapterMismatch { event: EventRef } = "adapter_mismatch",
+        /// A block matching the claim names no adapter (TensorRT-LLM JSON) and the
+        /// registry does not say the engine ran without LoRA.
+        UnknownBlockAdapter { event: EventRef } = "unknown_block_adapter",
+        /// A block matching the claim folds extra keys/salts into its hash that the join
+        /// cannot check against the registry's namespace.
+        UnverifiedExtraHashInputs { event: EventRef } = "unverified_extra_hash_inputs",
+        /// Events from a KV cache group other than 0 (hybrid models are not joined).
+        OtherKvCacheGroup { event: EventRef } = "other_kv_cache_group",
+        /// Events from more than one DP rank or attention window in one stream.
+        MixedCacheInstances { event: EventRef } = "mixed_cache_instances",
+        // --- stream integrity ---
+        /// A sequence number (ZMQ seq or TRT-LLM event_id) skipped or went back.
+        SequenceGap {
+            event: EventRef,
+            expected: u64,
+            found: u64,
+        } = "sequence_gap",
+        /// Some batches carry a sequence number and others do not.
+        InconsistentSequenceNumbers { event: EventRef } = "inconsistent_sequence_numbers",
+        /// Batch timestamps went backwards.
+        TimestampsNotMonotonic { event: EventRef } = "timestamps_not_monotonic",
+        /// A removal names a block (or a copy) the stream never stored: the stream starts
+        /// mid-way, or an event was lost.
+        UnknownBlockRemoved { event: EventRef } = "unknown_block_removed",
+        /// An update names a block the stream never stored, or an old value that does not match.
+        UnknownBlockUpdated { event: EventRef } = "unknown_block_updated",
+        /// A block matching the claim hangs off a parent hash the stream never showed.
+        UnjoinableParent { event: EventRef } = "unjoinable_parent",
+        /// One hash stored with different tokens or parents.
+        ConflictingBlockContent { event: EventRef } = "conflicting_block_content",
+        /// Two different stored blocks match the same position of the claim.
+        DuplicateBlockAtPosition { event: EventRef, position: u64 } = "duplicate_block_at_position",
+        /// A field the join needs is absent from an event.
+        MissingEventField { event: EventRef, field: String } = "missing_event_field",
+        /// A second `created` event: the cache was re-created mid-stream.
+        CacheRecreated { event: EventRef } = "cache_recreated",
+        /// The first sequence number of a publisher is not 0: the stream starts mid-way and
+        /// the cache's initial state is unknown.
+        MissingInitialState {
+            event: EventRef,
+            first_sequence: u64,
+        } = "missing_initial_state",
+        /// The capture dropped a message larger than its frame cap: its events are unknown.
+        DroppedFrame { event: EventRef } = "dropped_frame",
+        /// A block the claim needs may or may not still have a copy: vLLM repeated a
+        /// `BlockStored` for a resident hash, which under `kv_cache_report_mode=full` (or an
+        /// unknown mode) is a new copy or a re-announced hit, and copies were then removed.
+        UncertainCopyCount {
+            kv_cache_report_mode: Option<String>,
+        } = "uncertain_copy_count",
+    }
 }
 
 impl Reason {
@@ -219,12 +229,9 @@ impl Reason {
         }
     }
 
-    /// The snake_case name (the JSON `reason` tag).
+    /// The snake_case name (the JSON `reason` tag), owned; [`Reason::as_str`] borrows it.
     pub fn name(&self) -> String {
-        serde_json::to_value(self)
-            .ok()
-            .and_then(|v| v.get("reason").and_then(|r| r.as_str().map(str::to_string)))
-            .unwrap_or_default()
+        self.as_str().to_owned()
     }
 }
 
@@ -235,41 +242,39 @@ pub struct TierCoverage {
     pub blocks: u64,
 }
 
-/// The verdict on one claim at its observation point. Only `insufficient_evidence`
-/// carries reasons, and it never says what the join would otherwise have concluded.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "status", rename_all = "snake_case")]
-pub enum Verdict {
-    /// The predicate held at the observation point.
-    Materialized {
-        /// Where the current (unbroken) materialization began.
-        since: EventRef,
-        /// Residency of the required blocks at the observation point, by tier.
-        tiers: Vec<TierCoverage>,
-    },
-    /// The predicate never held up to the observation point (e.g. a partial prefix).
-    NotMaterialized {
-        matched_prefix_tokens: u64,
-        required_tokens: u64,
-    },
-    /// The predicate held, then stopped holding before the observation point.
-    Lost {
-        materialized_at: EventRef,
-        lost_at: EventRef,
-    },
-    InsufficientEvidence {
-        reasons: Vec<Reason>,
-    },
+kvlower_core::names! {
+    /// The verdict on one claim at its observation point. Only `insufficient_evidence`
+    /// carries reasons, and it never says what the join would otherwise have concluded.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(tag = "status")]
+    pub enum Verdict {
+        /// The predicate held at the observation point.
+        Materialized {
+            /// Where the current (unbroken) materialization began.
+            since: EventRef,
+            /// Residency of the required blocks at the observation point, by tier.
+            tiers: Vec<TierCoverage>,
+        } = "materialized",
+        /// The predicate never held up to the observation point (e.g. a partial prefix).
+        NotMaterialized {
+            matched_prefix_tokens: u64,
+            required_tokens: u64,
+        } = "not_materialized",
+        /// The predicate held, then stopped holding before the observation point.
+        Lost {
+            materialized_at: EventRef,
+            lost_at: EventRef,
+        } = "lost",
+        InsufficientEvidence {
+            reasons: Vec<Reason>,
+        } = "insufficient_evidence",
+    }
 }
 
 impl Verdict {
+    /// The verdict's name (the JSON `status` tag).
     pub fn status(&self) -> &'static str {
-        match self {
-            Verdict::Materialized { .. } => "materialized",
-            Verdict::NotMaterialized { .. } => "not_materialized",
-            Verdict::Lost { .. } => "lost",
-            Verdict::InsufficientEvidence { .. } => "insufficient_evidence",
-        }
+        self.as_str()
     }
 }
 
@@ -503,7 +508,7 @@ impl JoinReport {
             .preconditions
             .iter()
             .filter(|p| !p.held)
-            .map(|p| format!("{} ({})", precondition_name(p.precondition), p.claims))
+            .map(|p| format!("{} ({})", p.precondition, p.claims))
             .collect();
         let _ = writeln!(
             s,
@@ -535,17 +540,10 @@ impl JoinReport {
     }
 }
 
-pub(crate) fn precondition_name(p: Precondition) -> String {
-    serde_json::to_value(p)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
-}
-
 /// `reason_name (field: value, ...)` — the snake_case tag with its details.
 pub fn describe_reason(r: &Reason) -> String {
     let v = serde_json::to_value(r).unwrap_or_default();
-    let name = r.name();
+    let name = r.as_str().to_owned();
     let mut details = Vec::new();
     if let Some(m) = v.as_object() {
         for (k, val) in m {
@@ -572,5 +570,49 @@ pub fn describe_reason(r: &Reason) -> String {
         name
     } else {
         format!("{name} ({})", details.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The join's preconditions are paper Table 5 as the model owns it: the
+    /// same nine, in the same order, under the same names. A join document's
+    /// held preconditions are read through [`Precondition::model`], so a
+    /// drift here would make `check` miss (or invent) a held precondition.
+    #[test]
+    fn preconditions_are_the_models_table_5() {
+        let model: Vec<kvlower_core::Precondition> =
+            Precondition::ALL.iter().map(|p| p.model()).collect();
+        assert_eq!(
+            model,
+            kvlower_core::catalog::TELEMETRY_JOIN_PRECONDITIONS.to_vec()
+        );
+        for p in Precondition::ALL {
+            assert_eq!(p.name(), p.model().name());
+            assert_eq!(serde_json::to_value(p).ok(), Some(p.name().into()));
+        }
+    }
+
+    /// A reason's name is its JSON tag, for a unit and a struct variant.
+    #[test]
+    fn reason_names_are_the_json_tags() {
+        let event = EventRef { index: 3, line: 4 };
+        for r in [
+            Reason::MissingRegistrationPoint,
+            Reason::SequenceGap {
+                event,
+                expected: 1,
+                found: 2,
+            },
+            Reason::UncertainCopyCount {
+                kv_cache_report_mode: None,
+            },
+        ] {
+            let json = serde_json::to_value(&r).unwrap_or_default();
+            assert_eq!(json["reason"], r.as_str(), "{json}");
+            assert_eq!(r.name(), r.as_str());
+        }
     }
 }

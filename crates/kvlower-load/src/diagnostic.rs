@@ -5,125 +5,50 @@ use kvlower_fs::Refusal;
 
 use crate::yaml::YamlError;
 
-/// A stable, kebab-case diagnostic code (documented in the README).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Code {
-    UnreadableFile,
-    InvalidUtf8,
-    EmptyFile,
-    YamlSyntax,
-    DuplicateKey,
-    UnknownField,
-    UnknownName,
-    MissingField,
-    WrongType,
-    InvalidCatalog,
-    CatalogWeakened,
-    CatalogAlias,
-    CatalogMismatch,
-    AnchorIncomplete,
-    AnchorFileMissing,
-    AnchorVerdictDisagrees,
-    AnchorPlaceholder,
-    AnchorSelfReference,
-    AnchorRefused,
-    AnchorNotRerunnable,
-    BlankValue,
-    ControlCharacter,
-    PreconditionWrongDepth,
-    DuplicateAdapterDepth,
-    AdapterAtNativeDepth,
-    StaleResult,
-    MissingResult,
-    AuditSuiteFailed,
-    CitedPositive,
-    FileOutsideRoot,
-    NotARegularFile,
-    FileTooLarge,
-    InvalidFileName,
-    StrayFile,
-    MalformedTrace,
+kvlower_core::names! {
+    /// A stable, kebab-case diagnostic code (documented in the README). It
+    /// serializes as its name.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+    pub enum Code {
+        UnreadableFile = "unreadable-file",
+        InvalidUtf8 = "invalid-utf8",
+        EmptyFile = "empty-file",
+        YamlSyntax = "yaml-syntax",
+        DuplicateKey = "duplicate-key",
+        UnknownField = "unknown-field",
+        UnknownName = "unknown-name",
+        MissingField = "missing-field",
+        WrongType = "wrong-type",
+        InvalidCatalog = "invalid-catalog",
+        CatalogWeakened = "catalog-weakened",
+        CatalogAlias = "catalog-alias",
+        CatalogMismatch = "catalog-mismatch",
+        AnchorIncomplete = "anchor-incomplete",
+        AnchorFileMissing = "anchor-file-missing",
+        AnchorVerdictDisagrees = "anchor-verdict-disagrees",
+        AnchorPlaceholder = "anchor-placeholder",
+        AnchorSelfReference = "anchor-self-reference",
+        AnchorRefused = "anchor-refused",
+        AnchorNotRerunnable = "anchor-not-rerunnable",
+        BlankValue = "blank-value",
+        ControlCharacter = "control-character",
+        PreconditionWrongDepth = "precondition-wrong-depth",
+        DuplicateAdapterDepth = "duplicate-adapter-depth",
+        AdapterAtNativeDepth = "adapter-at-native-depth",
+        StaleResult = "stale-result",
+        MissingResult = "missing-result",
+        AuditSuiteFailed = "audit-suite-failed",
+        CitedPositive = "cited-positive",
+        FileOutsideRoot = "file-outside-root",
+        NotARegularFile = "not-a-regular-file",
+        FileTooLarge = "file-too-large",
+        InvalidFileName = "invalid-file-name",
+        StrayFile = "stray-file",
+        MalformedTrace = "malformed-trace",
+    }
 }
 
 impl Code {
-    pub const ALL: &'static [Code] = &[
-        Code::UnreadableFile,
-        Code::InvalidUtf8,
-        Code::EmptyFile,
-        Code::YamlSyntax,
-        Code::DuplicateKey,
-        Code::UnknownField,
-        Code::UnknownName,
-        Code::MissingField,
-        Code::WrongType,
-        Code::InvalidCatalog,
-        Code::CatalogWeakened,
-        Code::CatalogAlias,
-        Code::CatalogMismatch,
-        Code::AnchorIncomplete,
-        Code::AnchorFileMissing,
-        Code::AnchorVerdictDisagrees,
-        Code::AnchorPlaceholder,
-        Code::AnchorSelfReference,
-        Code::AnchorRefused,
-        Code::AnchorNotRerunnable,
-        Code::BlankValue,
-        Code::ControlCharacter,
-        Code::PreconditionWrongDepth,
-        Code::DuplicateAdapterDepth,
-        Code::AdapterAtNativeDepth,
-        Code::StaleResult,
-        Code::MissingResult,
-        Code::AuditSuiteFailed,
-        Code::CitedPositive,
-        Code::FileOutsideRoot,
-        Code::NotARegularFile,
-        Code::FileTooLarge,
-        Code::InvalidFileName,
-        Code::StrayFile,
-        Code::MalformedTrace,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Code::UnreadableFile => "unreadable-file",
-            Code::InvalidUtf8 => "invalid-utf8",
-            Code::EmptyFile => "empty-file",
-            Code::YamlSyntax => "yaml-syntax",
-            Code::DuplicateKey => "duplicate-key",
-            Code::UnknownField => "unknown-field",
-            Code::UnknownName => "unknown-name",
-            Code::MissingField => "missing-field",
-            Code::WrongType => "wrong-type",
-            Code::InvalidCatalog => "invalid-catalog",
-            Code::CatalogWeakened => "catalog-weakened",
-            Code::CatalogAlias => "catalog-alias",
-            Code::CatalogMismatch => "catalog-mismatch",
-            Code::AnchorIncomplete => "anchor-incomplete",
-            Code::AnchorFileMissing => "anchor-file-missing",
-            Code::AnchorVerdictDisagrees => "anchor-verdict-disagrees",
-            Code::AnchorPlaceholder => "anchor-placeholder",
-            Code::AnchorSelfReference => "anchor-self-reference",
-            Code::AnchorRefused => "anchor-refused",
-            Code::AnchorNotRerunnable => "anchor-not-rerunnable",
-            Code::BlankValue => "blank-value",
-            Code::ControlCharacter => "control-character",
-            Code::PreconditionWrongDepth => "precondition-wrong-depth",
-            Code::DuplicateAdapterDepth => "duplicate-adapter-depth",
-            Code::AdapterAtNativeDepth => "adapter-at-native-depth",
-            Code::StaleResult => "stale-result",
-            Code::MissingResult => "missing-result",
-            Code::AuditSuiteFailed => "audit-suite-failed",
-            Code::CitedPositive => "cited-positive",
-            Code::FileOutsideRoot => "file-outside-root",
-            Code::NotARegularFile => "not-a-regular-file",
-            Code::FileTooLarge => "file-too-large",
-            Code::InvalidFileName => "invalid-file-name",
-            Code::StrayFile => "stray-file",
-            Code::MalformedTrace => "malformed-trace",
-        }
-    }
-
     /// One sentence on what the code means and how to fix it.
     pub fn explanation(self) -> &'static str {
         match self {
@@ -229,12 +154,6 @@ impl Code {
                 "`kvlower gate`: a trace line is not a well-formed event (not JSON, a missing or non-increasing `event_sequence`, conflicting claim ids, ...; docs/trace-format.md); a malformed trace cannot pass any gate."
             }
         }
-    }
-}
-
-impl std::fmt::Display for Code {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
@@ -658,6 +577,59 @@ mod tests {
                     .chars()
                     .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '-')
             );
+        }
+    }
+
+    /// `Code::ALL` lists every variant, each once, in declaration order.
+    /// `position` is an exhaustive match: a new code does not compile until it
+    /// is listed here too.
+    #[test]
+    fn code_all_lists_every_variant() {
+        fn position(c: Code) -> usize {
+            match c {
+                Code::UnreadableFile => 0,
+                Code::InvalidUtf8 => 1,
+                Code::EmptyFile => 2,
+                Code::YamlSyntax => 3,
+                Code::DuplicateKey => 4,
+                Code::UnknownField => 5,
+                Code::UnknownName => 6,
+                Code::MissingField => 7,
+                Code::WrongType => 8,
+                Code::InvalidCatalog => 9,
+                Code::CatalogWeakened => 10,
+                Code::CatalogAlias => 11,
+                Code::CatalogMismatch => 12,
+                Code::AnchorIncomplete => 13,
+                Code::AnchorFileMissing => 14,
+                Code::AnchorVerdictDisagrees => 15,
+                Code::AnchorPlaceholder => 16,
+                Code::AnchorSelfReference => 17,
+                Code::AnchorRefused => 18,
+                Code::AnchorNotRerunnable => 19,
+                Code::BlankValue => 20,
+                Code::ControlCharacter => 21,
+                Code::PreconditionWrongDepth => 22,
+                Code::DuplicateAdapterDepth => 23,
+                Code::AdapterAtNativeDepth => 24,
+                Code::StaleResult => 25,
+                Code::MissingResult => 26,
+                Code::AuditSuiteFailed => 27,
+                Code::CitedPositive => 28,
+                Code::FileOutsideRoot => 29,
+                Code::NotARegularFile => 30,
+                Code::FileTooLarge => 31,
+                Code::InvalidFileName => 32,
+                Code::StrayFile => 33,
+                Code::MalformedTrace => 34,
+            }
+        }
+        assert_eq!(Code::ALL.len(), 35);
+        assert_eq!(Code::COUNT, Code::ALL.len());
+        for (i, c) in Code::ALL.iter().enumerate() {
+            assert_eq!(position(*c), i, "{c}");
+            assert_eq!(Code::from_name(c.name()), Some(*c));
+            assert_eq!(serde_json::to_value(c).ok(), Some(c.name().into()));
         }
     }
 }

@@ -579,10 +579,7 @@ impl FsEnvironment {
             .preconditions
             .iter()
             .filter(|p| p.held)
-            .filter_map(|p| {
-                let name = serde_json::to_value(p.precondition).ok()?;
-                kvlower_core::Precondition::from_name(name.as_str()?)
-            })
+            .map(|p| p.precondition.model())
             .collect();
         let statuses: Vec<&str> = committed
             .claims
@@ -654,9 +651,10 @@ impl Environment for FsEnvironment {
         };
         let agrees = report.claims.iter().any(|claim| {
             claim.claim_id == verdict.claim_id
-                && claim.gates.iter().any(|(gate, result)| {
-                    gate.as_str() == verdict.gate.name() && result.pass == verdict.pass
-                })
+                && claim
+                    .gates
+                    .iter()
+                    .any(|(gate, result)| *gate == verdict.gate && result.pass == verdict.pass)
         });
         // A malformed trace supports nothing, whatever its verdicts say.
         (!agrees || !report.diagnostics.is_empty()).then_some(AnchorDefect::TraceVerdictDisagrees)

@@ -103,10 +103,12 @@ pub(crate) fn descriptor(
             );
         }
         seen_depths.push(adapter.depth);
-        let allowed = catalog
-            .depth(adapter.depth)
-            .map(|s| s.preconditions.clone())
-            .unwrap_or_default();
+        // Every depth but `none` (skipped above) has rules; without them no
+        // precondition belongs, so each listed one is reported (fail closed).
+        let allowed: &[kvlower_core::Precondition] = match catalog.depth(adapter.depth) {
+            Some(spec) => &spec.preconditions,
+            None => &[],
+        };
         for p in adapter
             .preconditions
             .keys()
@@ -133,7 +135,7 @@ pub(crate) fn descriptor(
 /// does not witness the obligation, trace flags) are judged, not reported:
 /// an honest `missing` item may rest on a failing trace.
 fn finding_code(defect: &AnchorDefect, supported: bool) -> Option<Code> {
-    Some(match defect {
+    match defect {
         AnchorDefect::NoKind
         | AnchorDefect::MissingField(_)
         | AnchorDefect::FieldNotForKind(_)
@@ -146,20 +148,21 @@ fn finding_code(defect: &AnchorDefect, supported: bool) -> Option<Code> {
         | AnchorDefect::UnknownPaperSection
         | AnchorDefect::NoNote
         | AnchorDefect::PathNotRelative
-        | AnchorDefect::VerdictNeedsRepoFile => Code::AnchorIncomplete,
-        AnchorDefect::Placeholder => Code::AnchorPlaceholder,
-        AnchorDefect::OwnFile => Code::AnchorSelfReference,
-        AnchorDefect::RepoFileMissing => Code::AnchorFileMissing,
-        AnchorDefect::RepoFileRefused => Code::AnchorRefused,
-        AnchorDefect::NotReRunnable if supported => Code::AnchorNotRerunnable,
+        | AnchorDefect::VerdictNeedsRepoFile => Some(Code::AnchorIncomplete),
+        AnchorDefect::Placeholder => Some(Code::AnchorPlaceholder),
+        AnchorDefect::OwnFile => Some(Code::AnchorSelfReference),
+        AnchorDefect::RepoFileMissing => Some(Code::AnchorFileMissing),
+        AnchorDefect::RepoFileRefused => Some(Code::AnchorRefused),
+        // Only for `supported` evidence: a `missing` or `partial` item may
+        // honestly rest on a file nothing re-runs.
+        AnchorDefect::NotReRunnable => supported.then_some(Code::AnchorNotRerunnable),
         AnchorDefect::TraceVerdictDisagrees
         | AnchorDefect::TraceVerdictUnverified
         | AnchorDefect::JoinEvidenceDisagrees
         | AnchorDefect::JoinEvidenceInsufficient
         | AnchorDefect::RoutingEvidenceDisagrees
-        | AnchorDefect::RoutingEvidenceInsufficient => Code::AnchorVerdictDisagrees,
-        AnchorDefect::NotReRunnable
-        | AnchorDefect::TraceOrderNotPreserved
+        | AnchorDefect::RoutingEvidenceInsufficient => Some(Code::AnchorVerdictDisagrees),
+        AnchorDefect::TraceOrderNotPreserved
         | AnchorDefect::TraceClaimScopeNotPreserved
         | AnchorDefect::DocsPageIsNotATrace
         | AnchorDefect::VerdictIsAFailure
@@ -167,8 +170,8 @@ fn finding_code(defect: &AnchorDefect, supported: bool) -> Option<Code> {
         | AnchorDefect::JoinDocumentWrongDepth { .. }
         | AnchorDefect::JoinDocumentDoesNotWitness
         | AnchorDefect::RoutingDocumentWrongDepth { .. }
-        | AnchorDefect::RoutingDocumentDoesNotWitness => return None,
-    })
+        | AnchorDefect::RoutingDocumentDoesNotWitness => None,
+    }
 }
 
 fn hint(defect: &AnchorDefect, a: &Anchor) -> String {

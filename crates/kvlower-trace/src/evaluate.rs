@@ -10,7 +10,7 @@ use crate::event::{EventKind, RawEvent, given};
 use crate::family;
 use crate::identity::{ClaimIdentity, Interner};
 use crate::multi_claim::{Attribution, NonTargetFacts, TargetFacts};
-use crate::names::{GateName, Requirement};
+use crate::names::{Requirement, TraceGate};
 use crate::reference::ReferenceClaim;
 use crate::report::{ClaimVerdict, GateResult, TraceFamily, TraceOutline, TraceTally};
 
@@ -580,15 +580,15 @@ fn finish_connector(
         let ambiguous = slot.identity.ambiguous();
         let mut gates = std::collections::BTreeMap::new();
         gates.insert(
-            GateName::ConnectorObservation,
+            TraceGate::ConnectorObservation,
             with_taint(slot.state.observation_missing(true, ambiguous), tainted),
         );
         gates.insert(
-            GateName::ConnectorFailureOutcome,
+            TraceGate::ConnectorFailureOutcome,
             with_taint(slot.state.failure_missing(true, ambiguous), tainted),
         );
         if let Some(result) = &multi_claim {
-            gates.insert(GateName::MultiClaimAttribution, result.clone());
+            gates.insert(TraceGate::MultiClaimAttribution, result.clone());
         }
         emit(ClaimVerdict {
             claim_id: Some(id.into()),
@@ -601,11 +601,11 @@ fn finish_connector(
     if unclaimed_row {
         let mut gates = std::collections::BTreeMap::new();
         gates.insert(
-            GateName::ConnectorObservation,
+            TraceGate::ConnectorObservation,
             with_taint(f.unclaimed.observation_missing(false, false), taint_all),
         );
         gates.insert(
-            GateName::ConnectorFailureOutcome,
+            TraceGate::ConnectorFailureOutcome,
             with_taint(f.unclaimed.failure_missing(false, false), taint_all),
         );
         emit(ClaimVerdict {
@@ -630,7 +630,7 @@ fn finish_reference(
         }
         let mut gates = std::collections::BTreeMap::new();
         gates.insert(
-            GateName::ReferenceLifecycle,
+            TraceGate::ReferenceLifecycle,
             with_taint(missing, taint_all || slot.tainted),
         );
         emit(ClaimVerdict {
@@ -643,7 +643,7 @@ fn finish_reference(
     if f.unclaimed_seen && no_claims {
         let mut gates = std::collections::BTreeMap::new();
         gates.insert(
-            GateName::ReferenceLifecycle,
+            TraceGate::ReferenceLifecycle,
             with_taint(
                 f.unclaimed.missing(false, &ClaimIdentity::default()),
                 taint_all,

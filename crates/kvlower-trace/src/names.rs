@@ -6,193 +6,112 @@
 
 use serde::Serialize;
 
-/// A gate the trace analyzer decides, per claim.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GateName {
-    /// Connector witness path A: claim metadata flows through a successful offload and
-    /// CPU→GPU restore before reuse.
-    ConnectorObservation,
-    /// Connector witness path B: a controlled same-claim CPU→GPU load failure becomes a
-    /// claim-scoped, fail-closed scheduler-boundary refusal, in order.
-    ConnectorFailureOutcome,
-    /// Reference lifecycle hook: accepted → materialized → restorable generation →
-    /// failing generation with a claim-scoped outcome.
-    ReferenceLifecycle,
-    /// Connector witness path C: in a trace with several claims, failure and refusal are
-    /// attributed to the target claim only.
-    MultiClaimAttribution,
-}
+/// A gate the trace analyzer decides, per claim: the model's own list
+/// (`kvlower_core::vocab::TraceGate`), so a verdict names a gate the catalog knows.
+pub use kvlower_core::vocab::TraceGate;
 
-impl GateName {
-    /// Every gate, in report order.
-    pub const ALL: [GateName; 4] = [
-        GateName::ConnectorObservation,
-        GateName::ConnectorFailureOutcome,
-        GateName::ReferenceLifecycle,
-        GateName::MultiClaimAttribution,
-    ];
+/// The same type as [`TraceGate`], under the name `kvlower gate`'s command
+/// module still uses; it goes once that module says `TraceGate`.
+pub type GateName = TraceGate;
 
-    /// The gate's name as printed and serialized.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            GateName::ConnectorObservation => "connector_observation",
-            GateName::ConnectorFailureOutcome => "connector_failure_outcome",
-            GateName::ReferenceLifecycle => "reference_lifecycle",
-            GateName::MultiClaimAttribution => "multi_claim_attribution",
-        }
+kvlower_core::names! {
+    /// One named requirement a gate can report as missing; its name is the one
+    /// in `docs/trace-format.md`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+    pub enum Requirement {
+        // Connector observation and failure-outcome gates (`docs/trace-format.md`).
+        /// A `request_initialized` event carries the claim's metadata.
+        ClaimMetadataBeforeLifecycle = "claim_metadata_before_lifecycle",
+        /// One claim shows more than one value of a stable identity field.
+        AmbiguousClaimCacheIdentity = "ambiguous_claim_cache_identity",
+        /// Store job → GPU→CPU transfer ok → `resident_claim_offloaded` (→ store job completed).
+        StoreOffloadToCpuPath = "store_offload_to_cpu_path",
+        /// A lookup hit needing an async load, then the load job.
+        ReuseLookupHitRequiringLoad = "reuse_lookup_hit_requiring_load",
+        /// CPU→GPU transfer ok → load job completed → restored from the offload tier,
+        /// before any failure of the claim.
+        CpuToGpuRestoreSuccess = "cpu_to_gpu_restore_success",
+        /// Claim metadata (`request_initialized`) precedes the first store job.
+        ClaimMetadataOrdering = "claim_metadata_ordering",
+        /// Lookup hit → `resident_claim_restore_required` → load job, before the failure.
+        RestoreRequiredBeforeFailure = "restore_required_before_failure",
+        /// A controlled CPU→GPU transfer failure tied to this claim, then the load job failed.
+        ControlledCpuToGpuLoadFailure = "controlled_cpu_to_gpu_load_failure",
+        /// `resident_claim_restoration_failed` naming this claim with a claim-scoped outcome.
+        ClaimScopedRestorationFailed = "claim_scoped_restoration_failed",
+        /// `active_request_refused` naming this claim in `blocking_claim_ids`.
+        FailClosedActiveRequestRefused = "fail_closed_active_request_refused",
+        /// `scheduler_resident_claim_restoration_failed` for this claim (FINISHED_ERROR).
+        SchedulerSideRestorationFailed = "scheduler_side_restoration_failed",
+        /// `scheduler_active_request_refused` with this claim in `blocking_claim_ids`.
+        SchedulerSideActiveRequestRefused = "scheduler_side_active_request_refused",
+        /// Both scheduler events name this claim, and no failure evidence names another.
+        SchedulerSideClaimMatch = "scheduler_side_claim_match",
+        /// The scheduler refusal comes before the request's termination.
+        SchedulerEventBeforeOrAtTermination = "scheduler_event_before_or_at_termination",
+        /// A scheduler event of the claim is a native admission refusal.
+        NativeSchedulerAdmissionRefusalMisclassified = "native_scheduler_admission_refusal_misclassified",
+        /// Nothing "restores" the claim after its failure, or counts a recompute as success.
+        NoFallbackRecomputeCountedAsSatisfaction = "no_fallback_recompute_counted_as_satisfaction",
+        /// The strict order of the whole failure path (checked only when all else holds).
+        OrderedFailureSemantics = "ordered_failure_semantics",
+
+        // Reference lifecycle gate (`docs/trace-format.md`).
+        /// `resident_claim_accepted` with `claim_registration: pre_registered`.
+        PreRegisteredAcceptedClaim = "pre_registered_accepted_claim",
+        /// claim id, `predicate_id` and `materialization_predicate` on every event, never changing.
+        StableClaimIdAndFixedMaterializationPredicate = "stable_claim_id_and_fixed_materialization_predicate",
+        /// `reusable_object_id` on every event, never changing.
+        ReusableObjectId = "reusable_object_id",
+        /// `cache_identity` and `request_token_map_id` on every event, never changing.
+        FixedCacheIdentityAndDeterministicRequestTokenMap = "fixed_cache_identity_and_deterministic_request_token_map",
+        /// `resident_claim_materialized` with `predicate_materialized: true`.
+        MaterializationPredicate = "materialization_predicate",
+        /// An offload generation restored from the offload tier before a predicate-satisfying reuse.
+        OffloadRestorability = "offload_restorability",
+        /// A later generation's controlled restoration failure with a same-claim outcome.
+        RestorationFailureOutcome = "restoration_failure_outcome",
+        /// accepted < materialized < success generation < failure generation < outcome.
+        OrderedLifecycleEvents = "ordered_lifecycle_events",
+
+        // Multi-claim attribution gate (names of the original analyzer; `docs/trace-format.md`).
+        /// One target claim is identifiable and passes the failure-outcome gate.
+        TargetClaimFailureOutcomeGate = "target_claim_failure_outcome_gate",
+        /// The target received `scheduler_resident_claim_restoration_failed`.
+        SchedulerResidentClaimRestorationFailedTarget = "scheduler_resident_claim_restoration_failed_target",
+        /// The target received `scheduler_active_request_refused`.
+        SchedulerActiveRequestRefusedTarget = "scheduler_active_request_refused_target",
+        /// Every scheduler failure event names only the target.
+        SchedulerFailureEventsNameOnlyTarget = "scheduler_failure_events_name_only_target",
+        /// Every scheduler failure event has `blocking_claim_ids == [target]`.
+        BlockingClaimIdsNameOnlyTarget = "blocking_claim_ids_name_only_target",
+        /// Some non-target claim got a failure or refusal attribution.
+        NonTargetFailureOrRefusalAttribution = "non_target_failure_or_refusal_attribution",
+        /// Every non-target claim restored, or at least did not fail.
+        NonTargetRestoreSuccessOrNotFailed = "non_target_restore_success_or_not_failed",
+
+        // kvlower's own addition.
+        /// A diagnostic (malformed line, bad sequence, identity conflict) touches this claim,
+        /// so nothing about it can pass. Not an analyzer name: kvlower's fail-closed rule.
+        WellFormedTrace = "well_formed_trace",
     }
 }
 
-impl std::fmt::Display for GateName {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-macro_rules! requirements {
-    ($( $(#[$doc:meta])* $variant:ident => $name:literal, )*) => {
-        /// One named requirement a gate can report as missing.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-        pub enum Requirement {
-            $( $(#[$doc])* $variant, )*
-        }
-
-        impl Requirement {
-            /// Every requirement name, in declaration order.
-            pub const ALL: &'static [Requirement] = &[ $( Requirement::$variant, )* ];
-
-            /// The exact name (as in `docs/trace-format.md`).
-            pub fn as_str(self) -> &'static str {
-                match self { $( Requirement::$variant => $name, )* }
-            }
-        }
-    };
-}
-
-requirements! {
-    // Connector observation and failure-outcome gates (`docs/trace-format.md`).
-    /// A `request_initialized` event carries the claim's metadata.
-    ClaimMetadataBeforeLifecycle => "claim_metadata_before_lifecycle",
-    /// One claim shows more than one value of a stable identity field.
-    AmbiguousClaimCacheIdentity => "ambiguous_claim_cache_identity",
-    /// Store job → GPU→CPU transfer ok → `resident_claim_offloaded` (→ store job completed).
-    StoreOffloadToCpuPath => "store_offload_to_cpu_path",
-    /// A lookup hit needing an async load, then the load job.
-    ReuseLookupHitRequiringLoad => "reuse_lookup_hit_requiring_load",
-    /// CPU→GPU transfer ok → load job completed → restored from the offload tier,
-    /// before any failure of the claim.
-    CpuToGpuRestoreSuccess => "cpu_to_gpu_restore_success",
-    /// Claim metadata (`request_initialized`) precedes the first store job.
-    ClaimMetadataOrdering => "claim_metadata_ordering",
-    /// Lookup hit → `resident_claim_restore_required` → load job, before the failure.
-    RestoreRequiredBeforeFailure => "restore_required_before_failure",
-    /// A controlled CPU→GPU transfer failure tied to this claim, then the load job failed.
-    ControlledCpuToGpuLoadFailure => "controlled_cpu_to_gpu_load_failure",
-    /// `resident_claim_restoration_failed` naming this claim with a claim-scoped outcome.
-    ClaimScopedRestorationFailed => "claim_scoped_restoration_failed",
-    /// `active_request_refused` naming this claim in `blocking_claim_ids`.
-    FailClosedActiveRequestRefused => "fail_closed_active_request_refused",
-    /// `scheduler_resident_claim_restoration_failed` for this claim (FINISHED_ERROR).
-    SchedulerSideRestorationFailed => "scheduler_side_restoration_failed",
-    /// `scheduler_active_request_refused` with this claim in `blocking_claim_ids`.
-    SchedulerSideActiveRequestRefused => "scheduler_side_active_request_refused",
-    /// Both scheduler events name this claim, and no failure evidence names another.
-    SchedulerSideClaimMatch => "scheduler_side_claim_match",
-    /// The scheduler refusal comes before the request's termination.
-    SchedulerEventBeforeOrAtTermination => "scheduler_event_before_or_at_termination",
-    /// A scheduler event of the claim is a native admission refusal.
-    NativeSchedulerAdmissionRefusalMisclassified => "native_scheduler_admission_refusal_misclassified",
-    /// Nothing "restores" the claim after its failure, or counts a recompute as success.
-    NoFallbackRecomputeCountedAsSatisfaction => "no_fallback_recompute_counted_as_satisfaction",
-    /// The strict order of the whole failure path (checked only when all else holds).
-    OrderedFailureSemantics => "ordered_failure_semantics",
-
-    // Reference lifecycle gate (`docs/trace-format.md`).
-    /// `resident_claim_accepted` with `claim_registration: pre_registered`.
-    PreRegisteredAcceptedClaim => "pre_registered_accepted_claim",
-    /// claim id, `predicate_id` and `materialization_predicate` on every event, never changing.
-    StableClaimIdAndFixedMaterializationPredicate => "stable_claim_id_and_fixed_materialization_predicate",
-    /// `reusable_object_id` on every event, never changing.
-    ReusableObjectId => "reusable_object_id",
-    /// `cache_identity` and `request_token_map_id` on every event, never changing.
-    FixedCacheIdentityAndDeterministicRequestTokenMap => "fixed_cache_identity_and_deterministic_request_token_map",
-    /// `resident_claim_materialized` with `predicate_materialized: true`.
-    MaterializationPredicate => "materialization_predicate",
-    /// An offload generation restored from the offload tier before a predicate-satisfying reuse.
-    OffloadRestorability => "offload_restorability",
-    /// A later generation's controlled restoration failure with a same-claim outcome.
-    RestorationFailureOutcome => "restoration_failure_outcome",
-    /// accepted < materialized < success generation < failure generation < outcome.
-    OrderedLifecycleEvents => "ordered_lifecycle_events",
-
-    // Multi-claim attribution gate (names of the original analyzer; `docs/trace-format.md`).
-    /// One target claim is identifiable and passes the failure-outcome gate.
-    TargetClaimFailureOutcomeGate => "target_claim_failure_outcome_gate",
-    /// The target received `scheduler_resident_claim_restoration_failed`.
-    SchedulerResidentClaimRestorationFailedTarget => "scheduler_resident_claim_restoration_failed_target",
-    /// The target received `scheduler_active_request_refused`.
-    SchedulerActiveRequestRefusedTarget => "scheduler_active_request_refused_target",
-    /// Every scheduler failure event names only the target.
-    SchedulerFailureEventsNameOnlyTarget => "scheduler_failure_events_name_only_target",
-    /// Every scheduler failure event has `blocking_claim_ids == [target]`.
-    BlockingClaimIdsNameOnlyTarget => "blocking_claim_ids_name_only_target",
-    /// Some non-target claim got a failure or refusal attribution.
-    NonTargetFailureOrRefusalAttribution => "non_target_failure_or_refusal_attribution",
-    /// Every non-target claim restored, or at least did not fail.
-    NonTargetRestoreSuccessOrNotFailed => "non_target_restore_success_or_not_failed",
-
-    // kvlower's own addition.
-    /// A diagnostic (malformed line, bad sequence, identity conflict) touches this claim,
-    /// so nothing about it can pass. Not an analyzer name: kvlower's fail-closed rule.
-    WellFormedTrace => "well_formed_trace",
-}
-
-impl std::fmt::Display for Requirement {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl Serialize for Requirement {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
-
-/// A false-positive control pattern the gate recognised and rejected (`docs/trace-format.md`,
-/// "Controls"). A row carrying a control always fails the
-/// failure-outcome gate with a named requirement; the control says *why* in one word.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Control {
-    /// Only generic counters (`generic_*`), no claim-scoped event at all.
-    GenericCountersOnly,
-    /// Failure evidence on this claim names another claim (the injection never matched it).
-    WrongClaimFailure,
-    /// A load failure or outcome that carries no claim.
-    UnclaimedFailure,
-    /// Restoration "succeeds" after the failure (recompute, retry), or is counted as such.
-    FallbackRecompute,
-    /// Offload/load lifecycle events without any claim metadata.
-    OrdinaryOffloadWithoutClaim,
-}
-
-impl Control {
-    /// The control's name as printed and serialized.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Control::GenericCountersOnly => "generic_counters_only",
-            Control::WrongClaimFailure => "wrong_claim_failure",
-            Control::UnclaimedFailure => "unclaimed_failure",
-            Control::FallbackRecompute => "fallback_recompute",
-            Control::OrdinaryOffloadWithoutClaim => "ordinary_offload_without_claim",
-        }
-    }
-}
-
-impl std::fmt::Display for Control {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+kvlower_core::names! {
+    /// A false-positive control pattern the gate recognised and rejected (`docs/trace-format.md`,
+    /// "Controls"). A row carrying a control always fails the
+    /// failure-outcome gate with a named requirement; the control says *why* in one word.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+    pub enum Control {
+        /// Only generic counters (`generic_*`), no claim-scoped event at all.
+        GenericCountersOnly = "generic_counters_only",
+        /// Failure evidence on this claim names another claim (the injection never matched it).
+        WrongClaimFailure = "wrong_claim_failure",
+        /// A load failure or outcome that carries no claim.
+        UnclaimedFailure = "unclaimed_failure",
+        /// Restoration "succeeds" after the failure (recompute, retry), or is counted as such.
+        FallbackRecompute = "fallback_recompute",
+        /// Offload/load lifecycle events without any claim metadata.
+        OrdinaryOffloadWithoutClaim = "ordinary_offload_without_claim",
     }
 }

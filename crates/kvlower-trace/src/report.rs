@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::diagnostic::Diagnostic;
-use crate::names::{Control, GateName, Requirement};
+use crate::names::{Control, Requirement, TraceGate};
 
 /// Which of the two published trace formats a trace is written in.
 ///
@@ -81,14 +81,14 @@ pub struct ClaimVerdict {
     /// The family of the trace the claim is in (which decides the gates that apply).
     pub family: TraceFamily,
     /// The gates that apply to this claim and their verdicts.
-    pub gates: BTreeMap<GateName, GateResult>,
+    pub gates: BTreeMap<TraceGate, GateResult>,
     /// The false-positive controls this claim (or the unclaimed events) matched, sorted.
     pub controls_rejected: Vec<Control>,
 }
 
 impl ClaimVerdict {
     /// Whether the named gate applies to this claim and passes.
-    pub fn passes(&self, gate: GateName) -> bool {
+    pub fn passes(&self, gate: TraceGate) -> bool {
         self.gates.get(&gate).is_some_and(|g| g.pass)
     }
 }
@@ -126,17 +126,17 @@ impl TraceTally {
     }
 
     pub(crate) fn add_verdict(&mut self, v: &ClaimVerdict) {
-        self.observation_pass |= v.passes(GateName::ConnectorObservation);
-        let failure_pass = v.passes(GateName::ConnectorFailureOutcome);
+        self.observation_pass |= v.passes(TraceGate::ConnectorObservation);
+        let failure_pass = v.passes(TraceGate::ConnectorFailureOutcome);
         self.failure_outcome_pass |= failure_pass;
         if !v.controls_rejected.is_empty() {
             self.control = true;
             self.control_pass |= failure_pass;
         }
-        if let Some(g) = v.gates.get(&GateName::MultiClaimAttribution) {
+        if let Some(g) = v.gates.get(&TraceGate::MultiClaimAttribution) {
             self.multi_claim = Some(self.multi_claim.unwrap_or(true) && g.pass);
         }
-        if let Some(g) = v.gates.get(&GateName::ReferenceLifecycle) {
+        if let Some(g) = v.gates.get(&TraceGate::ReferenceLifecycle) {
             self.reference = Some(self.reference.unwrap_or(false) || g.pass);
         }
     }

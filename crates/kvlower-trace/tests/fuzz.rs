@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::io::BufReader;
 
 use common::*;
-use kvlower_trace::{GateName, TraceReport, evaluate_reader};
+use kvlower_trace::{TraceGate, TraceReport, evaluate_reader};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use serde_json::{Map, Value, json};
@@ -29,7 +29,7 @@ fn config(cases: u32) -> Config {
 }
 
 /// (claim, gate) → pass, for comparing two reports.
-fn verdicts(r: &TraceReport) -> BTreeMap<(Option<String>, GateName), bool> {
+fn verdicts(r: &TraceReport) -> BTreeMap<(Option<String>, TraceGate), bool> {
     r.claims
         .iter()
         .flat_map(|v| {
@@ -210,7 +210,7 @@ fn dropping_the_retry_leaves_a_same_claim_failure() {
         !full
             .claim(Some(CLAIM_A))
             .unwrap()
-            .passes(GateName::ConnectorFailureOutcome)
+            .passes(TraceGate::ConnectorFailureOutcome)
     );
     let failure = common::same_claim_failure();
     t.events.truncate(failure.events.len());
@@ -219,7 +219,7 @@ fn dropping_the_retry_leaves_a_same_claim_failure() {
     assert!(
         cut.claim(Some(CLAIM_A))
             .unwrap()
-            .passes(GateName::ConnectorFailureOutcome)
+            .passes(TraceGate::ConnectorFailureOutcome)
     );
 }
 
@@ -307,7 +307,7 @@ proptest! {
 
 /// Every single-event drop of a passing trace: dropping a required event fails the gate,
 /// dropping one of the listed optional events keeps it passing.
-fn check_each_drop(base: Trace, claim: &str, gate: GateName, optional: &[&str]) {
+fn check_each_drop(base: Trace, claim: &str, gate: TraceGate, optional: &[&str]) {
     let names: Vec<String> = base
         .events
         .iter()
@@ -334,7 +334,7 @@ fn every_required_observation_event_is_required() {
     check_each_drop(
         success(),
         CLAIM_A,
-        GateName::ConnectorObservation,
+        TraceGate::ConnectorObservation,
         &[
             "offload_lookup_result#1",
             "offload_worker_transfer_submitted#3",
@@ -351,7 +351,7 @@ fn every_required_failure_event_is_required() {
     check_each_drop(
         same_claim_failure(),
         CLAIM_A,
-        GateName::ConnectorFailureOutcome,
+        TraceGate::ConnectorFailureOutcome,
         &[
             "offload_lookup_result#1",
             "offload_worker_transfer_submitted#3",
@@ -369,7 +369,7 @@ fn every_required_reference_event_is_required() {
     check_each_drop(
         reference_positive(),
         REF_CLAIM,
-        GateName::ReferenceLifecycle,
+        TraceGate::ReferenceLifecycle,
         &[],
     );
 }

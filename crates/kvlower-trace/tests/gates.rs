@@ -6,15 +6,15 @@
 mod common;
 
 use common::*;
-use kvlower_trace::{Control, GateName, TraceFamily, TraceReport};
+use kvlower_trace::{Control, TraceFamily, TraceGate, TraceReport};
 use serde_json::json;
 
-use GateName::{
+use TraceGate::{
     ConnectorFailureOutcome as FAILURE, ConnectorObservation as OBSERVATION,
     MultiClaimAttribution as MULTI, ReferenceLifecycle as REFERENCE,
 };
 
-fn missing(r: &TraceReport, claim: Option<&str>, gate: GateName) -> Vec<&'static str> {
+fn missing(r: &TraceReport, claim: Option<&str>, gate: TraceGate) -> Vec<&'static str> {
     let v = r
         .claim(claim)
         .unwrap_or_else(|| panic!("no row for {claim:?} in {r:#?}"));
@@ -31,7 +31,7 @@ fn run(t: &Trace) -> TraceReport {
 }
 
 /// Asserts `gate` of `claim` fails and lists `name`.
-fn assert_missing(t: &Trace, claim: Option<&str>, gate: GateName, name: &str) {
+fn assert_missing(t: &Trace, claim: Option<&str>, gate: TraceGate, name: &str) {
     let r = run(t);
     let m = missing(&r, claim, gate);
     assert!(
@@ -41,7 +41,7 @@ fn assert_missing(t: &Trace, claim: Option<&str>, gate: GateName, name: &str) {
 }
 
 /// Asserts `gate` of `claim` fails with exactly `names`.
-fn assert_exactly(t: &Trace, claim: Option<&str>, gate: GateName, names: &[&str]) {
+fn assert_exactly(t: &Trace, claim: Option<&str>, gate: TraceGate, names: &[&str]) {
     let r = run(t);
     assert_eq!(missing(&r, claim, gate), names, "{gate}");
 }

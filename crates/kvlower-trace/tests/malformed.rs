@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use kvlower_trace::{GateName, Problem, TraceFamily, TraceReport};
+use kvlower_trace::{Problem, TraceFamily, TraceGate, TraceReport};
 use serde_json::json;
 
 /// The (line, message) pairs of a report.
@@ -48,7 +48,7 @@ fn not_json_is_reported_at_its_line_and_taints_every_claim() {
         diags(&r)
     );
     assert_nothing_passes(&r);
-    let m = &r.claims[0].gates[&GateName::ConnectorFailureOutcome].missing;
+    let m = &r.claims[0].gates[&TraceGate::ConnectorFailureOutcome].missing;
     assert!(m.iter().any(|x| x.as_str() == "well_formed_trace"));
 }
 
@@ -126,7 +126,7 @@ fn skipped_sequence_numbers_are_fine() {
     }
     let r = eval(&t.jsonl());
     assert!(r.is_valid(), "{:?}", diags(&r));
-    assert!(r.claims[0].passes(GateName::ConnectorFailureOutcome));
+    assert!(r.claims[0].passes(TraceGate::ConnectorFailureOutcome));
 }
 
 #[test]
@@ -214,7 +214,7 @@ fn blank_lines_and_crlf_are_tolerated_and_lines_still_count() {
     let text = same_claim_failure().jsonl().replace('\n', "\r\n\n");
     let r = eval(&text);
     assert!(r.is_valid(), "{:?}", diags(&r));
-    assert!(r.claims[0].passes(GateName::ConnectorFailureOutcome));
+    assert!(r.claims[0].passes(TraceGate::ConnectorFailureOutcome));
     let bad = text.replacen("\"offload_lookup_result\"", "\"offload_lookup_result\",", 1);
     let r = eval(&bad);
     assert_eq!(r.diagnostics[0].line, Some(3), "blank lines are counted");
@@ -273,7 +273,7 @@ fn reference_sequence_is_one_based_and_versioned() {
         r.diagnostics[0].problem,
         Problem::ReferenceSequenceZero
     ));
-    assert!(!r.claims[0].passes(GateName::ReferenceLifecycle));
+    assert!(!r.claims[0].passes(TraceGate::ReferenceLifecycle));
 
     let mut t = reference_positive();
     t.events[3].insert("schema_version".into(), json!(2));
@@ -285,7 +285,7 @@ fn reference_sequence_is_one_based_and_versioned() {
             "unsupported schema_version 2 (expected 1)".to_owned()
         )]
     );
-    assert!(!r.claims[0].passes(GateName::ReferenceLifecycle));
+    assert!(!r.claims[0].passes(TraceGate::ReferenceLifecycle));
 }
 
 #[test]
@@ -339,7 +339,7 @@ fn a_trace_past_its_byte_budget_stops_and_cannot_pass() {
     // Exactly the budget: the whole trace is judged.
     let (outline, claims) = evaluate(len);
     assert!(outline.diagnostics.is_empty(), "{:?}", outline.diagnostics);
-    assert!(claims[0].passes(GateName::ConnectorFailureOutcome));
+    assert!(claims[0].passes(TraceGate::ConnectorFailureOutcome));
     // One byte less: the last line is never judged, and nothing passes.
     let (outline, claims) = evaluate(len - 1);
     assert_eq!(

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use kvlower_core::judgment::{Judgment, LabelReason, Offered};
+use kvlower_core::judgment::{Judgment, LabelReason};
 use kvlower_core::{Depth, Descriptor, Mode, judge, row_depths};
 use kvlower_load::{FsEnvironment, load_catalog, load_descriptor};
 use serde::Serialize;
@@ -14,7 +14,6 @@ use crate::Exit;
 use crate::output::{
     Format, ReportOptions, envelope_json, escape_control, md_cell, md_code, report, report_error,
 };
-use crate::results::reason_sentence;
 
 #[derive(Debug, clap::Args)]
 pub struct ExplainArgs {
@@ -215,7 +214,7 @@ pub fn explain_human(path: &str, d: &Descriptor, judgments: &[Judgment]) -> Stri
     );
     for j in judgments {
         let _ = writeln!(s, "\n{} @ {}: {}", j.mode, j.depth, label_text(j));
-        let _ = writeln!(s, "  why: {}", reason_sentence(&j.reason));
+        let _ = writeln!(s, "  why: {}", j.reason);
         for f in &j.obligations {
             match &f.satisfied_by {
                 Some(e) => {
@@ -294,15 +293,7 @@ pub fn explain_human(path: &str, d: &Descriptor, judgments: &[Judgment]) -> Stri
             let _ = writeln!(s, "  signals (satisfy nothing): {}", names.join(", "));
         }
         for p in &j.proposals {
-            let what = match p.offered {
-                Offered::Primitive { primitive } => format!("`{primitive}` offered as {}", j.mode),
-                Offered::AdapterEnforcement {
-                    adapter_depth,
-                    obligation,
-                } => {
-                    format!("{adapter_depth} adapter claims `{obligation}`")
-                }
-            };
+            let what = format!("{} offered as {}", p.offered, j.mode);
             match &p.forbidden_because {
                 Some(why) => {
                     let _ = writeln!(
@@ -346,7 +337,7 @@ fn explain_markdown(path: &str, d: &Descriptor, judgments: &[Judgment]) -> Strin
             j.mode,
             j.depth,
             label_text(j),
-            md_cell(&reason_sentence(&j.reason))
+            md_cell(&j.reason.to_string())
         );
     }
     s.push_str("\n<details><summary>obligation by obligation</summary>\n\n```text\n");
@@ -380,7 +371,7 @@ fn explain_payload<'a>(
         rows: judgments
             .iter()
             .map(|j| Row {
-                reason_text: reason_sentence(&j.reason),
+                reason_text: j.reason.to_string(),
                 non_claim: d.non_claims.for_mode(j.mode),
                 judgment: j,
             })
