@@ -4,7 +4,7 @@
 use std::fs;
 use std::path::Path;
 
-use kvlower_tests::{Run, kvlower, repo_root, scratch_repo};
+use kvlower_tests::{Run, kvlower, scratch_repo};
 
 /// A scratch repository with the real catalog and one descriptor named `name.yaml`.
 fn scratch(name: &str, write: impl FnOnce(&Path)) -> (tempfile::TempDir, Run) {
@@ -50,26 +50,25 @@ const NO_LOCATION: &[&str] = &[
     "duplicate_adapter_depth",
 ];
 
+/// One snapshot per corpus file (`insta::glob!`): a failing case does not hide
+/// the others, and a new file gets its own snapshot.
 #[test]
 fn committed_corpus_cases() {
-    let corpus = repo_root().join("tests/corpus");
-    let mut names: Vec<String> = fs::read_dir(&corpus)
-        .expect("tests/corpus")
-        .flatten()
-        .filter_map(|e| e.file_name().to_str().map(str::to_string))
-        .filter_map(|n| n.strip_suffix(".yaml").map(str::to_string))
-        .collect();
-    names.sort();
-    assert!(names.len() >= 30, "the corpus has {} cases", names.len());
-    for name in names {
-        let bytes = fs::read(corpus.join(format!("{name}.yaml"))).expect("read");
-        let (_dir, run) = scratch(&name, |p| fs::write(p, &bytes).expect("write"));
-        assert_finding(&name, &run, !NO_LOCATION.contains(&name.as_str()));
-        insta::assert_snapshot!(
-            format!("corpus_{name}"),
-            format!("exit {}\n{}", run.code, run.stderr)
-        );
-    }
+    let mut seen = 0;
+    insta::with_settings!({ omit_expression => true, prepend_module_to_snapshot => false }, {
+        insta::glob!("../corpus", "*.yaml", |path| {
+            let name = path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .expect("a UTF-8 corpus file name");
+            let bytes = fs::read(path).expect("read");
+            let (_dir, run) = scratch(name, |p| fs::write(p, &bytes).expect("write"));
+            assert_finding(name, &run, !NO_LOCATION.contains(&name));
+            insta::assert_snapshot!("corpus", format!("exit {}\n{}", run.code, run.stderr));
+            seen += 1;
+        });
+    });
+    assert!(seen >= 30, "the corpus has {seen} cases");
 }
 
 #[test]
