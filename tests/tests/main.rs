@@ -1,0 +1,32 @@
+//! Every end-to-end test of kvlower, one module per file, in one test binary: the
+//! whole kvlower stack is linked once, not once per file. Run one file's tests with
+//! `cargo test -p kvlower-tests --test integration <module>::`.
+
+mod audit_independent;
+mod audit_mutation;
+mod audit_provenance;
+mod bad_lowering;
+mod catalog_floor;
+mod cli_audit;
+mod cli_check;
+mod cli_output;
+mod corpus;
+mod evidence_chain;
+mod files;
+mod gate_cli;
+mod gate_formats;
+mod gate_inputs;
+mod join;
+mod join_capture;
+mod join_fuzz;
+mod join_inputs;
+mod live_vllm_evidence;
+mod lowering;
+mod readme_table;
+mod route_gate;
+mod schema;
+mod self_contained;
+mod verified_evidence;
+mod verified_join;
+mod verified_route;
+mod yaml_structure;
