@@ -1,0 +1,376 @@
+//! `kvlower join` on fixtures generated from the runtimes' own event definitions
+//! (`scripts/runtime-fixtures/gen.py`; `docs/join.md`, "Runtime fixtures"): vLLM 0.32.0
+//! (maps in a positional batch, `bytes` and `int` hashes), vLLM 0.23.0 (positional
+//! arrays), SGLang 0.5.18 (arrays, salt as metadata), 0.5.20 and 0.5.23 (tagged maps,
+//! `cache_salt`, `lora_name`). Each set is joined from its capture file and from its
+//! JSON Lines twin, and the two must agree.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::PathBuf;
+
+use kvlower_capture::file::{CaptureReader, Record, event_frame};
+use kvlower_join::{EventFormat, EventRef, JoinReport, Reason, Tier, TierCoverage, Verdict};
+use kvlower_tests::repo_root;
+use serde_json::Value;
+
+/// One generated fixture set and what its stream must decode to.
+struct Set {
+    dir: &'static str,
+    format: EventFormat,
+    /// Events in the stream (SGLang publishes one `BlockStored` per page).
+    events: u64,
+    stored: u64,
+    /// Where prompt A's chain became whole (the `since` of `a-resident`).
+    a_whole_at: u64,
+    b_stored_at: u64,
+    removals_at: u64,
+    cleared_at: u64,
+    lora_event: u64,
+    /// The tiers holding A at the last event before the clear.
+    a_tiers: &'static [&'static str],
+    /// Whether the stream names the adapter of a LoRA store.
+    names_adapter: bool,
+}
+
+const SETS: &[Set] = &[
+    Set {
+        dir: "vllm-0.32.0",
+        format: EventFormat::Vllm,
+        events: 9,
+        stored: 6,
+        a_whole_at: 0,
+        b_stored_at: 1,
+        removals_at: 6,
+        cleared_at: 8,
+        lora_event: 4,
+        a_tiers: &["GPU", "STORAGE"],
+        names_adapter: true,
+    },
+    Set {
+        dir: "vllm-0.32.0-int",
+        format: EventFormat::Vllm,
+        events: 9,
+        stored: 6,
+        a_whole_at: 0,
+        b_stored_at: 1,
+        removals_at: 6,
+        cleared_at: 8,
+        lora_event: 4,
+        a_tiers: &["GPU", "STORAGE"],
+        names_adapter: true,
+    },
+    Set {
+        dir: "vllm-0.23.0",
+        format: EventFormat::Vllm,
+        events: 9,
+        stored: 6,
+        a_whole_at: 0,
+        b_stored_at: 1,
+        removals_at: 6,
+        cleared_at: 8,
+        lora_event: 4,
+        a_tiers: &["GPU", "STORAGE"],
+        names_adapter: true,
+    },
+    Set {
+        dir: "sglang-0.5.18",
+        format: EventFormat::Sglang,
+        events: 14,
+        stored: 11,
+        a_whole_at: 1,
+        b_stored_at: 2,
+        removals_at: 11,
+        cleared_at: 13,
+        lora_event: 6,
+        a_tiers: &["DISK", "EXTERNAL", "GPU"],
+        names_adapter: false,
+    },
+    Set {
+        dir: "sglang-0.5.20",
+        format: EventFormat::Sglang,
+        events: 14,
+        stored: 11,
+        a_whole_at: 1,
+        b_stored_at: 2,
+        removals_at: 11,
+        cleared_at: 13,
+        lora_event: 6,
+        a_tiers: &["DISK", "EXTERNAL", "GPU"],
+        names_adapter: false,
+    },
+    Set {
+        dir: "sglang-0.5.23",
+        format: EventFormat::Sglang,
+        events: 14,
+        stored: 11,
+        a_whole_at: 1,
+        b_stored_at: 2,
+        removals_at: 11,
+        cleared_at: 13,
+        lora_event: 6,
+        a_tiers: &["DISK", "EXTERNAL", "GPU"],
+        names_adapter: true,
+    },
+];
+
+/// The seven batches are seven frames / lines, one per line number.
+const LINES: u64 = 7;
+
+fn dir(set: &Set) -> PathBuf {
+    repo_root()
+        .join("tests/fixtures/join/runtime")
+        .join(set.dir)
+}
+
+fn join(set: &Set, registry: &str, events: &str) -> JoinReport {
+    let d = dir(set);
+    kvlower_join::join_paths(&d.join(registry), &d.join(events), set.format)
+        .unwrap_or_else(|e| panic!("{} {registry} {events}: {e}", set.dir))
+}
+
+/// The line (frame number) of the batch holding event `index`.
+fn line_of(set: &Set, index: u64) -> u64 {
+    let d = dir(set);
+    let text = std::fs::read_to_string(d.join("events.jsonl")).unwrap();
+    let mut seen = 0;
+    for (i, l) in text.lines().enumerate() {
+        let v: Value = serde_json::from_str(l).unwrap();
+        seen += v["payload"][1].as_array().unwrap().len() as u64;
+        if index < seen {
+            return i as u64 + 1;
+        }
+    }
+    panic!("{}: no event {index}", set.dir)
+}
+
+fn at(set: &Set, index: u64) -> EventRef {
+    EventRef {
+        index,
+        line: line_of(set, index),
+    }
+}
+
+fn tiers(names: &[&str], blocks: u64) -> Vec<TierCoverage> {
+    names
+        .iter()
+        .map(|m| TierCoverage {
+            tier: Tier::Medium((*m).to_string()),
+            blocks,
+        })
+        .collect()
+}
+
+fn verdict<'a>(r: &'a JoinReport, claim: &str) -> &'a Verdict {
+    &r.claim(claim)
+        .unwrap_or_else(|| panic!("no claim {claim}"))
+        .verdict
+}
+
+#[test]
+fn every_runtime_fixture_decodes_to_the_same_verdicts_from_capture_and_json_lines() {
+    for set in SETS {
+        for events in ["events.kvcap", "events.jsonl"] {
+            let r = join(set, "registry.yaml", events);
+            let ctx = format!("{} {events}", set.dir);
+            assert_eq!(r.stream.lines, LINES, "{ctx}");
+            assert_eq!(r.stream.events, set.events, "{ctx}");
+            assert_eq!(r.stream.stored, set.stored, "{ctx}");
+            assert_eq!(r.stream.removed, 2, "{ctx}");
+            assert_eq!(r.stream.cleared, 1, "{ctx}");
+            assert!(r.stream.sequence_checked, "{ctx}: frames carry seq 0..");
+            assert!(
+                r.stream.ambiguities.is_empty(),
+                "{ctx}: {:?}",
+                r.stream.ambiguities
+            );
+            assert_eq!(
+                verdict(&r, "a-resident"),
+                &Verdict::Materialized {
+                    since: at(set, set.a_whole_at),
+                    tiers: tiers(set.a_tiers, 2),
+                },
+                "{ctx}: the CPU copy was removed, GPU and storage copies stay"
+            );
+            assert_eq!(
+                verdict(&r, "b-evicted"),
+                &Verdict::Lost {
+                    materialized_at: at(set, set.b_stored_at),
+                    lost_at: at(set, set.removals_at),
+                },
+                "{ctx}"
+            );
+            assert_eq!(
+                verdict(&r, "a-after-clear"),
+                &Verdict::Lost {
+                    materialized_at: at(set, set.a_whole_at),
+                    lost_at: at(set, set.cleared_at),
+                },
+                "{ctx}: AllBlocksCleared empties every tier"
+            );
+            assert_eq!(r.summary.materialized, 1, "{ctx}");
+            assert_eq!(r.summary.lost, 2, "{ctx}");
+        }
+    }
+}
+
+#[test]
+fn a_salted_store_materializes_only_the_claim_with_that_salt() {
+    for set in SETS {
+        for events in ["events.kvcap", "events.jsonl"] {
+            let r = join(set, "registry-salted.yaml", events);
+            assert_eq!(
+                verdict(&r, "c-salted"),
+                &Verdict::Materialized {
+                    // Batch 3 holds the salted store, then the LoRA store.
+                    since: at(set, set.lora_event - 1),
+                    tiers: tiers(&["GPU"], 1),
+                },
+                "{} {events}: the salted root (vLLM extra_keys, SGLang metadata or cache_salt) \
+                 is the claim's; A's unsalted first block with the same tokens is not",
+                set.dir
+            );
+        }
+    }
+}
+
+#[test]
+fn a_lora_claim_is_judged_only_where_the_stream_names_the_adapter() {
+    for set in SETS {
+        for events in ["events.kvcap", "events.jsonl"] {
+            let r = join(set, "registry-lora.yaml", events);
+            let want = if set.names_adapter {
+                Verdict::Materialized {
+                    since: at(set, set.lora_event),
+                    tiers: tiers(&["GPU"], 1),
+                }
+            } else {
+                // SGLang <= 0.5.20 publishes `lora_id=None` and no name: the block's
+                // adapter cannot be told from the base model's.
+                Verdict::InsufficientEvidence {
+                    reasons: vec![Reason::AdapterMismatch {
+                        event: at(set, set.lora_event),
+                    }],
+                }
+            };
+            assert_eq!(verdict(&r, "l-lora"), &want, "{} {events}", set.dir);
+        }
+    }
+}
+
+/// The JSON Lines twin is the capture's payloads decoded, frame by frame: the two forms
+/// cannot drift apart, and the capture holds the runtime's bytes unchanged.
+#[test]
+fn json_lines_are_the_capture_payloads_decoded() {
+    for set in SETS {
+        let d = dir(set);
+        let file = std::fs::File::open(d.join("events.kvcap")).unwrap();
+        let mut cap = CaptureReader::new(std::io::BufReader::new(file)).unwrap();
+        let text = std::fs::read_to_string(d.join("events.jsonl")).unwrap();
+        let mut lines = text.lines();
+        let mut frames = 0_u64;
+        while let Some(rec) = cap.next_record().unwrap() {
+            let Record::Frame { rank, parts, .. } = rec else {
+                panic!("{}: a dropped-frame record", set.dir)
+            };
+            assert_eq!(rank, 0, "{}", set.dir);
+            let f = event_frame(&parts).unwrap();
+            assert_eq!(f.seq, frames, "{}: sequences from 0, no gap", set.dir);
+            let line: Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+            assert_eq!(line["seq"], Value::from(f.seq), "{}", set.dir);
+            assert_eq!(
+                kvlower_join::msgpack::decode(f.payload).unwrap(),
+                line["payload"],
+                "{} frame {frames}",
+                set.dir
+            );
+            frames += 1;
+        }
+        assert_eq!(frames, LINES, "{}", set.dir);
+        assert!(lines.next().is_none(), "{}: extra JSON lines", set.dir);
+    }
+}
+
+/// The wire shape each runtime version uses, as its own classes encoded it.
+#[test]
+fn each_set_carries_its_runtime_versions_wire_shape() {
+    for set in SETS {
+        let text = std::fs::read_to_string(dir(set).join("events.jsonl")).unwrap();
+        let first: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        let batch = first["payload"].as_array().expect("batch is positional");
+        assert_eq!(batch.len(), 3, "{}: [ts, events, rank]", set.dir);
+        let ev = &batch[1][0];
+        let positional = matches!(set.dir, "vllm-0.23.0" | "sglang-0.5.18");
+        assert_eq!(ev.is_array(), positional, "{}: {ev}", set.dir);
+        if !positional {
+            assert_eq!(ev["type"], "BlockStored", "{}", set.dir);
+        }
+        let hash = if positional {
+            &ev[1][0]
+        } else {
+            &ev["block_hashes"][0]
+        };
+        match set.dir {
+            // vLLM's default `bytes` hash: a msgpack bin, read as lowercase hex.
+            "vllm-0.32.0" => assert_eq!(hash.as_str().map(str::len), Some(64), "{hash}"),
+            _ => assert!(hash.is_i64() || hash.is_u64(), "{}: {hash}", set.dir),
+        }
+        if set.dir == "vllm-0.32.0" {
+            assert_eq!(ev["session_id"], "session-1", "0.32 adds session_id");
+        }
+        if set.dir.starts_with("sglang") && set.dir != "sglang-0.5.18" {
+            assert!(text.contains(r#""cache_salt":"tenant-x""#), "{}", set.dir);
+        }
+        if set.dir == "sglang-0.5.18" {
+            assert!(
+                text.contains(r#"{"cache_salt":"tenant-x"}"#),
+                "metadata at index 7"
+            );
+        }
+        // SGLang hashes are signed 64-bit: at least one is negative here.
+        if set.format == EventFormat::Sglang {
+            assert!(text.contains("[-"), "{}: a negative hash", set.dir);
+        }
+    }
+}
+
+/// Every set records what it follows: runtime, version, repository, path and a sha256
+/// of the definitions file actually loaded.
+#[test]
+fn every_set_records_its_source() {
+    for set in SETS {
+        let src: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir(set).join("SOURCE.json")).unwrap())
+                .unwrap();
+        for key in [
+            "runtime",
+            "version",
+            "repository",
+            "path",
+            "distribution",
+            "msgspec",
+        ] {
+            assert!(
+                src[key].as_str().is_some_and(|s| !s.is_empty()),
+                "{}: SOURCE.json has no {key}",
+                set.dir
+            );
+        }
+        let sha = src["path_sha256"].as_str().unwrap_or_default();
+        assert!(
+            sha.len() == 64 && sha.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{}: path_sha256 {sha:?}",
+            set.dir
+        );
+        assert!(
+            set.dir.starts_with(src["runtime"].as_str().unwrap()),
+            "{}",
+            set.dir
+        );
+        assert!(
+            set.dir.contains(src["version"].as_str().unwrap()),
+            "{}",
+            set.dir
+        );
+    }
+}
