@@ -288,12 +288,97 @@ def sglang_set(kv, name, version, source, chain):
               f"adapter: {{kind: lora, lora_name: {LORA[0]}}}")
 
 
+def extract_class(path, name):
+    """The source of top-level class `name` in `path` (the rest of the file needs the
+    runtime's C++ bindings, torch and MPI, and is not executed)."""
+    lines = open(path).read().split("\n")
+    start = next(i for i, l in enumerate(lines) if l.startswith(f"class {name}"))
+    end = next((i for i in range(start + 1, len(lines))
+                if lines[i] and not lines[i][0].isspace() and not lines[i].startswith("#")),
+               len(lines))
+    return "\n".join(lines[start:end]).rstrip() + "\n"
+
+
+def trtllm_set(utils_path, source, chain):
+    """TensorRT-LLM's polled JSON (`LLM.get_kv_cache_events`), produced by its own
+    `KVCacheEventSerializer` over stand-ins for the C++ binding objects: the serializer
+    picks its function by the data object's class name and reads only attributes."""
+    import hashlib
+
+    code = extract_class(utils_path, "KVCacheEventSerializer")
+    ns = {}
+    exec(compile(code, utils_path, "exec"), ns)
+    ser = ns["KVCacheEventSerializer"]
+
+    def obj(cls, **f):
+        return type(cls, (), {})() if not f else _with(type(cls, (), {})(), f)
+
+    def _with(o, f):
+        o.__dict__.update(f)
+        return o
+
+    def hashes(tokens):
+        return [as_u64(h) for h in chain(tokens)[0]]
+
+    def tok(t):
+        return obj("UniqueToken", token_id=t, token_extra_id=0)
+
+    def stored(h, parent, tokens, level=0, priority=35):
+        blocks = [obj("KVCacheStoredBlockData", block_hash=bh,
+                      tokens=[tok(t) for t in tokens[i * BLOCK:(i + 1) * BLOCK]],
+                      lora_id=None, cache_level=level, priority=priority)
+                  for i, bh in enumerate(h)]
+        return obj("KVCacheStoredData", parent_hash=parent, blocks=blocks)
+
+    def diff(old, new):
+        return obj("KVCacheEventDiff", old_value=old, new_value=new)
+
+    ha, hb = hashes(A), hashes(B)
+    data = [
+        obj("KVCacheCreatedData", num_blocks_per_cache_level=[64, 128]),
+        stored(ha, None, A),
+        stored(hb, None, B),
+        # Offload A to host: the updated event carries both diffs (this serializer
+        # reads both unconditionally).
+        obj("KVCacheUpdatedData", block_hash=ha[0], cache_level=diff(0, 1),
+            priority=diff(35, 35)),
+        obj("KVCacheUpdatedData", block_hash=ha[1], cache_level=diff(0, 1),
+            priority=diff(35, 35)),
+        obj("KVCacheRemovedData", block_hashes=hb),
+    ]
+    events = [obj("KVCacheEvent", event_id=i, data=d, window_size=256,
+                  attention_dp_rank=None) for i, d in enumerate(data)]
+    polls = [events[0:3], events[3:5], events[5:6]]
+    d = os.path.join(OUT, "trtllm-" + source["version_label"])
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "events.jsonl"), "w") as f:
+        for p in polls:
+            f.write(json.dumps(ser.serialize(p), separators=(",", ":")) + "\n")
+    claims = [
+        {"id": "a-resident", "object": "prompt-a", "tokens": A, "at": 5},
+        {"id": "b-evicted", "object": "prompt-b", "tokens": B, "at": 5},
+    ]
+    for fname, extra in (("registry.yaml", "lora_enabled: false\n"), ("registry-lora-unknown.yaml", "")):
+        with open(os.path.join(d, fname), "w") as fh:
+            fh.write(registry("trtllm", source["version_label"], "int", claims,
+                              "adapter: {kind: base_model}\n" + extra))
+    with open(os.path.join(d, "SOURCE.json"), "w") as fh:
+        json.dump(dict(source, fixture_set=os.path.basename(d), block_size=BLOCK,
+                       excerpt_sha256=hashlib.sha256(code.encode()).hexdigest(),
+                       events={"created": 0, "a_stored": 1, "b_stored": 2,
+                               "a_demoted": [3, 4], "b_removed": 5}),
+                  fh, indent=2, sort_keys=True)
+        fh.write("\n")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--vllm-0.23", dest="v023")
     ap.add_argument("--sglang-0.5.18", dest="sg518")
     ap.add_argument("--sglang-0.5.20", dest="sg520")
     ap.add_argument("--sglang-0.5.23", dest="sg523")
+    ap.add_argument("--trtllm-utils", dest="trt",
+                    help="tensorrt_llm/_utils.py (or the KVCacheEventSerializer excerpt)")
     a = ap.parse_args()
 
     import vllm
@@ -325,6 +410,8 @@ def main():
             kv = defs.load(flag, "kvlower_fixture_" + name.replace("-", "_").replace(".", "_"))
             sglang_set(kv, name, ver,
                        dict(wheels[name], path_sha256=defs.sha256_file(flag)), chain)
+    if a.trt:
+        trtllm_set(a.trt, wheels["trtllm"], chain)
 
 
 if __name__ == "__main__":

@@ -374,3 +374,66 @@ fn every_set_records_its_source() {
         );
     }
 }
+
+/// TensorRT-LLM's polled JSON, produced by its own `KVCacheEventSerializer`
+/// (NVIDIA/TensorRT-LLM commit ed53795b, `tensorrt_llm/_utils.py`) over stand-ins for
+/// the binding objects. That serializer leaves `lora_id` out, so the blocks name no
+/// adapter: judgeable only when the registry says the engine ran without LoRA.
+#[test]
+fn trtllm_polled_json_from_its_own_serializer() {
+    let d = repo_root().join("tests/fixtures/join/runtime/trtllm-ed53795b");
+    let events = d.join("events.jsonl");
+    let r =
+        kvlower_join::join_paths(&d.join("registry.yaml"), &events, EventFormat::Trtllm).unwrap();
+    assert_eq!(
+        (
+            r.stream.lines,
+            r.stream.events,
+            r.stream.created,
+            r.stream.stored
+        ),
+        (3, 6, 1, 2)
+    );
+    assert_eq!((r.stream.updated, r.stream.removed), (2, 1));
+    assert!(r.stream.sequence_checked && r.stream.ambiguities.is_empty());
+    assert_eq!(
+        verdict(&r, "a-resident"),
+        &Verdict::Materialized {
+            since: EventRef { index: 1, line: 1 },
+            tiers: vec![TierCoverage {
+                tier: Tier::CacheLevel(1),
+                blocks: 2,
+            }],
+        },
+        "both blocks moved from cache level 0 to 1 (updated.cache_level)"
+    );
+    assert_eq!(
+        verdict(&r, "b-evicted"),
+        &Verdict::Lost {
+            materialized_at: EventRef { index: 2, line: 1 },
+            lost_at: EventRef { index: 5, line: 3 },
+        }
+    );
+
+    let r = kvlower_join::join_paths(
+        &d.join("registry-lora-unknown.yaml"),
+        &events,
+        EventFormat::Trtllm,
+    )
+    .unwrap();
+    for (claim, index) in [("a-resident", 1), ("b-evicted", 2)] {
+        assert_eq!(
+            verdict(&r, claim),
+            &Verdict::InsufficientEvidence {
+                reasons: vec![Reason::UnknownBlockAdapter {
+                    event: EventRef { index, line: 1 },
+                }],
+            },
+            "{claim}: without `lora_enabled: false` a block naming no adapter cannot count"
+        );
+    }
+    let src: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("SOURCE.json")).unwrap()).unwrap();
+    assert_eq!(src["commit"], "ed53795b33fc139493f762a1c6c53f691cf52d38");
+    assert_eq!(src["repository"], "https://github.com/NVIDIA/TensorRT-LLM");
+}
