@@ -42,6 +42,7 @@ BLOCK = 4
 A = list(range(101, 109))  # two blocks: the base-model prompt
 B = list(range(201, 205))  # one block: evicted
 L = list(range(301, 305))  # one block: stored under a LoRA adapter
+M = list(range(401, 405))  # one block with a multimodal input (TensorRT-LLM mm_keys)
 SALT = "tenant-x"
 LORA = ("adapter-1", "/adapters/adapter-1", 1)  # name, path, id
 SESSION = "session-1"
@@ -351,9 +352,10 @@ def trtllm_set(utils_path, source, chain):
     polls = [events[0:3], events[3:5], events[5:6]]
     d = os.path.join(OUT, "trtllm-" + source["version_label"])
     os.makedirs(d, exist_ok=True)
+    serialized = [ser.serialize(p) for p in polls]
     with open(os.path.join(d, "events.jsonl"), "w") as f:
-        for p in polls:
-            f.write(json.dumps(ser.serialize(p), separators=(",", ":")) + "\n")
+        for p in serialized:
+            f.write(json.dumps(p, separators=(",", ":")) + "\n")
     claims = [
         {"id": "a-resident", "object": "prompt-a", "tokens": A, "at": 5},
         {"id": "b-evicted", "object": "prompt-b", "tokens": B, "at": 5},
@@ -369,6 +371,78 @@ def trtllm_set(utils_path, source, chain):
                                "a_demoted": [3, 4], "b_removed": 5}),
                   fh, indent=2, sort_keys=True)
         fh.write("\n")
+    return [e for p in serialized for e in p]
+
+
+def dynamo_trtllm_set(excerpt_path, polled, source, chain):
+    """TensorRT-LLM's msgpack streaming path: Dynamo's TensorRT-LLM publisher
+    (`Publisher._handle_kv_event` → `ZmqKvEventPublisher`) run on the polled events
+    above, with a fake socket and a fixed clock. Its frames are vLLM-style batches
+    `[ts, [event], attention_dp_rank]`, events maps tagged `type`, encoded by
+    `msgpack.packb(batch, use_bin_type=True)`."""
+    import copy
+    import hashlib
+    import logging
+
+    sys.path.insert(0, source["msgpack_path"])
+    import msgpack
+
+    code = open(excerpt_path).read()
+    clock = iter(1000.0 + i for i in range(1000))
+    ns = {"Optional": __import__("typing").Optional, "logging": logging, "msgpack": msgpack,
+          "time": SimpleNamespace(time=lambda: next(clock))}
+    exec(compile(code, excerpt_path, "exec"), ns)
+    frames_ = []
+    pub = ns["ZmqKvEventPublisher"].__new__(ns["ZmqKvEventPublisher"])
+    pub.__dict__.update(kv_block_size=BLOCK, topic="", sequence=0, zmq_endpoint="fixture",
+                        socket=SimpleNamespace(send_multipart=lambda parts, flags=0:
+                                               frames_.append(parts)))
+    handler = ns["Publisher"].__new__(ns["Publisher"])
+    handler.__dict__.update(kv_block_size=BLOCK, zmq_kv_event_publisher=pub,
+                            kv_event_publishers=None, partial_block_hashes=set(),
+                            _last_engine_event_id=None, max_window_size=None,
+                            processing_initial_created_events=True)
+    events = copy.deepcopy(polled)
+    # A multimodal block: newer TensorRT-LLM serializes `mm_keys` per block (the
+    # serializer at ed53795b predates it); added here in the shape Dynamo's handler reads.
+    hm = [as_u64(h) for h in chain(M)[0]]
+    events.insert(-1, {"event_id": len(events) - 1, "window_size": 256, "data": {
+        "type": "stored", "parent_hash": None, "blocks": [{
+            "type": "stored_block", "block_hash": hm[0],
+            "tokens": [{"type": "unique_token", "token_id": t, "token_extra_id": 0}
+                       for t in M],
+            "cache_level": 0, "priority": 35,
+            "mm_keys": [{"type": "mm_key", "hash": "0123456789abcdef" * 4,
+                         "start_offset": 0}]}]}})
+    events[-1]["event_id"] = len(events) - 1
+    for e in events:
+        handler._handle_kv_event(e)
+    fr = [(t, int.from_bytes(seq, "big"), payload) for t, seq, payload in frames_]
+    name = "trtllm-streaming-dynamo-" + source["commit"][:8]
+    d = os.path.join(OUT, name)
+    os.makedirs(d, exist_ok=True)
+    capfile.write_capture(os.path.join(d, "events.kvcap"), fr,
+                          {"engine": "TensorRT-LLM via Dynamo publisher (generated fixture)"},
+                          "scripts/runtime-fixtures/gen.py")
+    capfile.write_jsonl(os.path.join(d, "events.jsonl"), fr,
+                        lambda b: msgpack.unpackb(b, raw=False))
+    claims = [
+        {"id": "a-resident", "object": "prompt-a", "tokens": A, "at": len(fr) - 1},
+        {"id": "b-evicted", "object": "prompt-b", "tokens": B, "at": len(fr) - 1},
+        {"id": "m-multimodal", "object": "prompt-m", "tokens": M, "at": len(fr) - 1},
+    ]
+    for fname, extra in (("registry.yaml", "lora_enabled: false\n"),
+                         ("registry-lora-unknown.yaml", "")):
+        with open(os.path.join(d, fname), "w") as fh:
+            fh.write(registry("trtllm", "streaming via Dynamo " + source["commit"][:8], "int",
+                              claims, "adapter: {kind: base_model}\n" + extra))
+    src = {k: v for k, v in source.items() if k != "msgpack_path"}
+    with open(os.path.join(d, "SOURCE.json"), "w") as fh:
+        json.dump(dict(src, fixture_set=name, block_size=BLOCK, frames=len(fr),
+                       msgpack=msgpack.version and ".".join(map(str, msgpack.version)),
+                       excerpt_sha256=hashlib.sha256(code.encode()).hexdigest()),
+                  fh, indent=2, sort_keys=True)
+        fh.write("\n")
 
 
 def main():
@@ -377,6 +451,10 @@ def main():
     ap.add_argument("--sglang-0.5.18", dest="sg518")
     ap.add_argument("--sglang-0.5.20", dest="sg520")
     ap.add_argument("--sglang-0.5.23", dest="sg523")
+    ap.add_argument("--dynamo-trtllm-publisher", dest="dyn",
+                    help="excerpt of ai-dynamo/dynamo components/src/dynamo/trtllm/publisher.py")
+    ap.add_argument("--msgpack-path", dest="msgpack_path",
+                    help="a directory holding the msgpack package (pip install --target)")
     ap.add_argument("--trtllm-utils", dest="trt",
                     help="tensorrt_llm/_utils.py (or the KVCacheEventSerializer excerpt)")
     a = ap.parse_args()
@@ -411,7 +489,11 @@ def main():
             sglang_set(kv, name, ver,
                        dict(wheels[name], path_sha256=defs.sha256_file(flag)), chain)
     if a.trt:
-        trtllm_set(a.trt, wheels["trtllm"], chain)
+        polled = trtllm_set(a.trt, wheels["trtllm"], chain)
+        if a.dyn:
+            dynamo_trtllm_set(a.dyn, polled,
+                              dict(wheels["dynamo-trtllm"], msgpack_path=a.msgpack_path),
+                              chain)
 
 
 if __name__ == "__main__":
