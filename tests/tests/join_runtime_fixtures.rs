@@ -437,3 +437,72 @@ fn trtllm_polled_json_from_its_own_serializer() {
     assert_eq!(src["commit"], "ed53795b33fc139493f762a1c6c53f691cf52d38");
     assert_eq!(src["repository"], "https://github.com/NVIDIA/TensorRT-LLM");
 }
+
+/// TensorRT-LLM's msgpack streaming path, as Dynamo's TensorRT-LLM publisher
+/// (ai-dynamo/dynamo ecd29799, `components/src/dynamo/trtllm/publisher.py`) turns the
+/// polled events into frames: vLLM-style batches, `block_mm_infos` per block, `lora_id`
+/// always null (the JSON it reads has none). Before the decoder fixes the JSON Lines
+/// form failed (`event has no event_id`), the multimodal block materialized its claim,
+/// and a null adapter counted as the base model.
+#[test]
+fn trtllm_streaming_frames_from_dynamos_publisher() {
+    let d = repo_root().join("tests/fixtures/join/runtime/trtllm-streaming-dynamo-ecd29799");
+    for events in ["events.kvcap", "events.jsonl"] {
+        let ev = d.join(events);
+        let r = kvlower_join::join_paths(&d.join("registry.yaml"), &ev, EventFormat::Trtllm)
+            .unwrap_or_else(|e| panic!("{events}: {e}"));
+        // `created` is not forwarded and `updated` (the demotion) is dropped.
+        assert_eq!(
+            (
+                r.stream.lines,
+                r.stream.events,
+                r.stream.stored,
+                r.stream.removed
+            ),
+            (4, 4, 3, 1),
+            "{events}"
+        );
+        assert!(r.stream.sequence_checked && r.stream.ambiguities.is_empty());
+        assert_eq!(
+            verdict(&r, "a-resident"),
+            &Verdict::Materialized {
+                since: EventRef { index: 0, line: 1 },
+                tiers: tiers(&["GPU"], 2),
+            },
+            "{events}: no medium in these frames reads as GPU"
+        );
+        assert_eq!(
+            verdict(&r, "b-evicted"),
+            &Verdict::Lost {
+                materialized_at: EventRef { index: 1, line: 2 },
+                lost_at: EventRef { index: 3, line: 4 },
+            },
+            "{events}"
+        );
+        assert_eq!(
+            verdict(&r, "m-multimodal"),
+            &Verdict::InsufficientEvidence {
+                reasons: vec![Reason::UnverifiedExtraHashInputs {
+                    event: EventRef { index: 2, line: 3 },
+                }],
+            },
+            "{events}: the block's hash folds in an image the registry cannot name"
+        );
+
+        let r = kvlower_join::join_paths(
+            &d.join("registry-lora-unknown.yaml"),
+            &ev,
+            EventFormat::Trtllm,
+        )
+        .unwrap();
+        assert_eq!(
+            verdict(&r, "a-resident"),
+            &Verdict::InsufficientEvidence {
+                reasons: vec![Reason::UnknownBlockAdapter {
+                    event: EventRef { index: 0, line: 1 },
+                }],
+            },
+            "{events}: `lora_id: null` from this path does not mean the base model"
+        );
+    }
+}
