@@ -181,6 +181,10 @@ def write_set(name, runtime, version, encoding, frames_, decode, ix, source, met
                           "scripts/runtime-fixtures/gen.py")
     capfile.write_jsonl(os.path.join(d, "events.jsonl"), frames_, decode)
     base = "adapter: {kind: base_model}\nkv_cache_report_mode: incremental"
+    if runtime == "sglang":
+        # SGLang publishes lora_id=None for every block: only an engine known to run
+        # without LoRA lets a block naming no adapter count for the base model.
+        base += "\nlora_enabled: false"
     files = {
         "registry.yaml": registry(runtime, version, encoding, [
             {"id": "a-resident", "object": "prompt-a", "tokens": A, "at": ix["before_clear"]},

@@ -248,9 +248,14 @@ fn a_lora_claim_is_judged_only_where_the_stream_names_the_adapter() {
                 // SGLang <= 0.5.20 publishes `lora_id=None` and no name: the block's
                 // adapter cannot be told from the base model's.
                 Verdict::InsufficientEvidence {
-                    reasons: vec![Reason::AdapterMismatch {
-                        event: at(set, set.lora_event),
-                    }],
+                    reasons: vec![
+                        Reason::AdapterMismatch {
+                            event: at(set, set.lora_event),
+                        },
+                        Reason::UnknownBlockAdapter {
+                            event: at(set, set.lora_event),
+                        },
+                    ],
                 }
             };
             assert_eq!(verdict(&r, "l-lora"), &want, "{} {events}", set.dir);
@@ -503,6 +508,32 @@ fn trtllm_streaming_frames_from_dynamos_publisher() {
                 }],
             },
             "{events}: `lora_id: null` from this path does not mean the base model"
+        );
+    }
+}
+
+/// SGLang publishes `lora_id=None` for every block, so a base-model claim counts only
+/// when the registry says the engine ran without LoRA (`lora_enabled: false`, which the
+/// generated registries carry): without it, the block's adapter is unknown.
+#[test]
+fn an_sglang_base_model_claim_needs_lora_disabled() {
+    for set in SETS.iter().filter(|s| s.format == EventFormat::Sglang) {
+        let d = dir(set);
+        let text = std::fs::read_to_string(d.join("registry.yaml")).unwrap();
+        assert!(text.contains("  lora_enabled: false\n"), "{}", set.dir);
+        let tmp = tempfile::tempdir().unwrap();
+        let reg = tmp.path().join("registry.yaml");
+        std::fs::write(&reg, text.replace("  lora_enabled: false\n", "")).unwrap();
+        let r = kvlower_join::join_paths(&reg, &d.join("events.kvcap"), set.format).unwrap();
+        assert_eq!(
+            verdict(&r, "b-evicted"),
+            &Verdict::InsufficientEvidence {
+                reasons: vec![Reason::UnknownBlockAdapter {
+                    event: at(set, set.b_stored_at),
+                }],
+            },
+            "{}",
+            set.dir
         );
     }
 }

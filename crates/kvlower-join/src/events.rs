@@ -301,7 +301,7 @@ impl Decoder {
                 EventFormat::Sglang => decode_sglang_event(ev, &path, &mut issues)?,
                 _ => decode_vllm_event(ev, &path, &mut issues)?,
             };
-            if self.format == EventFormat::Trtllm {
+            if matches!(self.format, EventFormat::Trtllm | EventFormat::Sglang) {
                 adapter_unknown_without_lora(&mut event);
             }
             out.push(Decoded {
@@ -356,9 +356,13 @@ fn is_batch(v: &Value) -> bool {
     }
 }
 
+/// A store naming no adapter says nothing about it on two paths, so the block's adapter
+/// is unknown (`unknown_block_adapter` unless the registry says `lora_enabled: false`):
 /// TensorRT-LLM's streaming frames are built from its JSON events, which carry no
-/// `lora_id` (Dynamo's publisher reads `data.get("lora_id", 0)` and writes `null`): a
-/// null adapter there says nothing, so the block's adapter is unknown, as in the JSON.
+/// `lora_id` (Dynamo's publisher reads `data.get("lora_id", 0)` and writes `null`); and
+/// SGLang's emitter (`sglang/srt/mem_cache/events.py`, 0.5.18 to 0.5.23) always
+/// publishes `lora_id=None`, naming a LoRA request's adapter only in `lora_name` (from
+/// 0.5.23, and only when it can resolve it).
 fn adapter_unknown_without_lora(event: &mut KvEvent) {
     if let KvEvent::Stored {
         blocks,
@@ -1117,5 +1121,21 @@ mod tests {
         assert!(trt.iter().all(|b| b.adapter_unknown));
         let vllm = stored_blocks(DYNAMO_LINE, EventFormat::Vllm);
         assert!(vllm.iter().all(|b| !b.adapter_unknown));
+    }
+
+    #[test]
+    fn an_sglang_store_names_its_adapter_only_by_lora_name() {
+        let line = |extra: &str| {
+            format!(
+                r#"{{"seq":0,"payload":[1.0,[{{"type":"BlockStored","block_hashes":[1],"parent_block_hash":null,"token_ids":[1,2],"block_size":2,"lora_id":null,"medium":"GPU"{extra}}}],0]}}"#
+            )
+        };
+        let unnamed = stored_blocks(&line(""), EventFormat::Sglang);
+        assert!(
+            unnamed[0].adapter_unknown,
+            "lora_id is always None in SGLang"
+        );
+        let named = stored_blocks(&line(r#","lora_name":"a""#), EventFormat::Sglang);
+        assert!(!named[0].adapter_unknown);
     }
 }
