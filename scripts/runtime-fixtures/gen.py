@@ -56,10 +56,13 @@ def vllm_hasher():
 
     u.init_none_hash(sha256_cbor)
 
-    def chain(tokens, salt=None, lora=None):
-        """(hashes, event extra_keys) of a request's full blocks, as vLLM builds them."""
+    def chain(tokens, salt=None, lora=None, mm=None):
+        """(hashes, event extra_keys) of a request's full blocks, as vLLM builds them;
+        mm = (identifier, offset, length) of one multimodal input."""
         req = SimpleNamespace(
-            mm_features=[],
+            mm_features=[] if mm is None else [SimpleNamespace(
+                identifier=mm[0],
+                mm_position=SimpleNamespace(offset=mm[1], length=mm[2]))],
             lora_request=None if lora is None
             else SimpleNamespace(lora_name=lora[0], lora_path=lora[1]),
             cache_salt=salt,
@@ -106,7 +109,7 @@ class Stream:
         return first
 
 
-def scenario(mk, hashes, media, salted_store, lora_store):
+def scenario(mk, hashes, media, salted_store, lora_store, tail=None):
     """The one logical stream every fixture set carries.
 
     mk: builds events ('stored'|'removed'|'cleared', **fields); hashes(tokens, salt, lora)
@@ -132,6 +135,9 @@ def scenario(mk, hashes, media, salted_store, lora_store):
     )
     ix["before_clear"] = s.next_index - 1
     ix["cleared"] = s.batch(mk("cleared"))
+    if tail is not None:
+        ix["tail"] = s.batch(*tail())
+        ix["last"] = s.next_index - 1
     ix["storage_media"] = list(media[2:])
     return s, ix
 
@@ -190,7 +196,10 @@ def write_set(name, runtime, version, encoding, frames_, decode, ix, source, met
             {"id": "a-resident", "object": "prompt-a", "tokens": A, "at": ix["before_clear"]},
             {"id": "a-after-clear", "object": "prompt-a", "tokens": A, "at": ix["cleared"]},
             {"id": "b-evicted", "object": "prompt-b", "tokens": B, "at": ix["before_clear"]},
-        ], base),
+        ] + ([
+            {"id": "a-other-group", "object": "prompt-a", "tokens": A, "at": ix["last"]},
+            {"id": "m-multimodal", "object": "prompt-m", "tokens": M, "at": ix["last"]},
+        ] if "last" in ix else []), base),
         "registry-salted.yaml": registry(runtime, version, encoding, [
             {"id": "c-salted", "object": "prompt-a-salted", "tokens": A[:BLOCK],
              "at": ix["before_clear"]},
@@ -214,17 +223,27 @@ def write_set(name, runtime, version, encoding, frames_, decode, ix, source, met
 def vllm_set(kv, name, version, encoding, source, chain, session_fields):
     conv = (lambda hs: hs) if encoding == "bytes" else (lambda hs: [as_u64(h) for h in hs])
 
-    def hashes(tokens, salt=None, lora=None):
-        h, k = chain(tokens, salt, lora)
+    def hashes(tokens, salt=None, lora=None, mm=None):
+        h, k = chain(tokens, salt, lora, mm)
         return conv(h), k
 
-    def stored(h, parent, tokens, medium, keys, lora=None):
+    def stored(h, parent, tokens, medium, keys, lora=None, group=0, kind="full_attention",
+               window=None):
         extra = dict(session_id=SESSION) if session_fields else {}
         return kv.BlockStored(
             block_hashes=h, parent_block_hash=parent, token_ids=tokens, block_size=BLOCK,
             lora_id=None if lora is None else lora[2], medium=medium,
-            lora_name=None if lora is None else lora[0], extra_keys=keys, group_idx=0,
-            kv_cache_spec_kind="full_attention", **extra)
+            lora_name=None if lora is None else lora[0], extra_keys=keys, group_idx=group,
+            kv_cache_spec_kind=kind, kv_cache_spec_sliding_window=window, **extra)
+
+    def tail():
+        """After the clear: a store whose block folds in an image (multimodal extra
+        keys), and a hybrid model's sliding-window group (group 1) storing A again —
+        vLLM publishes the same block hashes for every group."""
+        hm, km = hashes(M, mm=("img-0001", 0, BLOCK))
+        ha, ka = hashes(A)
+        return [stored(hm, None, M, "GPU", km),
+                stored(ha, None, A, "GPU", ka, group=1, kind="sliding_window", window=8)]
 
     def mk(kind, **f):
         if kind == "stored":
@@ -237,6 +256,7 @@ def vllm_set(kv, name, version, encoding, source, chain, session_fields):
         mk, hashes, (kv.MEDIUM_GPU, "CPU", "STORAGE"),
         lambda h, k: stored(h, None, A[:BLOCK], "GPU", k),
         lambda h, k: stored(h, None, L, "GPU", k, lora=LORA),
+        tail,
     )
     fr = frames(s, kv.KVEventBatch, dict(data_parallel_rank=0))
     write_set(name, "vllm", version, encoding, fr, msgspec.msgpack.decode, ix, source,

@@ -31,14 +31,17 @@ struct Set {
     a_tiers: &'static [&'static str],
     /// Whether the stream names the adapter of a LoRA store.
     names_adapter: bool,
+    /// vLLM sets end with an eighth batch after the clear: a multimodal store (event 9)
+    /// and a sliding-window group's store of A (group 1, event 10).
+    tail: bool,
 }
 
 const SETS: &[Set] = &[
     Set {
         dir: "vllm-0.32.0",
         format: EventFormat::Vllm,
-        events: 9,
-        stored: 6,
+        events: 11,
+        stored: 7,
         a_whole_at: 0,
         b_stored_at: 1,
         removals_at: 6,
@@ -46,12 +49,13 @@ const SETS: &[Set] = &[
         lora_event: 4,
         a_tiers: &["GPU", "STORAGE"],
         names_adapter: true,
+        tail: true,
     },
     Set {
         dir: "vllm-0.32.0-int",
         format: EventFormat::Vllm,
-        events: 9,
-        stored: 6,
+        events: 11,
+        stored: 7,
         a_whole_at: 0,
         b_stored_at: 1,
         removals_at: 6,
@@ -59,12 +63,13 @@ const SETS: &[Set] = &[
         lora_event: 4,
         a_tiers: &["GPU", "STORAGE"],
         names_adapter: true,
+        tail: true,
     },
     Set {
         dir: "vllm-0.23.0",
         format: EventFormat::Vllm,
-        events: 9,
-        stored: 6,
+        events: 11,
+        stored: 7,
         a_whole_at: 0,
         b_stored_at: 1,
         removals_at: 6,
@@ -72,6 +77,7 @@ const SETS: &[Set] = &[
         lora_event: 4,
         a_tiers: &["GPU", "STORAGE"],
         names_adapter: true,
+        tail: true,
     },
     Set {
         dir: "sglang-0.5.18",
@@ -85,6 +91,7 @@ const SETS: &[Set] = &[
         lora_event: 6,
         a_tiers: &["DISK", "EXTERNAL", "GPU"],
         names_adapter: false,
+        tail: false,
     },
     Set {
         dir: "sglang-0.5.20",
@@ -98,6 +105,7 @@ const SETS: &[Set] = &[
         lora_event: 6,
         a_tiers: &["DISK", "EXTERNAL", "GPU"],
         names_adapter: false,
+        tail: false,
     },
     Set {
         dir: "sglang-0.5.23",
@@ -111,11 +119,14 @@ const SETS: &[Set] = &[
         lora_event: 6,
         a_tiers: &["DISK", "EXTERNAL", "GPU"],
         names_adapter: true,
+        tail: false,
     },
 ];
 
-/// The seven batches are seven frames / lines, one per line number.
-const LINES: u64 = 7;
+/// The seven batches are seven frames / lines, one per line number (eight with the tail).
+fn line_count(set: &Set) -> u64 {
+    if set.tail { 8 } else { 7 }
+}
 
 fn dir(set: &Set) -> PathBuf {
     repo_root()
@@ -173,7 +184,7 @@ fn every_runtime_fixture_decodes_to_the_same_verdicts_from_capture_and_json_line
         for events in ["events.kvcap", "events.jsonl"] {
             let r = join(set, "registry.yaml", events);
             let ctx = format!("{} {events}", set.dir);
-            assert_eq!(r.stream.lines, LINES, "{ctx}");
+            assert_eq!(r.stream.lines, line_count(set), "{ctx}");
             assert_eq!(r.stream.events, set.events, "{ctx}");
             assert_eq!(r.stream.stored, set.stored, "{ctx}");
             assert_eq!(r.stream.removed, 2, "{ctx}");
@@ -209,7 +220,36 @@ fn every_runtime_fixture_decodes_to_the_same_verdicts_from_capture_and_json_line
                 "{ctx}: AllBlocksCleared empties every tier"
             );
             assert_eq!(r.summary.materialized, 1, "{ctx}");
-            assert_eq!(r.summary.lost, 2, "{ctx}");
+            if set.tail {
+                assert_eq!(
+                    verdict(&r, "a-other-group"),
+                    &Verdict::Lost {
+                        materialized_at: at(set, set.a_whole_at),
+                        lost_at: at(set, set.cleared_at),
+                    },
+                    "{ctx}: group 1's store of the same hashes is another cache"
+                );
+                assert_eq!(
+                    r.stream
+                        .ignored_groups
+                        .iter()
+                        .map(|g| (g.group_idx, g.kind.as_deref(), g.events))
+                        .collect::<Vec<_>>(),
+                    [(1, Some("sliding_window"), 1)],
+                    "{ctx}"
+                );
+                assert_eq!(
+                    verdict(&r, "m-multimodal"),
+                    &Verdict::InsufficientEvidence {
+                        reasons: vec![Reason::UnverifiedExtraHashInputs { event: at(set, 9) }],
+                    },
+                    "{ctx}: vLLM's extra_keys hold the image's (identifier, offset)"
+                );
+                assert_eq!((r.summary.lost, r.summary.insufficient_evidence), (3, 1));
+            } else {
+                assert!(r.stream.ignored_groups.is_empty(), "{ctx}");
+                assert_eq!((r.summary.lost, r.summary.insufficient_evidence), (2, 0));
+            }
         }
     }
 }
@@ -291,7 +331,7 @@ fn json_lines_are_the_capture_payloads_decoded() {
             );
             frames += 1;
         }
-        assert_eq!(frames, LINES, "{}", set.dir);
+        assert_eq!(frames, line_count(set), "{}", set.dir);
         assert!(lines.next().is_none(), "{}: extra JSON lines", set.dir);
     }
 }
