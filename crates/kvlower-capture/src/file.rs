@@ -52,7 +52,7 @@ pub struct Endpoint {
 }
 
 /// The capture header: what was subscribed to, and what the operator declared about
-/// the engine (`--meta KEY=VALUE`, e.g. `kv_cache_report_mode=new_only`).
+/// the engine (`--meta KEY=VALUE`, e.g. `kv_cache_report_mode=incremental`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CaptureHeader {

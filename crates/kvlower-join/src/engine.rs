@@ -1593,9 +1593,11 @@ claims:
 
     #[test]
     fn sglang_tagged_maps_decode_and_salts_must_match() {
-        let reg = REGISTRY
-            .replace("kind: vllm", "kind: sglang")
-            .replace("  block_size: 2\n", "  block_size: 2\n  cache_salt: s1\n");
+        let reg = REGISTRY.replace("kind: vllm", "kind: sglang").replace(
+            "  block_size: 2\n",
+            // SGLang names no adapter on base-model stores (events.rs).
+            "  block_size: 2\n  cache_salt: s1\n  lora_enabled: false\n",
+        );
         let ev = r#"[2.0,[{"type":"BlockStored","block_hashes":[-10,11],"parent_block_hash":null,"token_ids":[1,2,3,4],"block_size":2,"lora_id":null,"medium":"GPU","lora_name":null,"cache_salt":"s1","session_id":"x"}],0]
 [9.5,[],0]
 "#;

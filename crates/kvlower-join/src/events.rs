@@ -187,6 +187,9 @@ impl Decoder {
         })?;
         match self.format {
             EventFormat::Vllm | EventFormat::Sglang => self.decode_batch_line(&v, line, None),
+            // TensorRT-LLM's msgpack streaming path (Dynamo's publisher), written as
+            // JSON Lines: vLLM-style batches, bare or wrapped `{"seq", "payload"}`.
+            EventFormat::Trtllm if is_batch(&v) => self.decode_batch_line(&v, line, None),
             EventFormat::Trtllm => Ok(DecodedLine {
                 batch: None,
                 events: decode_trt_line(&v, line)?,
@@ -294,10 +297,13 @@ impl Decoder {
         for (i, ev) in events.iter().enumerate() {
             let path = format!("{events_path}[{i}]");
             let mut issues = Vec::new();
-            let event = match self.format {
+            let mut event = match self.format {
                 EventFormat::Sglang => decode_sglang_event(ev, &path, &mut issues)?,
                 _ => decode_vllm_event(ev, &path, &mut issues)?,
             };
+            if matches!(self.format, EventFormat::Trtllm | EventFormat::Sglang) {
+                adapter_unknown_without_lora(&mut event);
+            }
             out.push(Decoded {
                 index: self.next_ordinal,
                 line,
@@ -336,6 +342,37 @@ impl Decoder {
                 batch: None,
                 events: decode_trt_line(v, frame)?,
             }),
+        }
+    }
+}
+
+/// A vLLM-style batch line: a positional `[ts, events, rank]` or a `{"seq", "payload"}`
+/// wrapper (a TensorRT-LLM poll is an object or a list of objects).
+fn is_batch(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => m.contains_key("payload"),
+        Value::Array(a) => a.first().is_some_and(Value::is_number),
+        _ => false,
+    }
+}
+
+/// A store naming no adapter says nothing about it on two paths, so the block's adapter
+/// is unknown (`unknown_block_adapter` unless the registry says `lora_enabled: false`):
+/// TensorRT-LLM's streaming frames are built from its JSON events, which carry no
+/// `lora_id` (Dynamo's publisher reads `data.get("lora_id", 0)` and writes `null`); and
+/// SGLang's emitter (`sglang/srt/mem_cache/events.py`, 0.5.18 to 0.5.23) always
+/// publishes `lora_id=None`, naming a LoRA request's adapter only in `lora_name` (from
+/// 0.5.23, and only when it can resolve it).
+fn adapter_unknown_without_lora(event: &mut KvEvent) {
+    if let KvEvent::Stored {
+        blocks,
+        lora_id: None,
+        lora_name: None,
+        ..
+    } = event
+    {
+        for b in blocks {
+            b.adapter_unknown = true;
         }
     }
 }
@@ -431,6 +468,9 @@ struct StoredFields<'a> {
     /// vLLM >= 0.32: tokens beyond the block that its hash also covers.
     lookahead_token_ids: Option<&'a Value>,
     mm_keys: Option<&'a Value>,
+    /// TensorRT-LLM streaming (Dynamo's publisher): one entry per block, `null` or the
+    /// block's multimodal objects.
+    block_mm_infos: Option<&'a Value>,
     kv_cache_spec_kind: Option<&'a Value>,
 }
 
@@ -461,6 +501,7 @@ fn positional_stored<'a>(a: &'a [Value], path: &str) -> Result<StoredFields<'a>,
         cache_salt: None,
         lookahead_token_ids: None,
         mm_keys: None,
+        block_mm_infos: None,
         kv_cache_spec_kind: None,
     })
 }
@@ -601,6 +642,14 @@ fn build_stored(
         Some(_) => metadata = true,
     }
     let metadata = metadata || nonempty(f.lookahead_token_ids) || nonempty(f.mm_keys);
+    // A block's multimodal inputs are folded into its hash; the registry cannot declare
+    // them. Per block when the list has one entry per block, else for every block.
+    let block_count = hashes.len();
+    let mm_block = |i: usize| match f.block_mm_infos {
+        None | Some(Value::Null) => false,
+        Some(Value::Array(a)) if a.len() == block_count => !a[i].is_null(),
+        Some(other) => nonempty(Some(other)),
+    };
     let tier = Tier::Medium(medium.unwrap_or_else(|| "GPU".to_string()));
     let n = hashes.len() as u64;
     let split: Vec<Vec<u32>> = if tokens.is_empty() {
@@ -623,6 +672,7 @@ fn build_stored(
         .zip(split)
         .enumerate()
         .map(|(i, (hash, tokens))| {
+            let mm = mm_block(i);
             let keys = extra.get(i).cloned().unwrap_or(ExtraKeys::None);
             let (unverified, salt) = match (keys, &salt) {
                 (ExtraKeys::None, s) => (false, s.clone()),
@@ -636,7 +686,7 @@ fn build_stored(
                 tokens,
                 tier: Some(tier.clone()),
                 priority: None,
-                extra_hash_inputs: metadata || unverified,
+                extra_hash_inputs: metadata || unverified || mm,
                 salt,
                 adapter_unknown: false,
             }
@@ -728,6 +778,7 @@ fn decode_vllm_event(
                         cache_salt: m.get("cache_salt"),
                         lookahead_token_ids: m.get("lookahead_token_ids"),
                         mm_keys: m.get("mm_keys"),
+                        block_mm_infos: m.get("block_mm_infos"),
                         kv_cache_spec_kind: m.get("kv_cache_spec_kind"),
                     };
                     build_stored(f, path, false, issues)
@@ -1018,5 +1069,73 @@ impl BlockHash {
             BlockHash::Int(_) => crate::registry::HashEncoding::Int,
             BlockHash::Bytes(_) => crate::registry::HashEncoding::Bytes,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
+
+    use super::*;
+
+    /// A stored event as Dynamo's TensorRT-LLM publisher frames it (two blocks, the
+    /// second with a multimodal object), wrapped with its sequence number.
+    const DYNAMO_LINE: &str = r#"{"seq":0,"payload":[1.0,[{"type":"BlockStored","block_hashes":[1,2],"parent_block_hash":null,"token_ids":[1,2,3,4],"block_size":2,"lora_id":null,"block_mm_infos":[null,{"mm_objects":[{"mm_hash":7,"offsets":[]}]}]}],0]}"#;
+
+    /// The blocks of the line's payload decoded as a captured frame.
+    fn stored_blocks(line: &str, format: EventFormat) -> Vec<StoredBlock> {
+        let v: Value = serde_json::from_str(line).unwrap();
+        let mut d = Decoder::new(format);
+        let out = d.decode_frame(&v["payload"], 1, 0, 0).unwrap();
+        match &out.events[0].event {
+            KvEvent::Stored { blocks, .. } => blocks.clone(),
+            other => panic!("expected a store, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_trtllm_json_line_may_hold_a_streaming_batch() {
+        let mut d = Decoder::new(EventFormat::Trtllm);
+        let out = d.decode_line(DYNAMO_LINE, 1).unwrap();
+        assert_eq!(out.batch.map(|b| b.seq), Some(Some(0)));
+        assert_eq!(out.events.len(), 1);
+        // A poll (an object, or a list of objects) is still read as a poll.
+        let poll = r#"[{"event_id":0,"data":{"type":"created"},"window_size":8}]"#;
+        let out = d.decode_line(poll, 2).unwrap();
+        assert!(out.batch.is_none());
+        assert_eq!(out.events[0].event, KvEvent::Created);
+    }
+
+    #[test]
+    fn block_mm_infos_mark_only_the_blocks_that_carry_one() {
+        let b = stored_blocks(DYNAMO_LINE, EventFormat::Trtllm);
+        assert_eq!(
+            b.iter().map(|b| b.extra_hash_inputs).collect::<Vec<_>>(),
+            [false, true]
+        );
+    }
+
+    #[test]
+    fn a_null_adapter_in_trtllm_streaming_is_unknown_but_in_vllm_is_the_base_model() {
+        let trt = stored_blocks(DYNAMO_LINE, EventFormat::Trtllm);
+        assert!(trt.iter().all(|b| b.adapter_unknown));
+        let vllm = stored_blocks(DYNAMO_LINE, EventFormat::Vllm);
+        assert!(vllm.iter().all(|b| !b.adapter_unknown));
+    }
+
+    #[test]
+    fn an_sglang_store_names_its_adapter_only_by_lora_name() {
+        let line = |extra: &str| {
+            format!(
+                r#"{{"seq":0,"payload":[1.0,[{{"type":"BlockStored","block_hashes":[1],"parent_block_hash":null,"token_ids":[1,2],"block_size":2,"lora_id":null,"medium":"GPU"{extra}}}],0]}}"#
+            )
+        };
+        let unnamed = stored_blocks(&line(""), EventFormat::Sglang);
+        assert!(
+            unnamed[0].adapter_unknown,
+            "lora_id is always None in SGLang"
+        );
+        let named = stored_blocks(&line(r#","lora_name":"a""#), EventFormat::Sglang);
+        assert!(!named[0].adapter_unknown);
     }
 }
