@@ -168,7 +168,7 @@ fn capture_from_a_pub_socket_feeds_join() {
             "--connect-timeout",
             "10",
             "--meta",
-            "kv_cache_report_mode=new_only",
+            "kv_cache_report_mode=incremental",
             "--meta",
             "engine=synthetic test publisher",
         ];
@@ -193,7 +193,7 @@ fn capture_from_a_pub_socket_feeds_join() {
             .meta
             .get("kv_cache_report_mode")
             .map(String::as_str),
-        Some("new_only")
+        Some("incremental")
     );
     let mut seqs = Vec::new();
     while let Some(kvlower_capture::Record::Frame { rank, parts, .. }) = rd.next_record().unwrap() {

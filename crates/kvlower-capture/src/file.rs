@@ -414,7 +414,7 @@ mod tests {
                 rank: 0,
                 endpoint: "tcp://127.0.0.1:5557".into(),
             }],
-            BTreeMap::from([("kv_cache_report_mode".into(), "new_only".into())]),
+            BTreeMap::from([("kv_cache_report_mode".into(), "incremental".into())]),
             "test".into(),
         )
     }

@@ -35,7 +35,7 @@ pub struct CaptureArgs {
     /// Stop after this many seconds without a frame (from subscribing while none came)
     #[arg(long, value_name = "S")]
     pub until_idle: Option<f64>,
-    /// Engine facts to record in the header, e.g. kv_cache_report_mode=new_only
+    /// Engine facts to record in the header, e.g. kv_cache_report_mode=incremental
     #[arg(long = "meta", value_name = "KEY=VALUE")]
     pub meta: Vec<String>,
     /// Seconds to wait for each publisher to accept the connection
