@@ -25,7 +25,8 @@ use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 fn catalog_and_audit() -> (kvlower_load::Repository, kvlower_audit::Audit) {
     let (repo, diagnostics) = load_repository(&repo_root()).expect("loads");
     assert!(diagnostics.is_empty(), "{diagnostics:?}");
-    let audit = kvlower_cli::cmd::bad_lowering::audit(&repo);
+    let audit =
+        kvlower_cli::audit::run(&repo, &kvlower_load::FsEnvironment::new(repo.root.clone()));
     (repo, audit)
 }
 

@@ -220,7 +220,7 @@ pub fn envelope_json<P: Serialize>(
     error: Option<&str>,
     payload: Option<P>,
 ) -> String {
-    crate::results::to_json(&envelope(
+    crate::generated::to_json(&envelope(
         command,
         exit,
         summary,
@@ -582,7 +582,7 @@ pub fn sarif(diagnostics: &[Diagnostic], error: Option<&str>) -> String {
             "results": results
         }]
     });
-    crate::results::to_json(&log)
+    crate::generated::to_json(&log)
 }
 
 /// A relative path as a URI reference: `/` separators, reserved bytes percent-encoded.
