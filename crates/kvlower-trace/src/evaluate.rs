@@ -8,11 +8,12 @@ use crate::connector::ConnectorClaim;
 use crate::diagnostic::{Diagnostic, Problem};
 use crate::event::{EventKind, RawEvent, given};
 use crate::family;
+use crate::family::TraceFamily;
 use crate::identity::{ClaimIdentity, Interner};
 use crate::multi_claim::{Attribution, NonTargetFacts, TargetFacts};
 use crate::names::{Requirement, TraceGate};
 use crate::reference::ReferenceClaim;
-use crate::report::{ClaimVerdict, GateResult, TraceFamily, TraceOutline, TraceTally};
+use crate::report::{ClaimVerdict, GateResult, TraceOutline, TraceTally};
 
 /// At most this many diagnostics are kept per trace; the rest are counted.
 pub const MAX_DIAGNOSTICS: usize = 1000;

@@ -49,9 +49,10 @@ mod report;
 pub use campaign::CampaignSummary;
 pub use diagnostic::{Diagnostic, Problem};
 pub use evaluate::MAX_DIAGNOSTICS;
+pub use family::TraceFamily;
 pub use lines::{MAX_LINE_BYTES, MAX_TRACE_BYTES};
 pub use names::{Control, GateName, Requirement, TraceGate};
-pub use report::{ClaimVerdict, GateResult, TraceFamily, TraceOutline, TraceReport, TraceTally};
+pub use report::{ClaimVerdict, GateResult, TraceOutline, TraceReport, TraceTally};
 
 /// A position in a trace: the 1-based ordinal of an accepted event.
 pub(crate) type Pos = NonZeroU32;
