@@ -175,6 +175,35 @@ pub struct StatusCounts {
 }
 
 impl JoinReport {
+    /// The join's own half of "a join document anchors only if…" (`docs/join.md`, "When
+    /// a join document can anchor evidence", rule 2): the stream was `sequence_checked`
+    /// (a gap would have been seen) with no stream-level ambiguity, and some claim is
+    /// `materialized` while none is `insufficient_evidence`. The catalog's half (every
+    /// precondition of the recorded depth held) is core's (`anchoring`), read through
+    /// [`JoinReport::held_preconditions`].
+    pub fn stream_sound(&self) -> bool {
+        let materialized = self
+            .claims
+            .iter()
+            .any(|c| matches!(c.verdict, Verdict::Materialized { .. }));
+        let insufficient = self
+            .claims
+            .iter()
+            .any(|c| matches!(c.verdict, Verdict::InsufficientEvidence { .. }));
+        self.stream.sequence_checked
+            && self.stream.ambiguities.is_empty()
+            && materialized
+            && !insufficient
+    }
+
+    /// The preconditions the document reports as held, in the model's vocabulary.
+    pub fn held_preconditions(&self) -> impl Iterator<Item = kvlower_core::Precondition> + '_ {
+        self.preconditions
+            .iter()
+            .filter(|p| p.held)
+            .map(|p| p.precondition.model())
+    }
+
     /// The claim result for `id`, if registered.
     pub fn claim(&self, id: &str) -> Option<&ClaimResult> {
         self.claims.iter().find(|c| c.claim_id.0 == id)
@@ -375,6 +404,67 @@ mod tests {
             assert_eq!(p.name(), p.model().name());
             assert_eq!(serde_json::to_value(p).ok(), Some(p.name().into()));
         }
+    }
+
+    fn report_with(verdicts: Vec<Verdict>, sequence_checked: bool) -> JoinReport {
+        JoinReport {
+            schema_version: REPORT_SCHEMA_VERSION,
+            depth: "telemetry_join".into(),
+            registry: "registry.yaml".into(),
+            events: "events.jsonl".into(),
+            format: EventFormat::Trtllm,
+            cache_identity: CacheIdentity::default(),
+            stream: StreamSummary {
+                sequence_checked,
+                ..StreamSummary::default()
+            },
+            claims: verdicts
+                .into_iter()
+                .enumerate()
+                .map(|(i, verdict)| ClaimResult {
+                    claim_id: ClaimId(format!("claim-{i}")),
+                    reusable_object_id: None,
+                    predicate: None,
+                    observation_point: None,
+                    verdict,
+                    transitions: Vec::new(),
+                    observed_priorities: Vec::new(),
+                })
+                .collect(),
+            preconditions: Vec::new(),
+            summary: StatusCounts::default(),
+        }
+    }
+
+    /// The join's half of the anchoring rule, clause by clause: each missing
+    /// clause alone makes the document unsound.
+    #[test]
+    fn a_join_document_is_stream_sound_only_with_every_clause() {
+        let materialized = || Verdict::Materialized {
+            since: EventRef { index: 0, line: 1 },
+            tiers: Vec::new(),
+        };
+        let insufficient = || Verdict::InsufficientEvidence {
+            reasons: vec![Reason::MissingPredicate],
+        };
+        let not_materialized = || Verdict::NotMaterialized {
+            matched_prefix_tokens: 0,
+            required_tokens: 1,
+        };
+        assert!(report_with(vec![materialized(), not_materialized()], true).stream_sound());
+        // No sequence numbers: a gap could have gone unseen.
+        assert!(!report_with(vec![materialized()], false).stream_sound());
+        // No claim materialized.
+        assert!(!report_with(vec![not_materialized()], true).stream_sound());
+        assert!(!report_with(Vec::new(), true).stream_sound());
+        // One claim insufficient taints the document.
+        assert!(!report_with(vec![materialized(), insufficient()], true).stream_sound());
+        // A stream-level ambiguity.
+        let mut ambiguous = report_with(vec![materialized()], true);
+        ambiguous.stream.ambiguities.push(Reason::DroppedFrame {
+            event: EventRef { index: 0, line: 1 },
+        });
+        assert!(!ambiguous.stream_sound());
     }
 
     /// A reason's name is its JSON tag, for a unit and a struct variant.
