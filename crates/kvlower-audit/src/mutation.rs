@@ -153,7 +153,11 @@ fn supporters(
 
 /// All descriptor mutants of `kind` for one positive row (empty when the kind
 /// does not apply to the row).
-fn descriptor_mutants(kind: MutationKind, row: &PositiveRow<'_>) -> Vec<DescriptorMutant> {
+fn descriptor_mutants(
+    catalog: &Catalog,
+    kind: MutationKind,
+    row: &PositiveRow<'_>,
+) -> Vec<DescriptorMutant> {
     let base = row.descriptor;
     let depth = row.depth();
     // One mutant per obligation, editing *every* item that supports it: a
@@ -266,11 +270,7 @@ fn descriptor_mutants(kind: MutationKind, row: &PositiveRow<'_>) -> Vec<Descript
             d.adapters = vec![moved_adapter(
                 row,
                 Depth::RoutingHook,
-                &[
-                    Precondition::RouteDecisionSeesAcceptedClaim,
-                    Precondition::FixedWorkerCacheNamespace,
-                    Precondition::RouteCostPlacementReuseSameClaim,
-                ],
+                preconditions_of(catalog, Depth::RoutingHook),
                 &template,
                 None,
             )];
@@ -299,12 +299,7 @@ fn descriptor_mutants(kind: MutationKind, row: &PositiveRow<'_>) -> Vec<Descript
             storage.adapters = vec![moved_adapter(
                 row,
                 Depth::StorageRestorability,
-                &[
-                    Precondition::ClaimAcceptedBeforeOffload,
-                    Precondition::HooksNameSameClaimAndCacheIdentity,
-                    Precondition::RestorationOrderedBeforeReuse,
-                    Precondition::FailureOutcomeBeforeFallback,
-                ],
+                preconditions_of(catalog, Depth::StorageRestorability),
                 &template,
                 Some(Status::Partial),
             )];
@@ -327,6 +322,13 @@ fn descriptor_mutants(kind: MutationKind, row: &PositiveRow<'_>) -> Vec<Descript
         | MutationKind::FallbackRecompute
         | MutationKind::GenericCounters => Vec::new(),
     }
+}
+
+/// The preconditions `modes/modes.yaml` sets for an adapter `depth` (anchored on a
+/// mutant's moved adapter, so that it falls for the reason under test). `Depth::None`
+/// has none; a mutant adapter there would then fall for a missing boundary as well.
+fn preconditions_of(catalog: &Catalog, depth: Depth) -> &[Precondition] {
+    catalog.depth(depth).map_or(&[], |spec| &spec.preconditions)
 }
 
 /// Blanks every field of an anchor but its kind and trace flags.
@@ -418,7 +420,7 @@ pub fn run(
             let mut applied_to = Vec::new();
             let mut mutants = Vec::new();
             for row in rows {
-                let ms = descriptor_mutants(kind, row);
+                let ms = descriptor_mutants(catalog, kind, row);
                 if ms.is_empty() {
                     continue;
                 }
