@@ -109,7 +109,9 @@ fn the_published_subject_is_found_by_its_runtime_not_its_file_name() {
     let ind = kvlower_audit::independent::run(&repo.catalog, &twice, &env);
     assert_eq!(ind.subject.as_deref(), Some(renamed));
     assert!(
-        ind.problems.iter().any(|p| p.starts_with("2 descriptors describe")),
+        ind.problems
+            .iter()
+            .any(|p| p.starts_with("2 descriptors describe")),
         "{:?}",
         ind.problems
     );
