@@ -31,8 +31,9 @@ struct BlockRec {
     tokens: Option<Vec<u32>>,
     /// Tiers holding a copy: how many copies, and the priority reported when stored.
     tiers: BTreeMap<Tier, Copies>,
-    /// (claim, position) pairs this block matches along a claim's chain.
-    rel: Vec<(usize, usize)>,
+    /// Where this block matches a claim's chain: (index of the claim in the registry,
+    /// 0-based block position along its leading prefix). Empty for a block no claim needs.
+    claim_positions: Vec<(usize, usize)>,
 }
 
 /// How many physical copies of one hash a tier holds, as an interval: vLLM does not
@@ -66,17 +67,38 @@ enum Repeat {
     Either,
 }
 
+/// The join's running state for one registered claim (same index as in the registry).
 struct ClaimTrack {
+    /// The token ids of each whole block the predicate requires, in prefix order
+    /// (empty when the claim cannot be tracked: it then always has a reason).
     chunks: Vec<Vec<u32>>,
+    /// The registration point: a relevant event before it makes the claim post hoc.
     registered_before: Option<StreamPoint>,
+    /// The observation point the verdict is taken at (a pressure trial may override it).
     observe_at: Option<StreamPoint>,
+    /// For each required block position, every stored hash that matched it so far.
     positions: Vec<Vec<BlockHash>>,
-    held: bool,
+    /// Whether the predicate holds now: every required position has a live block.
+    predicate_holds: bool,
+    /// Where the current, unbroken materialization began.
     since: Option<EventRef>,
+    /// Every change of `predicate_holds`, in stream order.
     transitions: Vec<Transition>,
+    /// Reasons found in the stream that concern this claim only.
     reasons: Vec<Reason>,
+    /// Retention priorities reported on the claim's blocks (TensorRT-LLM).
     priorities: BTreeSet<u32>,
+    /// The verdict, once taken at the observation point (the claim is then frozen).
     result: Option<ClaimResult>,
+}
+
+/// The cache instance an event belongs to, as far as the event says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct CacheInstance {
+    /// Data-parallel rank (`attention_dp_rank`), when the event carries one.
+    rank: Option<i64>,
+    /// Attention window size, when the event carries one.
+    window: Option<i64>,
 }
 
 /// Options that change what is judged, not how.
@@ -93,9 +115,10 @@ struct Engine<'r> {
     encoding: Option<HashEncoding>,
     claims: Vec<ClaimTrack>,
     /// Reasons every claim shares from the registry and format (before any event).
-    common: Vec<Reason>,
+    registry_reasons: Vec<Reason>,
     blocks: HashMap<BlockHash, BlockRec>,
-    global: Vec<Reason>,
+    /// Stream-level ambiguities: each taints every claim not yet judged.
+    stream_ambiguities: Vec<Reason>,
     summary: StreamSummary,
     last_index: Option<u64>,
     last_ref: Option<EventRef>,
@@ -103,9 +126,10 @@ struct Engine<'r> {
     /// Last sequence number per publisher (capture rank; 0 for JSON Lines).
     last_seq: BTreeMap<u16, u64>,
     seq_present: Option<bool>,
-    rank: Option<Option<i64>>,
-    window: Option<Option<i64>>,
-    pending: usize,
+    /// The cache instance of the first joined event; any other one later is an ambiguity.
+    first_instance: Option<CacheInstance>,
+    /// How many claims have no verdict yet (the replay stops judging at zero).
+    claims_unjudged: usize,
     /// The capture header's operator-declared engine facts (captures only).
     capture_meta: Option<BTreeMap<String, String>>,
 }
@@ -169,14 +193,14 @@ fn push_once(list: &mut Vec<Reason>, r: Reason) {
 impl<'r> Engine<'r> {
     fn new(registry: &'r Registry, format: EventFormat, opts: JoinOptions) -> Engine<'r> {
         let id = &registry.cache_identity;
-        let mut common = Vec::new();
+        let mut registry_reasons = Vec::new();
         for f in id.missing_fields() {
-            common.push(Reason::MissingCacheIdentityField { field: f.into() });
+            registry_reasons.push(Reason::MissingCacheIdentityField { field: f.into() });
         }
         if let Some(rt) = &id.runtime
             && rt.kind != format
         {
-            common.push(Reason::RuntimeMismatch {
+            registry_reasons.push(Reason::RuntimeMismatch {
                 registry: rt.kind,
                 events: format,
             });
@@ -209,7 +233,7 @@ impl<'r> Engine<'r> {
                     chunks,
                     registered_before: c.registered_before,
                     observe_at,
-                    held: false,
+                    predicate_holds: false,
                     since: None,
                     transitions: Vec::new(),
                     reasons,
@@ -218,35 +242,34 @@ impl<'r> Engine<'r> {
                 }
             })
             .collect();
-        let pending = claims.len();
+        let claims_unjudged = claims.len();
         Engine {
             registry,
             format,
             block_size: id.block_size,
             encoding: id.hash_domain.as_ref().map(|h| h.encoding),
             claims,
-            common,
+            registry_reasons,
             blocks: HashMap::new(),
-            global: Vec::new(),
+            stream_ambiguities: Vec::new(),
             summary: StreamSummary::default(),
             last_index: None,
             last_ref: None,
             last_ts: None,
             last_seq: BTreeMap::new(),
             seq_present: None,
-            rank: None,
-            window: None,
-            pending,
+            first_instance: None,
+            claims_unjudged,
             capture_meta: None,
         }
     }
 
     fn ambiguity(&mut self, r: Reason) {
-        push_once(&mut self.global, r);
+        push_once(&mut self.stream_ambiguities, r);
     }
 
     fn snapshot_due(&mut self, next_index: u64, next_ts: Option<f64>) {
-        if self.pending == 0 {
+        if self.claims_unjudged == 0 {
             return;
         }
         for ci in 0..self.claims.len() {
@@ -353,11 +376,11 @@ impl<'r> Engine<'r> {
                 let mut touched = Vec::new();
                 for rec in self.blocks.values_mut() {
                     if !rec.tiers.is_empty() {
-                        touched.extend(rec.rel.iter().map(|&(c, _)| c));
+                        touched.extend(rec.claim_positions.iter().map(|&(c, _)| c));
                     }
                     rec.tiers.clear();
                 }
-                self.blocks.retain(|_, r| !r.rel.is_empty());
+                self.blocks.retain(|_, r| !r.claim_positions.is_empty());
                 for c in touched {
                     self.relevant_event(c, here, d.ts);
                     dirty.insert(c);
@@ -448,14 +471,15 @@ impl<'r> Engine<'r> {
         {
             return false;
         }
-        match self.rank {
-            None => self.rank = Some(d.rank),
-            Some(r) if r != d.rank => self.ambiguity(Reason::MixedCacheInstances { event: here }),
-            Some(_) => {}
-        }
-        match self.window {
-            None => self.window = Some(d.window),
-            Some(w) if w != d.window => self.ambiguity(Reason::MixedCacheInstances { event: here }),
+        let instance = CacheInstance {
+            rank: d.rank,
+            window: d.window,
+        };
+        match self.first_instance {
+            None => self.first_instance = Some(instance),
+            Some(first) if first != instance => {
+                self.ambiguity(Reason::MixedCacheInstances { event: here })
+            }
             Some(_) => {}
         }
         true
@@ -502,7 +526,7 @@ impl<'r> Engine<'r> {
         }
         self.summary.sequence_checked = self.seq_present == Some(true)
             && !self
-                .global
+                .stream_ambiguities
                 .iter()
                 .any(|r| matches!(r, Reason::InconsistentSequenceNumbers { .. }));
         if self.last_ts.is_some_and(|last| b.ts < last) {
@@ -625,7 +649,7 @@ impl<'r> Engine<'r> {
                 return;
             }
             let upgrade = rec.tokens.is_none() && !b.tokens.is_empty();
-            let rel = rec.rel.clone();
+            let claims_touched = rec.claim_positions.clone();
             if let Some(t) = b.tier.clone() {
                 let r = self.repeat(&t);
                 if let Some(rec) = self.blocks.get_mut(&hash) {
@@ -644,7 +668,7 @@ impl<'r> Engine<'r> {
                 }
                 return;
             }
-            for (ci, _) in rel {
+            for (ci, _) in claims_touched {
                 self.relevant_event(ci, here, ts);
                 if let (Some(p), Some(c)) = (b.priority, self.claims.get_mut(ci)) {
                     c.priorities.insert(p);
@@ -664,7 +688,7 @@ impl<'r> Engine<'r> {
                     parent,
                     tokens: None,
                     tiers,
-                    rel: Vec::new(),
+                    claim_positions: Vec::new(),
                 },
             );
             return;
@@ -676,7 +700,7 @@ impl<'r> Engine<'r> {
         {
             self.partial_block(&parent, &b.tokens, here);
         }
-        let mut rel = Vec::new();
+        let mut claim_positions = Vec::new();
         match &parent {
             // A root block salted otherwise than the registry declares (or unsalted when
             // it declares a salt) heads another cache namespace: the claim's requests
@@ -686,20 +710,20 @@ impl<'r> Engine<'r> {
             None => {
                 for (ci, c) in self.claims.iter().enumerate() {
                     if c.chunks.first().is_some_and(|ch| *ch == b.tokens) {
-                        rel.push((ci, 0));
+                        claim_positions.push((ci, 0));
                     }
                 }
             }
             Some(ph) => match self.blocks.get(ph) {
                 Some(prec) if prec.tokens.is_some() => {
-                    for &(ci, i) in &prec.rel {
+                    for &(ci, i) in &prec.claim_positions {
                         if self
                             .claims
                             .get(ci)
                             .and_then(|c| c.chunks.get(i + 1))
                             .is_some_and(|ch| *ch == b.tokens)
                         {
-                            rel.push((ci, i + 1));
+                            claim_positions.push((ci, i + 1));
                         }
                     }
                 }
@@ -717,7 +741,7 @@ impl<'r> Engine<'r> {
                 }
             },
         }
-        for &(ci, pos) in &rel {
+        for &(ci, pos) in &claim_positions {
             if !adapter_ok {
                 self.claim_reason(ci, Reason::AdapterMismatch { event: here });
             }
@@ -760,7 +784,7 @@ impl<'r> Engine<'r> {
                 parent,
                 tokens: Some(b.tokens),
                 tiers,
-                rel,
+                claim_positions,
             },
         );
     }
@@ -774,7 +798,12 @@ impl<'r> Engine<'r> {
             Some(ph) => self
                 .blocks
                 .get(ph)
-                .map(|p| p.rel.iter().map(|&(ci, i)| (ci, i + 1)).collect())
+                .map(|p| {
+                    p.claim_positions
+                        .iter()
+                        .map(|&(ci, i)| (ci, i + 1))
+                        .collect()
+                })
                 .unwrap_or_default(),
         };
         for (ci, pos) in positions {
@@ -826,15 +855,15 @@ impl<'r> Engine<'r> {
                 }
             },
         };
-        let rel: Vec<usize> = rec.rel.iter().map(|&(c, _)| c).collect();
-        let forget = rec.tiers.is_empty() && rec.rel.is_empty();
+        let claims_touched: Vec<usize> = rec.claim_positions.iter().map(|&(c, _)| c).collect();
+        let forget = rec.tiers.is_empty() && rec.claim_positions.is_empty();
         if forget {
             self.blocks.remove(h);
         }
         if !known {
             self.ambiguity(Reason::UnknownBlockRemoved { event: here });
         }
-        for ci in rel {
+        for ci in claims_touched {
             self.relevant_event(ci, here, ts);
             dirty.insert(ci);
         }
@@ -870,11 +899,11 @@ impl<'r> Engine<'r> {
                 c.priority = Some(new);
             }
         }
-        let rel: Vec<usize> = rec.rel.iter().map(|&(c, _)| c).collect();
+        let claims_touched: Vec<usize> = rec.claim_positions.iter().map(|&(c, _)| c).collect();
         if !ok {
             self.ambiguity(Reason::UnknownBlockUpdated { event: here });
         }
-        for ci in rel {
+        for ci in claims_touched {
             self.relevant_event(ci, here, ts);
             dirty.insert(ci);
         }
@@ -919,10 +948,10 @@ impl<'r> Engine<'r> {
         let Some(c) = self.claims.get_mut(ci) else {
             return;
         };
-        if c.result.is_some() || held == c.held {
+        if c.result.is_some() || held == c.predicate_holds {
             return;
         }
-        c.held = held;
+        c.predicate_holds = held;
         c.transitions.push(Transition {
             event: here,
             change: if held {
@@ -969,14 +998,14 @@ impl<'r> Engine<'r> {
         for r in claim
             .reasons
             .iter()
-            .chain(&self.common)
+            .chain(&self.registry_reasons)
             .chain(
                 self.claims
                     .get(ci)
                     .map(|c| c.reasons.as_slice())
                     .unwrap_or(&[]),
             )
-            .chain(&self.global)
+            .chain(&self.stream_ambiguities)
             .cloned()
             .chain(extra)
             .chain(uncertain)
@@ -999,7 +1028,7 @@ impl<'r> Engine<'r> {
                 reasons.push(Reason::MissingTokenIds);
             }
             Verdict::InsufficientEvidence { reasons }
-        } else if c.held {
+        } else if c.predicate_holds {
             Verdict::Materialized {
                 since: c.since.unwrap_or(EventRef { index: 0, line: 0 }),
                 tiers,
@@ -1040,7 +1069,7 @@ impl<'r> Engine<'r> {
             },
             observed_priorities: c.priorities.iter().copied().collect(),
         });
-        self.pending = self.pending.saturating_sub(1);
+        self.claims_unjudged = self.claims_unjudged.saturating_sub(1);
     }
 
     fn finish(mut self, registry_label: String, events_label: String) -> JoinReport {
@@ -1093,7 +1122,7 @@ impl<'r> Engine<'r> {
             })
             .collect();
         let mut stream = self.summary;
-        stream.ambiguities = self.global;
+        stream.ambiguities = self.stream_ambiguities;
         stream.ambiguities.sort();
         JoinReport {
             schema_version: REPORT_SCHEMA_VERSION,
