@@ -9,7 +9,7 @@ use crate::diagnostic::{Diagnostic, Problem};
 use crate::event::{EventKind, RawEvent, given};
 use crate::family;
 use crate::family::TraceFamily;
-use crate::identity::{ClaimIdentity, Interner};
+use crate::identity::{Bucket, ClaimIdentity, Interner};
 use crate::multi_claim::{Attribution, NonTargetFacts, TargetFacts};
 use crate::names::{Requirement, TraceGate};
 use crate::reference::ReferenceClaim;
@@ -540,7 +540,7 @@ fn finish_connector(
                     && !slot.tainted
                     && slot
                         .state
-                        .failure_missing(true, slot.identity.ambiguous())
+                        .failure_missing(Bucket::Claim(&slot.identity))
                         .is_empty(),
                 scheduler_failed: slot.state.has_scheduler_failure(),
                 scheduler_refused: slot.state.has_scheduler_refusal(),
@@ -569,7 +569,7 @@ fn finish_connector(
             non_targets.any_attributed_failure |= slot.state.attributed_failure;
             let restored = slot
                 .state
-                .observation_missing(true, slot.identity.ambiguous())
+                .observation_missing(Bucket::Claim(&slot.identity))
                 .is_empty();
             non_targets.any_failed_without_restore |= slot.state.failed() && !restored;
         }
@@ -578,15 +578,15 @@ fn finish_connector(
     let no_claims = f.claims.slots.is_empty();
     for (id, slot) in f.claims.into_ordered() {
         let tainted = taint_all || slot.tainted;
-        let ambiguous = slot.identity.ambiguous();
+        let bucket = Bucket::Claim(&slot.identity);
         let mut gates = std::collections::BTreeMap::new();
         gates.insert(
             TraceGate::ConnectorObservation,
-            with_taint(slot.state.observation_missing(true, ambiguous), tainted),
+            with_taint(slot.state.observation_missing(bucket), tainted),
         );
         gates.insert(
             TraceGate::ConnectorFailureOutcome,
-            with_taint(slot.state.failure_missing(true, ambiguous), tainted),
+            with_taint(slot.state.failure_missing(bucket), tainted),
         );
         if let Some(result) = &multi_claim {
             gates.insert(TraceGate::MultiClaimAttribution, result.clone());
@@ -595,7 +595,7 @@ fn finish_connector(
             claim_id: Some(id.into()),
             family: TraceFamily::Connector,
             gates,
-            controls_rejected: slot.state.controls(true),
+            controls_rejected: slot.state.controls(bucket),
         });
     }
     let unclaimed_row = f.unclaimed_seen && (no_claims || f.unclaimed.has_failure_evidence());
@@ -603,17 +603,20 @@ fn finish_connector(
         let mut gates = std::collections::BTreeMap::new();
         gates.insert(
             TraceGate::ConnectorObservation,
-            with_taint(f.unclaimed.observation_missing(false, false), taint_all),
+            with_taint(
+                f.unclaimed.observation_missing(Bucket::Unclaimed),
+                taint_all,
+            ),
         );
         gates.insert(
             TraceGate::ConnectorFailureOutcome,
-            with_taint(f.unclaimed.failure_missing(false, false), taint_all),
+            with_taint(f.unclaimed.failure_missing(Bucket::Unclaimed), taint_all),
         );
         emit(ClaimVerdict {
             claim_id: None,
             family: TraceFamily::Connector,
             gates,
-            controls_rejected: f.unclaimed.controls(false),
+            controls_rejected: f.unclaimed.controls(Bucket::Unclaimed),
         });
     }
 }
@@ -625,7 +628,8 @@ fn finish_reference(
 ) {
     let no_claims = f.claims.slots.is_empty();
     for (id, slot) in f.claims.into_ordered() {
-        let mut missing = slot.state.missing(true, &slot.identity);
+        let bucket = Bucket::Claim(&slot.identity);
+        let mut missing = slot.state.missing(bucket);
         if slot.identity.ambiguous() {
             missing.push(Requirement::AmbiguousClaimCacheIdentity);
         }
@@ -638,23 +642,20 @@ fn finish_reference(
             claim_id: Some(id.into()),
             family: TraceFamily::Reference,
             gates,
-            controls_rejected: slot.state.controls(true),
+            controls_rejected: slot.state.controls(bucket),
         });
     }
     if f.unclaimed_seen && no_claims {
         let mut gates = std::collections::BTreeMap::new();
         gates.insert(
             TraceGate::ReferenceLifecycle,
-            with_taint(
-                f.unclaimed.missing(false, &ClaimIdentity::default()),
-                taint_all,
-            ),
+            with_taint(f.unclaimed.missing(Bucket::Unclaimed), taint_all),
         );
         emit(ClaimVerdict {
             claim_id: None,
             family: TraceFamily::Reference,
             gates,
-            controls_rejected: f.unclaimed.controls(false),
+            controls_rejected: f.unclaimed.controls(Bucket::Unclaimed),
         });
     }
 }
