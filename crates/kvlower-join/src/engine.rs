@@ -101,6 +101,16 @@ struct CacheInstance {
     window: Option<i64>,
 }
 
+/// The event a stored block comes from, as every block of it shares.
+#[derive(Debug, Clone, Copy)]
+struct Origin {
+    here: EventRef,
+    /// The batch timestamp, when the format carries one.
+    ts: Option<f64>,
+    /// The event's adapter (LoRA) identity matches the registry's.
+    adapter_ok: bool,
+}
+
 /// Options that change what is judged, not how.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct JoinOptions {
@@ -351,7 +361,12 @@ impl<'r> Engine<'r> {
                 let mut parent = parent;
                 for b in blocks {
                     let h = b.hash.clone();
-                    self.store(parent.take(), b, here, d.ts, adapter_ok, &mut dirty);
+                    let origin = Origin {
+                        here,
+                        ts: d.ts,
+                        adapter_ok,
+                    };
+                    self.store(parent.take(), b, origin, &mut dirty);
                     parent = Some(h);
                 }
             }
@@ -629,69 +644,101 @@ impl<'r> Engine<'r> {
         }
     }
 
+    /// Records one stored block (a new one, a copy of a known one, or an opaque
+    /// record learning its tokens) and marks the claims it touches `dirty`.
     fn store(
         &mut self,
         parent: Option<BlockHash>,
         b: StoredBlock,
-        here: EventRef,
-        ts: Option<f64>,
-        adapter_ok: bool,
+        origin: Origin,
+        dirty: &mut BTreeSet<usize>,
+    ) {
+        match self.blocks.get(&b.hash) {
+            Some(rec) => {
+                let conflict = match &rec.tokens {
+                    Some(t) => !b.tokens.is_empty() && (*t != b.tokens || rec.parent != parent),
+                    None => false,
+                };
+                if conflict {
+                    self.ambiguity(Reason::ConflictingBlockContent { event: origin.here });
+                } else {
+                    self.store_known(parent, b, origin, dirty);
+                }
+            }
+            None if b.tokens.is_empty() => {
+                // Hash only: kept so that a later removal or child is known, never joined.
+                let mut tiers = BTreeMap::new();
+                if let Some(t) = b.tier.clone() {
+                    tiers.insert(t, Copies::one(b.priority));
+                }
+                self.blocks.insert(
+                    b.hash,
+                    BlockRec {
+                        parent,
+                        tokens: None,
+                        tiers,
+                        claim_positions: Vec::new(),
+                    },
+                );
+            }
+            None => self.store_new(parent, b, origin, dirty),
+        }
+    }
+
+    /// A store of a hash the stream already holds, with agreeing content: one more
+    /// copy (or none, per [`Engine::repeat`]), or the tokens of an opaque record.
+    fn store_known(
+        &mut self,
+        parent: Option<BlockHash>,
+        b: StoredBlock,
+        origin: Origin,
         dirty: &mut BTreeSet<usize>,
     ) {
         let hash = b.hash.clone();
-        if let Some(rec) = self.blocks.get_mut(&hash) {
-            let conflict = match &rec.tokens {
-                Some(t) => !b.tokens.is_empty() && (*t != b.tokens || rec.parent != parent),
-                None => false,
-            };
-            if conflict {
-                self.ambiguity(Reason::ConflictingBlockContent { event: here });
-                return;
+        let Some(rec) = self.blocks.get(&hash) else {
+            return;
+        };
+        let upgrade = rec.tokens.is_none() && !b.tokens.is_empty();
+        let claims_touched = rec.claim_positions.clone();
+        if let Some(t) = b.tier.clone() {
+            let r = self.repeat(&t);
+            if let Some(rec) = self.blocks.get_mut(&hash) {
+                add_copy(&mut rec.tiers, t, b.priority, r);
             }
-            let upgrade = rec.tokens.is_none() && !b.tokens.is_empty();
-            let claims_touched = rec.claim_positions.clone();
-            if let Some(t) = b.tier.clone() {
-                let r = self.repeat(&t);
-                if let Some(rec) = self.blocks.get_mut(&hash) {
-                    add_copy(&mut rec.tiers, t, b.priority, r);
+        }
+        if upgrade {
+            // An opaque (hash-only) record learns its tokens: join it now, keeping
+            // the copies it already had.
+            let old = self.blocks.remove(&hash);
+            self.store(parent, b, origin, dirty);
+            if let (Some(old), Some(new)) = (old, self.blocks.get_mut(&hash)) {
+                for (t, c) in old.tiers {
+                    new.tiers.entry(t).or_insert(c);
                 }
-            }
-            if upgrade {
-                // An opaque (hash-only) record learns its tokens: join it now, keeping
-                // the copies it already had.
-                let old = self.blocks.remove(&hash);
-                self.store(parent, b, here, ts, adapter_ok, dirty);
-                if let (Some(old), Some(new)) = (old, self.blocks.get_mut(&hash)) {
-                    for (t, c) in old.tiers {
-                        new.tiers.entry(t).or_insert(c);
-                    }
-                }
-                return;
-            }
-            for (ci, _) in claims_touched {
-                self.relevant_event(ci, here, ts);
-                if let (Some(p), Some(c)) = (b.priority, self.claims.get_mut(ci)) {
-                    c.priorities.insert(p);
-                }
-                dirty.insert(ci);
             }
             return;
         }
+        for (ci, _) in claims_touched {
+            self.relevant_event(ci, origin.here, origin.ts);
+            if let (Some(p), Some(c)) = (b.priority, self.claims.get_mut(ci)) {
+                c.priorities.insert(p);
+            }
+            dirty.insert(ci);
+        }
+    }
+
+    /// A new block with tokens: joined to every claim chain it extends.
+    fn store_new(
+        &mut self,
+        parent: Option<BlockHash>,
+        b: StoredBlock,
+        origin: Origin,
+        dirty: &mut BTreeSet<usize>,
+    ) {
+        let here = origin.here;
         let mut tiers = BTreeMap::new();
         if let Some(t) = b.tier.clone() {
             tiers.insert(t, Copies::one(b.priority));
-        }
-        if b.tokens.is_empty() {
-            self.blocks.insert(
-                hash,
-                BlockRec {
-                    parent,
-                    tokens: None,
-                    tiers,
-                    claim_positions: Vec::new(),
-                },
-            );
-            return;
         }
         if self.format == EventFormat::Trtllm
             && let Some(bs) = self.block_size
@@ -700,8 +747,33 @@ impl<'r> Engine<'r> {
         {
             self.partial_block(&parent, &b.tokens, here);
         }
+        let claim_positions = self.chain_positions(parent.as_ref(), &b, here);
+        for &(ci, pos) in &claim_positions {
+            self.join_block(ci, pos, &b, origin);
+            dirty.insert(ci);
+        }
+        self.blocks.insert(
+            b.hash,
+            BlockRec {
+                parent,
+                tokens: Some(b.tokens),
+                tiers,
+                claim_positions,
+            },
+        );
+    }
+
+    /// Where a new block extends a claim's chain: (claim, position) pairs. A block
+    /// whose parent the stream never showed with tokens cannot be placed; a claim it
+    /// would fit gets `UnjoinableParent`.
+    fn chain_positions(
+        &mut self,
+        parent: Option<&BlockHash>,
+        b: &StoredBlock,
+        here: EventRef,
+    ) -> Vec<(usize, usize)> {
         let mut claim_positions = Vec::new();
-        match &parent {
+        match parent {
             // A root block salted otherwise than the registry declares (or unsalted when
             // it declares a salt) heads another cache namespace: the claim's requests
             // hash to different blocks, so neither it nor its chain can be the claim's
@@ -741,52 +813,46 @@ impl<'r> Engine<'r> {
                 }
             },
         }
-        for &(ci, pos) in &claim_positions {
-            if !adapter_ok {
-                self.claim_reason(ci, Reason::AdapterMismatch { event: here });
-            }
-            if b.adapter_unknown && self.registry.cache_identity.lora_enabled != Some(false) {
-                self.claim_reason(ci, Reason::UnknownBlockAdapter { event: here });
-            }
-            let salt_mismatch =
-                b.salt.is_some() && b.salt != self.registry.cache_identity.cache_salt;
-            if b.extra_hash_inputs || salt_mismatch {
-                self.claim_reason(ci, Reason::UnverifiedExtraHashInputs { event: here });
-            }
-            let dup = self
-                .claims
-                .get(ci)
-                .and_then(|c| c.positions.get(pos))
-                .is_some_and(|p| p.iter().any(|h| *h != hash));
-            if dup {
-                self.claim_reason(
-                    ci,
-                    Reason::DuplicateBlockAtPosition {
-                        event: here,
-                        position: pos as u64,
-                    },
-                );
-            }
-            if let Some(c) = self.claims.get_mut(ci) {
-                if let Some(p) = c.positions.get_mut(pos) {
-                    p.push(hash.clone());
-                }
-                if let Some(p) = b.priority {
-                    c.priorities.insert(p);
-                }
-            }
-            self.relevant_event(ci, here, ts);
-            dirty.insert(ci);
+        claim_positions
+    }
+
+    /// Joins a new block to claim `ci` at `pos`: the identity checks a matching
+    /// block must pass, then its hash, priority and the event itself.
+    fn join_block(&mut self, ci: usize, pos: usize, b: &StoredBlock, origin: Origin) {
+        let here = origin.here;
+        if !origin.adapter_ok {
+            self.claim_reason(ci, Reason::AdapterMismatch { event: here });
         }
-        self.blocks.insert(
-            hash,
-            BlockRec {
-                parent,
-                tokens: Some(b.tokens),
-                tiers,
-                claim_positions,
-            },
-        );
+        if b.adapter_unknown && self.registry.cache_identity.lora_enabled != Some(false) {
+            self.claim_reason(ci, Reason::UnknownBlockAdapter { event: here });
+        }
+        let salt_mismatch = b.salt.is_some() && b.salt != self.registry.cache_identity.cache_salt;
+        if b.extra_hash_inputs || salt_mismatch {
+            self.claim_reason(ci, Reason::UnverifiedExtraHashInputs { event: here });
+        }
+        let dup = self
+            .claims
+            .get(ci)
+            .and_then(|c| c.positions.get(pos))
+            .is_some_and(|p| p.iter().any(|h| *h != b.hash));
+        if dup {
+            self.claim_reason(
+                ci,
+                Reason::DuplicateBlockAtPosition {
+                    event: here,
+                    position: pos as u64,
+                },
+            );
+        }
+        if let Some(c) = self.claims.get_mut(ci) {
+            if let Some(p) = c.positions.get_mut(pos) {
+                p.push(b.hash.clone());
+            }
+            if let Some(p) = b.priority {
+                c.priorities.insert(p);
+            }
+        }
+        self.relevant_event(ci, here, origin.ts);
     }
 
     /// A partial TensorRT-LLM block: it can never be a claim's full block, but a claim
