@@ -11,7 +11,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::BufRead;
 use std::mem::{Discriminant, discriminant};
 use std::num::NonZeroU32;
+use std::ops::ControlFlow;
 use std::path::Path;
+
+use kvlower_fs::lines::Line;
 
 use crate::error::JoinError;
 use crate::events::{BatchMeta, BlockHash, Decoded, Decoder, Issue, KvEvent, StoredBlock, Tier};
@@ -1209,7 +1212,8 @@ impl<'r> Engine<'r> {
 ///
 /// `registry_path` and `events_path` only label the report and the errors; they are
 /// recorded exactly as given.
-/// The longest event line the join reads (one event batch); longer lines are malformed.
+/// The longest event line the join reads (one event batch), its `\n` not counted;
+/// longer lines are malformed.
 pub const MAX_EVENT_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 pub fn join_reader<R: BufRead>(
@@ -1246,52 +1250,55 @@ pub(crate) fn join_reader_with<R: BufRead>(
     if first.first() == Some(&kvlower_capture::MAGIC[0]) {
         return join_capture(engine, decoder, events, registry_path, events_path);
     }
-    let mut buf = Vec::new();
     let mut line: u64 = 0;
-    loop {
-        buf.clear();
-        // Read at most one byte past the cap, so a hostile line cannot exhaust memory.
-        let n = std::io::Read::take(
-            std::io::Read::by_ref(&mut events),
-            MAX_EVENT_LINE_BYTES as u64 + 1,
-        )
-        .read_until(b'\n', &mut buf)
-        .map_err(|e| crate::input::stream_error(events_path, e))?;
-        if n == 0 {
-            break;
-        }
+    let mut failed: Option<JoinError> = None;
+    let event_error = |line: u64, json_path: Option<String>, message: String| JoinError::Event {
+        path: events_path.to_path_buf(),
+        line,
+        json_path,
+        message,
+    };
+    // The one line reader (shared with the trace gate): a hostile line cannot exhaust
+    // memory, and the first malformed line stops the join.
+    kvlower_fs::lines::for_each_line(&mut events, MAX_EVENT_LINE_BYTES, u64::MAX, |l| {
         line += 1;
-        if buf.len() > MAX_EVENT_LINE_BYTES {
-            return Err(JoinError::Event {
-                path: events_path.to_path_buf(),
-                line,
-                json_path: None,
-                message: format!("line longer than {MAX_EVENT_LINE_BYTES} bytes"),
-            });
-        }
-        let text = std::str::from_utf8(&buf).map_err(|e| JoinError::Event {
-            path: events_path.to_path_buf(),
-            line,
-            json_path: None,
-            message: format!("not UTF-8: {e}"),
-        })?;
+        let bytes = match l {
+            Line::Text(bytes) => bytes,
+            Line::TooLong => {
+                let message = format!("line longer than {MAX_EVENT_LINE_BYTES} bytes");
+                failed = Some(event_error(line, None, message));
+                return ControlFlow::Break(());
+            }
+        };
+        let text = match std::str::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => {
+                failed = Some(event_error(line, None, format!("not UTF-8: {e}")));
+                return ControlFlow::Break(());
+            }
+        };
         if text.trim().is_empty() {
-            continue;
+            return ControlFlow::Continue(());
         }
-        let decoded = decoder
-            .decode_line(text, line)
-            .map_err(|e| JoinError::Event {
-                path: events_path.to_path_buf(),
-                line,
-                json_path: e.json_path,
-                message: e.message,
-            })?;
-        if let Some(b) = decoded.batch {
-            engine.batch(b);
+        match decoder.decode_line(text, line) {
+            Ok(decoded) => {
+                if let Some(b) = decoded.batch {
+                    engine.batch(b);
+                }
+                for d in decoded.events {
+                    engine.process(d);
+                }
+                ControlFlow::Continue(())
+            }
+            Err(e) => {
+                failed = Some(event_error(line, e.json_path, e.message));
+                ControlFlow::Break(())
+            }
         }
-        for d in decoded.events {
-            engine.process(d);
-        }
+    })
+    .map_err(|e| crate::input::stream_error(events_path, e))?;
+    if let Some(e) = failed {
+        return Err(e);
     }
     engine.summary.lines = line;
     Ok(engine.finish(
