@@ -1,7 +1,8 @@
 //! Drives the per-line checks and the family state machines over one trace.
 
-use std::collections::HashMap;
 use std::num::NonZeroU32;
+
+use indexmap::IndexMap;
 
 use crate::Pos;
 use crate::connector::ConnectorClaim;
@@ -45,20 +46,19 @@ struct Slot<S> {
     tainted: bool,
 }
 
-/// The claims of one trace, in order of first appearance.
+/// The claims of one trace, in order of first appearance (the order verdicts are
+/// emitted in).
 struct Claims<S> {
-    index: HashMap<Box<str>, u32>,
-    slots: Vec<Slot<S>>,
+    slots: IndexMap<Box<str>, Slot<S>>,
     /// The most recent claim looked up (consecutive events mostly share a claim).
     last_key: String,
-    last_index: Option<u32>,
+    last_index: Option<usize>,
 }
 
 impl<S: ClaimState> Claims<S> {
     fn new() -> Self {
         Claims {
-            index: HashMap::new(),
-            slots: Vec::new(),
+            slots: IndexMap::new(),
             last_key: String::new(),
             last_index: None,
         }
@@ -68,19 +68,18 @@ impl<S: ClaimState> Claims<S> {
     fn slot(&mut self, claim: &str) -> Option<&mut Slot<S>> {
         let found = match self.last_index {
             Some(i) if self.last_key == claim => Some(i),
-            _ => self.index.get(claim).copied(),
+            _ => self.slots.get_index_of(claim),
         };
         let i = match found {
             Some(i) => i,
             None => {
-                let i = u32::try_from(self.slots.len()).ok()?;
-                self.slots.push(Slot {
+                u32::try_from(self.slots.len()).ok()?;
+                let slot = Slot {
                     state: S::default(),
                     identity: ClaimIdentity::default(),
                     tainted: false,
-                });
-                self.index.insert(claim.into(), i);
-                i
+                };
+                self.slots.insert_full(claim.into(), slot).0
             }
         };
         if self.last_index != Some(i) {
@@ -88,27 +87,11 @@ impl<S: ClaimState> Claims<S> {
             self.last_key.push_str(claim);
             self.last_index = Some(i);
         }
-        self.slots.get_mut(usize::try_from(i).ok()?)
+        self.slots.get_index_mut(i).map(|(_, slot)| slot)
     }
 
     fn get(&self, claim: &str) -> Option<&Slot<S>> {
-        let i = *self.index.get(claim)?;
-        self.slots.get(usize::try_from(i).ok()?)
-    }
-
-    /// The slots with their claim ids, in order of first appearance.
-    fn into_ordered(self) -> Vec<(Box<str>, Slot<S>)> {
-        let mut ids: Vec<Option<Box<str>>> = Vec::new();
-        ids.resize_with(self.slots.len(), || None);
-        for (key, i) in self.index {
-            if let Some(entry) = usize::try_from(i).ok().and_then(|i| ids.get_mut(i)) {
-                *entry = Some(key);
-            }
-        }
-        ids.into_iter()
-            .zip(self.slots)
-            .filter_map(|(id, slot)| id.map(|id| (id, slot)))
-            .collect()
+        self.slots.get(claim)
     }
 }
 
@@ -553,19 +536,12 @@ fn finish_connector(
             },
         });
         let mut non_targets = NonTargetFacts::default();
-        for (id, slot) in f
+        for (_, slot) in f
             .claims
-            .index
+            .slots
             .iter()
             .filter(|(id, _)| Some(&***id) != target_id)
         {
-            let Some(slot) = usize::try_from(*slot)
-                .ok()
-                .and_then(|i| f.claims.slots.get(i))
-            else {
-                continue;
-            };
-            let _ = id;
             non_targets.any_attributed_failure |= slot.state.attributed_failure;
             let restored = slot
                 .state
@@ -576,7 +552,7 @@ fn finish_connector(
         with_taint(f.attribution.missing(target, non_targets), any_diagnostic)
     });
     let no_claims = f.claims.slots.is_empty();
-    for (id, slot) in f.claims.into_ordered() {
+    for (id, slot) in f.claims.slots {
         let tainted = taint_all || slot.tainted;
         let bucket = Bucket::Claim(&slot.identity);
         let mut gates = std::collections::BTreeMap::new();
@@ -627,7 +603,7 @@ fn finish_reference(
     emit: &mut dyn FnMut(ClaimVerdict),
 ) {
     let no_claims = f.claims.slots.is_empty();
-    for (id, slot) in f.claims.into_ordered() {
+    for (id, slot) in f.claims.slots {
         let bucket = Bucket::Claim(&slot.identity);
         let mut missing = slot.state.missing(bucket);
         if slot.identity.ambiguous() {
