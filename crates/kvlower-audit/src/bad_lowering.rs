@@ -344,7 +344,7 @@ fn connector_gate(gate_names: &[String], traces: &[TraceCase]) -> (Outcome, Vec<
         let recognised: Vec<&str> = report
             .claims
             .iter()
-            .flat_map(|c| c.controls_rejected.iter().map(|c| c.as_str()))
+            .flat_map(|c| c.controls_rejected.iter().map(|c| c.name()))
             .collect();
         let this = if !report.is_valid() {
             Outcome::MalformedTrace

@@ -455,7 +455,7 @@ fn rejection(report: &TraceReport, gate: TraceGate) -> String {
         if let Some(g) = c.gates.get(&gate) {
             missing.extend(g.missing_names());
         }
-        controls.extend(c.controls_rejected.iter().map(|c| c.as_str()));
+        controls.extend(c.controls_rejected.iter().map(|c| c.name()));
     }
     missing.sort_unstable();
     missing.dedup();

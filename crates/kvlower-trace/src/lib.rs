@@ -54,7 +54,7 @@ pub use diagnostic::{Diagnostic, Problem};
 pub use evaluate::MAX_DIAGNOSTICS;
 pub use family::TraceFamily;
 pub use lines::{MAX_LINE_BYTES, MAX_TRACE_BYTES};
-pub use names::{Control, GateName, Requirement, TraceGate};
+pub use names::{Control, Requirement, TraceGate};
 pub use report::{ClaimVerdict, GateResult, TraceOutline, TraceReport, TraceTally};
 
 /// A position in a trace: the 1-based ordinal of an accepted event.

@@ -30,7 +30,7 @@ impl GateResult {
 
     /// The missing requirement names as strings, for callers that want text.
     pub fn missing_names(&self) -> Vec<&'static str> {
-        self.missing.iter().map(|r| r.as_str()).collect()
+        self.missing.iter().map(|r| r.name()).collect()
     }
 }
 
