@@ -105,7 +105,6 @@ fn the_scan_finds_a_planted_citation() {
     assert!(citations(dir.path()).is_empty());
 }
 
-
 /// A crate's module graph: each `src/**/*.rs` but `lib.rs` is a module (`cmd/x.rs`
 /// is `cmd::x`), with an edge for every `crate::m` (or `crate::m::n` when `m::n` is
 /// a module) outside comments and outside the `#[cfg(test)]` tail of the file.
