@@ -25,7 +25,8 @@ use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 fn catalog_and_audit() -> (kvlower_load::Repository, kvlower_audit::Audit) {
     let (repo, diagnostics) = load_repository(&repo_root()).expect("loads");
     assert!(diagnostics.is_empty(), "{diagnostics:?}");
-    let audit = kvlower_cli::cmd::bad_lowering::audit(&repo);
+    let audit =
+        kvlower_cli::audit::run(&repo, &kvlower_load::FsEnvironment::new(repo.root.clone()));
     (repo, audit)
 }
 
@@ -71,6 +72,49 @@ fn tensorrt_rc14_agrees_fourteen_of_fourteen() {
         assert_eq!(r["agree"], true);
     }
     assert!(ind.summary().starts_with("14/14 TensorRT rc14 rows agree"));
+}
+
+/// The published file's subject is found by the runtime its descriptor describes,
+/// and its row count follows from the catalog's modes and the descriptor's row
+/// depths: a renamed descriptor file is still the subject, with all its rows.
+#[test]
+fn the_published_subject_is_found_by_its_runtime_not_its_file_name() {
+    let (repo, _) = catalog_and_audit();
+    let env = FsEnvironment::new(repo.root.clone());
+    let renamed = "capabilities/renamed_rc14.yaml";
+    let descriptors: Vec<(&str, &Descriptor)> = repo
+        .descriptors
+        .iter()
+        .map(|d| {
+            let path = if d.path.ends_with("tensorrt_llm_1_3_0rc14_container.yaml") {
+                renamed
+            } else {
+                d.path.as_str()
+            };
+            (path, &d.descriptor)
+        })
+        .collect();
+    let ind = kvlower_audit::independent::run(&repo.catalog, &descriptors, &env);
+    assert_eq!(ind.subject.as_deref(), Some(renamed));
+    assert_eq!(ind.trt_agreement(), (14, 14));
+    assert!(ind.problems.is_empty(), "{:?}", ind.problems);
+    // Two descriptors of the published runtime: the suite says so.
+    let subject = descriptors
+        .iter()
+        .find(|(p, _)| *p == renamed)
+        .map(|(_, d)| *d)
+        .expect("subject");
+    let mut twice = descriptors.clone();
+    twice.push(("capabilities/zz_copy.yaml", subject));
+    let ind = kvlower_audit::independent::run(&repo.catalog, &twice, &env);
+    assert_eq!(ind.subject.as_deref(), Some(renamed));
+    assert!(
+        ind.problems
+            .iter()
+            .any(|p| p.starts_with("2 descriptors describe")),
+        "{:?}",
+        ind.problems
+    );
 }
 
 #[test]

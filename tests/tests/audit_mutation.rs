@@ -35,7 +35,7 @@ const KINDS: [&str; 16] = [
 fn audit() -> kvlower_audit::Audit {
     let (repo, diagnostics) = load_repository(&repo_root()).expect("loads");
     assert!(diagnostics.is_empty(), "{diagnostics:?}");
-    kvlower_cli::cmd::bad_lowering::audit(&repo)
+    kvlower_cli::audit::run(&repo, &kvlower_load::FsEnvironment::new(repo.root.clone()))
 }
 
 #[test]

@@ -39,7 +39,8 @@ const POSITIVE: [(&str, &str, &str, &str); 12] = [
 fn the_index_holds_exactly_the_twelve_positive_rows_with_their_codes() {
     let (repo, diagnostics) = load_repository(&repo_root()).expect("loads");
     assert!(diagnostics.is_empty(), "{diagnostics:?}");
-    let audit = kvlower_cli::cmd::bad_lowering::audit(&repo);
+    let audit =
+        kvlower_cli::audit::run(&repo, &kvlower_load::FsEnvironment::new(repo.root.clone()));
     let index = &audit.provenance;
     assert!(index.failures().is_empty(), "{:?}", index.failures());
     let got: BTreeSet<(String, String, String, String)> = index
@@ -125,7 +126,8 @@ fn the_index_holds_exactly_the_twelve_positive_rows_with_their_codes() {
 #[test]
 fn the_committed_index_is_the_regenerated_one() {
     let (repo, _) = load_repository(&repo_root()).expect("loads");
-    let audit = kvlower_cli::cmd::bad_lowering::audit(&repo);
+    let audit =
+        kvlower_cli::audit::run(&repo, &kvlower_load::FsEnvironment::new(repo.root.clone()));
     for (path, contents) in [
         (
             "results/descriptor-provenance.json",

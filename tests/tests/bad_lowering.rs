@@ -10,7 +10,7 @@
 use std::fs;
 
 use kvlower_audit::bad_lowering::{self, CaseSource, Outcome};
-use kvlower_cli::cmd::bad_lowering::read_cases;
+use kvlower_cli::audit::read_cases;
 use kvlower_core::descriptor::AssumeRepoFilesPresent;
 use kvlower_load::load_repository;
 use kvlower_tests::{kvlower, repo_root};

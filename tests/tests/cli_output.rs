@@ -297,7 +297,7 @@ fn sarif_output_is_valid_sarif_2_1_0_with_rules_and_located_results() {
         .expect("rules");
     assert_eq!(rules.len(), kvlower_load::Code::ALL.len());
     for (rule, code) in rules.iter().zip(kvlower_load::Code::ALL) {
-        assert_eq!(rule["id"], code.as_str());
+        assert_eq!(rule["id"], code.name());
         assert_eq!(rule["fullDescription"]["text"], code.explanation());
     }
     let results = log["runs"][0]["results"].as_array().expect("results");

@@ -104,3 +104,125 @@ fn the_scan_finds_a_planted_citation() {
     std::fs::write(nested.join("lib.rs"), "// see docs/model.md\n").unwrap();
     assert!(citations(dir.path()).is_empty());
 }
+
+/// A crate's module graph: each `src/**/*.rs` but `lib.rs` is a module (`cmd/x.rs`
+/// is `cmd::x`), with an edge for every `crate::m` (or `crate::m::n` when `m::n` is
+/// a module) outside comments and outside the `#[cfg(test)]` tail of the file.
+fn module_graph(src: &Path) -> std::collections::BTreeMap<String, Vec<String>> {
+    let mut paths = Vec::new();
+    files(src, &mut paths);
+    let module = |p: &Path| -> Option<String> {
+        let rel = p.strip_prefix(src).ok()?.to_str()?.strip_suffix(".rs")?;
+        let rel = rel.strip_suffix("/mod").unwrap_or(rel);
+        (rel != "lib" && rel != "main").then(|| rel.replace('/', "::"))
+    };
+    let modules: Vec<(String, &PathBuf)> =
+        paths.iter().filter_map(|p| Some((module(p)?, p))).collect();
+    let known = |m: &str| modules.iter().any(|(n, _)| n == m);
+    let mut graph = std::collections::BTreeMap::new();
+    for (name, path) in &modules {
+        let text = std::fs::read_to_string(path).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        let mut edges = Vec::new();
+        for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
+            for (at, _) in line.match_indices("crate::") {
+                let rest = &line[at + "crate::".len()..];
+                let ident = |s: &str| -> String {
+                    s.chars()
+                        .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
+                        .collect()
+                };
+                let first = ident(rest);
+                let nested = rest
+                    .strip_prefix(&format!("{first}::"))
+                    .map(|r| format!("{first}::{}", ident(r)));
+                let target = match nested {
+                    Some(n) if known(&n) => n,
+                    _ => first,
+                };
+                if known(&target) && target != *name && !edges.contains(&target) {
+                    edges.push(target);
+                }
+            }
+        }
+        graph.insert(name.clone(), edges);
+    }
+    graph
+}
+
+/// Every cycle a depth-first walk finds, each as its modules in order.
+fn cycles(graph: &std::collections::BTreeMap<String, Vec<String>>) -> Vec<Vec<String>> {
+    fn walk(
+        graph: &std::collections::BTreeMap<String, Vec<String>>,
+        node: &str,
+        stack: &mut Vec<String>,
+        done: &mut Vec<String>,
+        found: &mut Vec<Vec<String>>,
+    ) {
+        stack.push(node.to_string());
+        for next in graph.get(node).into_iter().flatten() {
+            if let Some(at) = stack.iter().position(|s| s == next) {
+                let mut cycle = stack[at..].to_vec();
+                cycle.push(next.clone());
+                found.push(cycle);
+            } else if !done.contains(next) {
+                walk(graph, next, stack, done, found);
+            }
+        }
+        stack.pop();
+        done.push(node.to_string());
+    }
+    let (mut done, mut found) = (Vec::new(), Vec::new());
+    for node in graph.keys() {
+        if !done.contains(node) {
+            walk(graph, node, &mut Vec::new(), &mut done, &mut found);
+        }
+    }
+    found
+}
+
+/// No crate's modules depend on one another in a circle (issue 17: a reader can
+/// then learn a crate leaf-first). A reintroduced `use crate::…` edge that closes a
+/// cycle fails here with the cycle spelled out.
+#[test]
+fn no_crate_has_a_module_cycle() {
+    let crates = repo_root().join("crates");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&crates).unwrap() {
+        let dir = entry.unwrap().path();
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        if !dir.join("src").is_dir() {
+            continue;
+        }
+        let found = cycles(&module_graph(&dir.join("src")));
+        assert!(found.is_empty(), "{name}: module cycles {found:?}");
+        checked += 1;
+    }
+    assert!(checked >= 10, "only {checked} crates checked");
+}
+
+/// The cycle scan sees a planted cycle through a nested module.
+#[test]
+fn the_cycle_scan_finds_a_planted_cycle() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    std::fs::create_dir(src.join("cmd")).unwrap();
+    std::fs::write(src.join("lib.rs"), "pub mod cmd;\npub mod results;\n").unwrap();
+    std::fs::write(src.join("cmd/mod.rs"), "pub mod matrix;\n").unwrap();
+    std::fs::write(src.join("cmd/matrix.rs"), "use crate::results::generate;\n").unwrap();
+    std::fs::write(
+        src.join("results.rs"),
+        "// crate::nothing in a comment\npub fn g() { crate::cmd::matrix::run() }\n#[cfg(test)]\nmod tests { use crate::cmd; }\n",
+    )
+    .unwrap();
+    let graph = module_graph(src);
+    assert_eq!(graph["results"], vec!["cmd::matrix".to_string()]);
+    assert_eq!(
+        cycles(&graph),
+        vec![vec![
+            "cmd::matrix".to_string(),
+            "results".to_string(),
+            "cmd::matrix".to_string()
+        ]]
+    );
+}

@@ -8,7 +8,7 @@
 //! descriptor fragment judged by `kvlower_core::judge` against the real
 //! `modes/modes.yaml` catalog, or small synthetic JSON Lines traces evaluated by
 //! `kvlower_trace::evaluate_reader`. The caller hands in the files' contents;
-//! this module parses (through `kvlower_load::yaml`, the only YAML entry point)
+//! this module parses (through `kvlower_yaml`, the only YAML entry point)
 //! and judges, and never reads the file system itself.
 //!
 //! `block_removed → claim_harm` is an *obligation* claim, not a mode row, so it
@@ -207,7 +207,7 @@ pub fn run(catalog: &Catalog, sources: &[CaseSource], env: &dyn Environment) -> 
 }
 
 fn run_case(catalog: &Catalog, source: &CaseSource, env: &dyn Environment) -> CaseResult {
-    let case: CaseFile = match kvlower_load::yaml::from_str(&source.contents) {
+    let case: CaseFile = match kvlower_yaml::from_str(&source.contents) {
         Ok(case) => case,
         Err(e) => {
             let stem = source
@@ -344,7 +344,7 @@ fn connector_gate(gate_names: &[String], traces: &[TraceCase]) -> (Outcome, Vec<
         let recognised: Vec<&str> = report
             .claims
             .iter()
-            .flat_map(|c| c.controls_rejected.iter().map(|c| c.as_str()))
+            .flat_map(|c| c.controls_rejected.iter().map(|c| c.name()))
             .collect();
         let this = if !report.is_valid() {
             Outcome::MalformedTrace

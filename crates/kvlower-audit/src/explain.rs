@@ -114,7 +114,7 @@ pub fn trace(name: &str, report: &TraceReport, gates: &[TraceGate]) -> Vec<Strin
             }
         }
         if !c.controls_rejected.is_empty() {
-            let controls: Vec<&str> = c.controls_rejected.iter().map(|c| c.as_str()).collect();
+            let controls: Vec<&str> = c.controls_rejected.iter().map(|c| c.name()).collect();
             lines.push(format!(
                 "  {who}: controls recognised: {}",
                 controls.join(", ")

@@ -82,10 +82,11 @@ fn main() {
     let (repo, _) = kvlower_load::load_repository(root).unwrap();
     let load = cpu_time() - cpu;
     let cpu = cpu_time();
-    let audit = kvlower_cli::cmd::bad_lowering::audit(&repo);
+    let env = kvlower_load::FsEnvironment::new(repo.root.clone());
+    let audit = kvlower_cli::audit::run(&repo, &env);
     let audit_time = cpu_time() - cpu;
     let cpu = cpu_time();
-    let files = kvlower_cli::results::generate_with(&repo, &audit);
+    let files = kvlower_cli::results::files(&repo, &env, &audit);
     let generate = cpu_time() - cpu;
     println!(
         "CPU time per phase of a check: load {:.2} s, audit suites {:.2} s, other results {:.2} s ({} files)",

@@ -10,7 +10,9 @@ use std::io::Write;
 
 use clap::{Parser, Subcommand};
 
+pub mod audit;
 pub mod cmd;
+pub mod generated;
 pub mod output;
 pub mod readme;
 pub mod results;

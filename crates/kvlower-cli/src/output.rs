@@ -185,7 +185,7 @@ impl<'a> From<&'a Diagnostic> for JsonDiagnostic<'a> {
             file: &d.file,
             line: d.location.map(|l| l.0),
             column: d.location.map(|l| l.1),
-            code: d.code.as_str(),
+            code: d.code.name(),
             yaml_path: &d.yaml_path,
             message: &d.message,
             hint: d.hint.as_deref(),
@@ -220,7 +220,7 @@ pub fn envelope_json<P: Serialize>(
     error: Option<&str>,
     payload: Option<P>,
 ) -> String {
-    crate::results::to_json(&envelope(
+    crate::generated::to_json(&envelope(
         command,
         exit,
         summary,
@@ -523,11 +523,11 @@ pub fn sarif(diagnostics: &[Diagnostic], error: Option<&str>) -> String {
         .iter()
         .map(|c| {
             json!({
-                "id": c.as_str(),
-                "name": c.as_str(),
+                "id": c.name(),
+                "name": c.name(),
                 "shortDescription": {"text": c.explanation()},
                 "fullDescription": {"text": c.explanation()},
-                "help": {"text": format!("{}\nRun `kvlower explain-code {}`.", c.explanation(), c.as_str())},
+                "help": {"text": format!("{}\nRun `kvlower explain-code {}`.", c.explanation(), c.name())},
                 "defaultConfiguration": {"level": "error"}
             })
         })
@@ -549,7 +549,7 @@ pub fn sarif(diagnostics: &[Diagnostic], error: Option<&str>) -> String {
                 physical["region"] = json!({"startLine": line, "startColumn": col});
             }
             let mut result = json!({
-                "ruleId": d.code.as_str(),
+                "ruleId": d.code.name(),
                 "ruleIndex": Code::ALL.iter().position(|c| *c == d.code).unwrap_or(0),
                 "level": "error",
                 "message": {"text": text},
@@ -582,7 +582,7 @@ pub fn sarif(diagnostics: &[Diagnostic], error: Option<&str>) -> String {
             "results": results
         }]
     });
-    crate::results::to_json(&log)
+    crate::generated::to_json(&log)
 }
 
 /// A relative path as a URI reference: `/` separators, reserved bytes percent-encoded.

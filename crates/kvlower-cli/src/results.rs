@@ -12,34 +12,42 @@ use kvlower_core::{Label, Mode, Obligation};
 use kvlower_load::{FsEnvironment, Repository};
 use serde::Serialize;
 
+use crate::generated::{GeneratedFile, to_json};
 use crate::output::{md_cell, md_code};
 
 /// Version of the JSON contracts below; bump on any breaking change.
 pub const SCHEMA_VERSION: u32 = 1;
 
-/// One file the repository commits and `kvlower matrix` regenerates.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GeneratedFile {
-    /// Relative to the repository root.
-    pub path: &'static str,
-    pub contents: String,
+/// Every generated result, with the audit it was computed from: `check` turns
+/// the same audit's failures into findings, so a command runs the suites once.
+#[derive(Debug)]
+pub struct Generated {
+    pub files: Vec<GeneratedFile>,
+    pub audit: kvlower_audit::Audit,
 }
 
-/// Computes every generated result.
-pub fn generate(repo: &Repository) -> Vec<GeneratedFile> {
-    generate_with(repo, &crate::cmd::bad_lowering::audit(repo))
-}
-
-/// [`generate`] with the audit suites already run (`check` needs the audit
-/// for its findings too, and the suites are its most expensive part).
-pub fn generate_with(repo: &Repository, audit: &kvlower_audit::Audit) -> Vec<GeneratedFile> {
+/// Computes every generated result, running the audit suites once; the
+/// matrix and the suites judge through one environment, so each anchored
+/// trace is read and evaluated once.
+pub fn generate(repo: &Repository) -> Generated {
     let env = FsEnvironment::new(repo.root.clone());
+    let audit = crate::audit::run(repo, &env);
+    let files = files(repo, &env, &audit);
+    Generated { files, audit }
+}
+
+/// Every generated file, from an audit already run.
+pub fn files(
+    repo: &Repository,
+    env: &FsEnvironment,
+    audit: &kvlower_audit::Audit,
+) -> Vec<GeneratedFile> {
     let rows = judge_all(
         &repo.catalog,
         repo.descriptors
             .iter()
             .map(|d| (d.path.as_str(), &d.descriptor)),
-        &env,
+        env,
     );
     let mut files = vec![
         GeneratedFile {
@@ -56,7 +64,7 @@ pub fn generate_with(repo: &Repository, audit: &kvlower_audit::Audit) -> Vec<Gen
         },
     ];
     files.extend(crate::schema::files(&repo.catalog));
-    files.extend(crate::cmd::bad_lowering::audit_files(audit));
+    files.extend(crate::audit::files(audit));
     // The README's runtimes table, when the README has the markers.
     if let Some(readme) = crate::readme::regenerated(&repo.root, &rows) {
         files.push(GeneratedFile {
@@ -65,6 +73,32 @@ pub fn generate_with(repo: &Repository, audit: &kvlower_audit::Audit) -> Vec<Gen
         });
     }
     files
+}
+
+/// What `results/lowering-matrix.json` records about the catalog it was judged under.
+#[derive(Debug, Serialize)]
+pub struct CatalogPin {
+    /// SHA-256 of the canonical serialization of the catalog as written.
+    pub digest: String,
+    /// The same digest of the built-in baseline.
+    pub baseline_digest: String,
+    /// True when the catalog differs from the baseline in no rule.
+    pub equals_baseline: bool,
+    /// Every difference from the baseline (only strengthenings and neutral
+    /// changes reach a generated result: a weakening is a finding).
+    pub local_changes: Vec<String>,
+}
+
+impl CatalogPin {
+    pub fn of(catalog: &kvlower_core::Catalog) -> CatalogPin {
+        let changes = catalog.changes();
+        CatalogPin {
+            digest: catalog.digest(),
+            baseline_digest: kvlower_core::catalog::digest(&kvlower_core::baseline::doc()),
+            equals_baseline: changes.is_empty(),
+            local_changes: changes.iter().map(ToString::to_string).collect(),
+        }
+    }
 }
 
 /// A row of `results/lowering-matrix.json` (a contract other tools read).
@@ -145,23 +179,15 @@ pub fn matrix_json(rows: &[MatrixRow<'_>], catalog: &kvlower_core::Catalog) -> S
     struct Doc<'a> {
         schema_version: u32,
         /// The catalog the rows were judged under (`check` verifies it).
-        catalog: crate::cmd::catalog::CatalogPin,
+        catalog: CatalogPin,
         rows: Vec<JsonRow<'a>>,
     }
     let doc = Doc {
         schema_version: SCHEMA_VERSION,
-        catalog: crate::cmd::catalog::CatalogPin::of(catalog),
+        catalog: CatalogPin::of(catalog),
         rows: rows.iter().map(json_row).collect(),
     };
     to_json(&doc)
-}
-
-/// Pretty JSON with a trailing newline; serialization of these plain structs cannot fail.
-pub fn to_json<T: Serialize>(value: &T) -> String {
-    let mut s =
-        serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
-    s.push('\n');
-    s
 }
 
 /// `results/lowering-matrix.md`: a table per descriptor, then why each
@@ -170,7 +196,7 @@ pub fn matrix_markdown(rows: &[MatrixRow<'_>], catalog: &kvlower_core::Catalog) 
     let mut md = String::new();
     md.push_str("# Lowering matrix\n\n");
     md.push_str("Generated by `kvlower matrix` from `modes/modes.yaml` and `capabilities/*.yaml`; do not edit.\n");
-    let pin = crate::cmd::catalog::CatalogPin::of(catalog);
+    let pin = CatalogPin::of(catalog);
     if pin.equals_baseline {
         md.push_str("Catalog: `modes/modes.yaml` equals the built-in baseline.\n");
     } else {

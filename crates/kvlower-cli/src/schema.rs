@@ -26,7 +26,7 @@ use kvlower_core::{Catalog, CatalogDoc, Depth, Descriptor};
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
 
-use crate::results::{GeneratedFile, to_json};
+use crate::generated::{GeneratedFile, to_json};
 
 pub const DESCRIPTOR_SCHEMA: &str = "schemas/descriptor.schema.json";
 pub const MODES_SCHEMA: &str = "schemas/modes.schema.json";

@@ -14,7 +14,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::catalog::{
+use crate::catalog_doc::{
     CatalogDoc, DepthSpec, ForbiddenLowering, JoinDocumentSpec, ModeSpec, SignalSpec,
 };
 use crate::vocab::{Atom, Depth, Mode, Obligation, Precondition, Signal, TraceGate};
@@ -197,7 +197,7 @@ pub const DEPTHS: [BaselineDepth; 7] = [
         ],
         supplies_any: false,
         conditional: &[(O::PriorityInfluence, &[Atom::PressureControlsObserved])],
-        preconditions: &crate::catalog::TELEMETRY_JOIN_PRECONDITIONS,
+        preconditions: &crate::catalog_doc::TELEMETRY_JOIN_PRECONDITIONS,
         source: "paper §5, Table 4 and the text after Table 5 (telemetry-only adapters cannot satisfy enforcement); §4 descriptor-to-row example (priority influence only under controlled pressure)",
         preconditions_source: "paper §5, Table 5",
     },

@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::anchoring::RepoFile;
 use crate::vocab::{
     Ambiguity, Atom, Depth, Mode, Obligation, Precondition, Scope, Signal, Status, TraceGate,
 };
@@ -708,6 +707,58 @@ impl Anchor {
             None => "(no anchor kind)".to_string(),
         }
     }
+}
+
+/// What a `repo_file` anchor's file turned out to be. The environment reads
+/// the file (and re-runs what it can); [`crate::anchoring::anchor_counts`] decides.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RepoFile {
+    /// Not there: nothing to anchor.
+    Missing,
+    /// Refused before it was opened: it resolves outside the repository (links
+    /// included), or is not a regular file, or is too large. `why` says which.
+    Refused { why: String },
+    /// One of kvlower's own inputs or outputs (`capabilities/`, `modes/`,
+    /// `results/`, `schemas/`, `bad_lowering/`): a descriptor cannot be its own evidence.
+    OwnFile,
+    /// A `kvlower join` evidence document, recognised by its content (not its
+    /// name), and what re-running it showed.
+    JoinDocument(JoinDocumentFacts),
+    /// A `kvlower route` routing gate document (docs/routing-trace.md), recognised
+    /// by its content, and what re-running the gate on its trace showed.
+    RoutingDocument(RoutingDocumentFacts),
+    /// Any other file. A trace among them is re-run only through a claimed verdict.
+    Plain,
+}
+
+/// What re-running a committed join evidence document showed.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct JoinDocumentFacts {
+    /// Re-running the join on the registry and event file it names gives the
+    /// same document, byte for byte in value.
+    pub reproduces: bool,
+    /// The depth the document records (`telemetry_join` for every join);
+    /// `None` when it names no known depth.
+    pub depth: Option<Depth>,
+    /// The preconditions the document reports as held.
+    pub held: Vec<Precondition>,
+    /// The stream carried sequence numbers, declared no stream ambiguity, and
+    /// some claim was materialized with none left insufficient.
+    pub stream_sound: bool,
+}
+
+/// What re-running a committed routing gate document showed.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RoutingDocumentFacts {
+    /// Re-running the routing gate on the trace (and registry) it names gives the
+    /// same document, in value.
+    pub reproduces: bool,
+    /// The depth the document records (`routing_hook`); `None` when unknown.
+    pub depth: Option<Depth>,
+    /// The `routing_hook` preconditions that held for every claim of the registry.
+    pub held: Vec<Precondition>,
+    /// The obligations every claim of the registry passed.
+    pub witnessed: Vec<Obligation>,
 }
 
 /// Answers questions about the world outside the descriptor, so the judgment

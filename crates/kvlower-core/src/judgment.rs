@@ -34,23 +34,7 @@ pub struct EvidenceRef {
     pub rerun: bool,
 }
 
-/// The depth an evidence item is supplied at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EvidenceDepth {
-    Native,
-    #[serde(untagged)]
-    Adapter(Depth),
-}
-
-impl std::fmt::Display for EvidenceDepth {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            EvidenceDepth::Native => f.write_str("native"),
-            EvidenceDepth::Adapter(d) => write!(f, "{d}"),
-        }
-    }
-}
+pub use crate::vocab::EvidenceDepth;
 
 /// Why one candidate did not supply an obligation.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]

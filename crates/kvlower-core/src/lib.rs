@@ -75,6 +75,7 @@
 pub mod anchoring;
 pub mod baseline;
 pub mod catalog;
+pub mod catalog_doc;
 pub mod descriptor;
 pub mod judgment;
 pub mod matrix;

@@ -12,8 +12,7 @@ use serde::{Deserialize, Serialize};
 /// Declares a closed enum together with its one name table.
 ///
 /// Every variant is written once with its name (`Variant = "name"`), and
-/// everything that spells a variant derives from that line: `name()` (and its
-/// alias `as_str()`), `Display`, `from_name()`, `ALL` in declaration order,
+/// everything that spells a variant derives from that line: `name()`, `Display`, `from_name()`, `ALL` in declaration order,
 /// `COUNT`, `index()`, and a `#[serde(rename)]` on each variant so that serde
 /// reads and writes the same names. The caller writes its own derives and
 /// must derive `serde::Serialize` or `Deserialize` (the rename is a serde
@@ -54,11 +53,6 @@ macro_rules! names {
             /// The variant's name, as read and written everywhere.
             pub fn name(self) -> &'static str {
                 match self { $($name::$variant => $text),+ }
-            }
-
-            /// The same as [`Self::name`].
-            pub fn as_str(self) -> &'static str {
-                self.name()
             }
 
             /// The variant with exactly this name.
@@ -415,6 +409,24 @@ vocabulary! {
     }
 }
 
+/// The depth an evidence item is supplied at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EvidenceDepth {
+    Native,
+    #[serde(untagged)]
+    Adapter(Depth),
+}
+
+impl std::fmt::Display for EvidenceDepth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EvidenceDepth::Native => f.write_str("native"),
+            EvidenceDepth::Adapter(d) => write!(f, "{d}"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -472,7 +484,7 @@ mod tests {
             let json = serde_json::to_value(p).ok();
             assert_eq!(json, Some(p.name().into()));
             assert_eq!(Plain::from_name(p.name()), Some(*p));
-            assert_eq!(p.to_string(), p.as_str());
+            assert_eq!(p.to_string(), p.name());
             let back: Option<Plain> = serde_json::from_value(p.name().into()).ok();
             assert_eq!(back, Some(*p));
         }

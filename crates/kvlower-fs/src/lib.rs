@@ -19,6 +19,8 @@
 //!
 //! The caps are listed in `docs/files.md`; [`FileKind::cap`] is the source.
 
+pub mod lines;
+
 use std::fs::{File, Metadata};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};

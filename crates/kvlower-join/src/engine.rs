@@ -11,7 +11,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::BufRead;
 use std::mem::{Discriminant, discriminant};
 use std::num::NonZeroU32;
+use std::ops::ControlFlow;
 use std::path::Path;
+
+use kvlower_fs::lines::Line;
 
 use crate::error::JoinError;
 use crate::events::{BatchMeta, BlockHash, Decoded, Decoder, Issue, KvEvent, StoredBlock, Tier};
@@ -31,8 +34,9 @@ struct BlockRec {
     tokens: Option<Vec<u32>>,
     /// Tiers holding a copy: how many copies, and the priority reported when stored.
     tiers: BTreeMap<Tier, Copies>,
-    /// (claim, position) pairs this block matches along a claim's chain.
-    rel: Vec<(usize, usize)>,
+    /// Where this block matches a claim's chain: (index of the claim in the registry,
+    /// 0-based block position along its leading prefix). Empty for a block no claim needs.
+    claim_positions: Vec<(usize, usize)>,
 }
 
 /// How many physical copies of one hash a tier holds, as an interval: vLLM does not
@@ -66,17 +70,48 @@ enum Repeat {
     Either,
 }
 
+/// The join's running state for one registered claim (same index as in the registry).
 struct ClaimTrack {
+    /// The token ids of each whole block the predicate requires, in prefix order
+    /// (empty when the claim cannot be tracked: it then always has a reason).
     chunks: Vec<Vec<u32>>,
+    /// The registration point: a relevant event before it makes the claim post hoc.
     registered_before: Option<StreamPoint>,
+    /// The observation point the verdict is taken at (a pressure trial may override it).
     observe_at: Option<StreamPoint>,
+    /// For each required block position, every stored hash that matched it so far.
     positions: Vec<Vec<BlockHash>>,
-    held: bool,
+    /// Whether the predicate holds now: every required position has a live block.
+    predicate_holds: bool,
+    /// Where the current, unbroken materialization began.
     since: Option<EventRef>,
+    /// Every change of `predicate_holds`, in stream order.
     transitions: Vec<Transition>,
+    /// Reasons found in the stream that concern this claim only.
     reasons: Vec<Reason>,
+    /// Retention priorities reported on the claim's blocks (TensorRT-LLM).
     priorities: BTreeSet<u32>,
+    /// The verdict, once taken at the observation point (the claim is then frozen).
     result: Option<ClaimResult>,
+}
+
+/// The cache instance an event belongs to, as far as the event says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct CacheInstance {
+    /// Data-parallel rank (`attention_dp_rank`), when the event carries one.
+    rank: Option<i64>,
+    /// Attention window size, when the event carries one.
+    window: Option<i64>,
+}
+
+/// The event a stored block comes from, as every block of it shares.
+#[derive(Debug, Clone, Copy)]
+struct Origin {
+    here: EventRef,
+    /// The batch timestamp, when the format carries one.
+    ts: Option<f64>,
+    /// The event's adapter (LoRA) identity matches the registry's.
+    adapter_ok: bool,
 }
 
 /// Options that change what is judged, not how.
@@ -93,9 +128,10 @@ struct Engine<'r> {
     encoding: Option<HashEncoding>,
     claims: Vec<ClaimTrack>,
     /// Reasons every claim shares from the registry and format (before any event).
-    common: Vec<Reason>,
+    registry_reasons: Vec<Reason>,
     blocks: HashMap<BlockHash, BlockRec>,
-    global: Vec<Reason>,
+    /// Stream-level ambiguities: each taints every claim not yet judged.
+    stream_ambiguities: Vec<Reason>,
     summary: StreamSummary,
     last_index: Option<u64>,
     last_ref: Option<EventRef>,
@@ -103,9 +139,10 @@ struct Engine<'r> {
     /// Last sequence number per publisher (capture rank; 0 for JSON Lines).
     last_seq: BTreeMap<u16, u64>,
     seq_present: Option<bool>,
-    rank: Option<Option<i64>>,
-    window: Option<Option<i64>>,
-    pending: usize,
+    /// The cache instance of the first joined event; any other one later is an ambiguity.
+    first_instance: Option<CacheInstance>,
+    /// How many claims have no verdict yet (the replay stops judging at zero).
+    claims_unjudged: usize,
     /// The capture header's operator-declared engine facts (captures only).
     capture_meta: Option<BTreeMap<String, String>>,
 }
@@ -169,14 +206,14 @@ fn push_once(list: &mut Vec<Reason>, r: Reason) {
 impl<'r> Engine<'r> {
     fn new(registry: &'r Registry, format: EventFormat, opts: JoinOptions) -> Engine<'r> {
         let id = &registry.cache_identity;
-        let mut common = Vec::new();
+        let mut registry_reasons = Vec::new();
         for f in id.missing_fields() {
-            common.push(Reason::MissingCacheIdentityField { field: f.into() });
+            registry_reasons.push(Reason::MissingCacheIdentityField { field: f.into() });
         }
         if let Some(rt) = &id.runtime
             && rt.kind != format
         {
-            common.push(Reason::RuntimeMismatch {
+            registry_reasons.push(Reason::RuntimeMismatch {
                 registry: rt.kind,
                 events: format,
             });
@@ -209,7 +246,7 @@ impl<'r> Engine<'r> {
                     chunks,
                     registered_before: c.registered_before,
                     observe_at,
-                    held: false,
+                    predicate_holds: false,
                     since: None,
                     transitions: Vec::new(),
                     reasons,
@@ -218,35 +255,34 @@ impl<'r> Engine<'r> {
                 }
             })
             .collect();
-        let pending = claims.len();
+        let claims_unjudged = claims.len();
         Engine {
             registry,
             format,
             block_size: id.block_size,
             encoding: id.hash_domain.as_ref().map(|h| h.encoding),
             claims,
-            common,
+            registry_reasons,
             blocks: HashMap::new(),
-            global: Vec::new(),
+            stream_ambiguities: Vec::new(),
             summary: StreamSummary::default(),
             last_index: None,
             last_ref: None,
             last_ts: None,
             last_seq: BTreeMap::new(),
             seq_present: None,
-            rank: None,
-            window: None,
-            pending,
+            first_instance: None,
+            claims_unjudged,
             capture_meta: None,
         }
     }
 
     fn ambiguity(&mut self, r: Reason) {
-        push_once(&mut self.global, r);
+        push_once(&mut self.stream_ambiguities, r);
     }
 
     fn snapshot_due(&mut self, next_index: u64, next_ts: Option<f64>) {
-        if self.pending == 0 {
+        if self.claims_unjudged == 0 {
             return;
         }
         for ci in 0..self.claims.len() {
@@ -328,7 +364,12 @@ impl<'r> Engine<'r> {
                 let mut parent = parent;
                 for b in blocks {
                     let h = b.hash.clone();
-                    self.store(parent.take(), b, here, d.ts, adapter_ok, &mut dirty);
+                    let origin = Origin {
+                        here,
+                        ts: d.ts,
+                        adapter_ok,
+                    };
+                    self.store(parent.take(), b, origin, &mut dirty);
                     parent = Some(h);
                 }
             }
@@ -353,11 +394,11 @@ impl<'r> Engine<'r> {
                 let mut touched = Vec::new();
                 for rec in self.blocks.values_mut() {
                     if !rec.tiers.is_empty() {
-                        touched.extend(rec.rel.iter().map(|&(c, _)| c));
+                        touched.extend(rec.claim_positions.iter().map(|&(c, _)| c));
                     }
                     rec.tiers.clear();
                 }
-                self.blocks.retain(|_, r| !r.rel.is_empty());
+                self.blocks.retain(|_, r| !r.claim_positions.is_empty());
                 for c in touched {
                     self.relevant_event(c, here, d.ts);
                     dirty.insert(c);
@@ -448,14 +489,15 @@ impl<'r> Engine<'r> {
         {
             return false;
         }
-        match self.rank {
-            None => self.rank = Some(d.rank),
-            Some(r) if r != d.rank => self.ambiguity(Reason::MixedCacheInstances { event: here }),
-            Some(_) => {}
-        }
-        match self.window {
-            None => self.window = Some(d.window),
-            Some(w) if w != d.window => self.ambiguity(Reason::MixedCacheInstances { event: here }),
+        let instance = CacheInstance {
+            rank: d.rank,
+            window: d.window,
+        };
+        match self.first_instance {
+            None => self.first_instance = Some(instance),
+            Some(first) if first != instance => {
+                self.ambiguity(Reason::MixedCacheInstances { event: here })
+            }
             Some(_) => {}
         }
         true
@@ -502,7 +544,7 @@ impl<'r> Engine<'r> {
         }
         self.summary.sequence_checked = self.seq_present == Some(true)
             && !self
-                .global
+                .stream_ambiguities
                 .iter()
                 .any(|r| matches!(r, Reason::InconsistentSequenceNumbers { .. }));
         if self.last_ts.is_some_and(|last| b.ts < last) {
@@ -605,69 +647,101 @@ impl<'r> Engine<'r> {
         }
     }
 
+    /// Records one stored block (a new one, a copy of a known one, or an opaque
+    /// record learning its tokens) and marks the claims it touches `dirty`.
     fn store(
         &mut self,
         parent: Option<BlockHash>,
         b: StoredBlock,
-        here: EventRef,
-        ts: Option<f64>,
-        adapter_ok: bool,
+        origin: Origin,
+        dirty: &mut BTreeSet<usize>,
+    ) {
+        match self.blocks.get(&b.hash) {
+            Some(rec) => {
+                let conflict = match &rec.tokens {
+                    Some(t) => !b.tokens.is_empty() && (*t != b.tokens || rec.parent != parent),
+                    None => false,
+                };
+                if conflict {
+                    self.ambiguity(Reason::ConflictingBlockContent { event: origin.here });
+                } else {
+                    self.store_known(parent, b, origin, dirty);
+                }
+            }
+            None if b.tokens.is_empty() => {
+                // Hash only: kept so that a later removal or child is known, never joined.
+                let mut tiers = BTreeMap::new();
+                if let Some(t) = b.tier.clone() {
+                    tiers.insert(t, Copies::one(b.priority));
+                }
+                self.blocks.insert(
+                    b.hash,
+                    BlockRec {
+                        parent,
+                        tokens: None,
+                        tiers,
+                        claim_positions: Vec::new(),
+                    },
+                );
+            }
+            None => self.store_new(parent, b, origin, dirty),
+        }
+    }
+
+    /// A store of a hash the stream already holds, with agreeing content: one more
+    /// copy (or none, per [`Engine::repeat`]), or the tokens of an opaque record.
+    fn store_known(
+        &mut self,
+        parent: Option<BlockHash>,
+        b: StoredBlock,
+        origin: Origin,
         dirty: &mut BTreeSet<usize>,
     ) {
         let hash = b.hash.clone();
-        if let Some(rec) = self.blocks.get_mut(&hash) {
-            let conflict = match &rec.tokens {
-                Some(t) => !b.tokens.is_empty() && (*t != b.tokens || rec.parent != parent),
-                None => false,
-            };
-            if conflict {
-                self.ambiguity(Reason::ConflictingBlockContent { event: here });
-                return;
+        let Some(rec) = self.blocks.get(&hash) else {
+            return;
+        };
+        let upgrade = rec.tokens.is_none() && !b.tokens.is_empty();
+        let claims_touched = rec.claim_positions.clone();
+        if let Some(t) = b.tier.clone() {
+            let r = self.repeat(&t);
+            if let Some(rec) = self.blocks.get_mut(&hash) {
+                add_copy(&mut rec.tiers, t, b.priority, r);
             }
-            let upgrade = rec.tokens.is_none() && !b.tokens.is_empty();
-            let rel = rec.rel.clone();
-            if let Some(t) = b.tier.clone() {
-                let r = self.repeat(&t);
-                if let Some(rec) = self.blocks.get_mut(&hash) {
-                    add_copy(&mut rec.tiers, t, b.priority, r);
+        }
+        if upgrade {
+            // An opaque (hash-only) record learns its tokens: join it now, keeping
+            // the copies it already had.
+            let old = self.blocks.remove(&hash);
+            self.store(parent, b, origin, dirty);
+            if let (Some(old), Some(new)) = (old, self.blocks.get_mut(&hash)) {
+                for (t, c) in old.tiers {
+                    new.tiers.entry(t).or_insert(c);
                 }
-            }
-            if upgrade {
-                // An opaque (hash-only) record learns its tokens: join it now, keeping
-                // the copies it already had.
-                let old = self.blocks.remove(&hash);
-                self.store(parent, b, here, ts, adapter_ok, dirty);
-                if let (Some(old), Some(new)) = (old, self.blocks.get_mut(&hash)) {
-                    for (t, c) in old.tiers {
-                        new.tiers.entry(t).or_insert(c);
-                    }
-                }
-                return;
-            }
-            for (ci, _) in rel {
-                self.relevant_event(ci, here, ts);
-                if let (Some(p), Some(c)) = (b.priority, self.claims.get_mut(ci)) {
-                    c.priorities.insert(p);
-                }
-                dirty.insert(ci);
             }
             return;
         }
+        for (ci, _) in claims_touched {
+            self.relevant_event(ci, origin.here, origin.ts);
+            if let (Some(p), Some(c)) = (b.priority, self.claims.get_mut(ci)) {
+                c.priorities.insert(p);
+            }
+            dirty.insert(ci);
+        }
+    }
+
+    /// A new block with tokens: joined to every claim chain it extends.
+    fn store_new(
+        &mut self,
+        parent: Option<BlockHash>,
+        b: StoredBlock,
+        origin: Origin,
+        dirty: &mut BTreeSet<usize>,
+    ) {
+        let here = origin.here;
         let mut tiers = BTreeMap::new();
         if let Some(t) = b.tier.clone() {
             tiers.insert(t, Copies::one(b.priority));
-        }
-        if b.tokens.is_empty() {
-            self.blocks.insert(
-                hash,
-                BlockRec {
-                    parent,
-                    tokens: None,
-                    tiers,
-                    rel: Vec::new(),
-                },
-            );
-            return;
         }
         if self.format == EventFormat::Trtllm
             && let Some(bs) = self.block_size
@@ -676,8 +750,33 @@ impl<'r> Engine<'r> {
         {
             self.partial_block(&parent, &b.tokens, here);
         }
-        let mut rel = Vec::new();
-        match &parent {
+        let claim_positions = self.chain_positions(parent.as_ref(), &b, here);
+        for &(ci, pos) in &claim_positions {
+            self.join_block(ci, pos, &b, origin);
+            dirty.insert(ci);
+        }
+        self.blocks.insert(
+            b.hash,
+            BlockRec {
+                parent,
+                tokens: Some(b.tokens),
+                tiers,
+                claim_positions,
+            },
+        );
+    }
+
+    /// Where a new block extends a claim's chain: (claim, position) pairs. A block
+    /// whose parent the stream never showed with tokens cannot be placed; a claim it
+    /// would fit gets `UnjoinableParent`.
+    fn chain_positions(
+        &mut self,
+        parent: Option<&BlockHash>,
+        b: &StoredBlock,
+        here: EventRef,
+    ) -> Vec<(usize, usize)> {
+        let mut claim_positions = Vec::new();
+        match parent {
             // A root block salted otherwise than the registry declares (or unsalted when
             // it declares a salt) heads another cache namespace: the claim's requests
             // hash to different blocks, so neither it nor its chain can be the claim's
@@ -686,20 +785,20 @@ impl<'r> Engine<'r> {
             None => {
                 for (ci, c) in self.claims.iter().enumerate() {
                     if c.chunks.first().is_some_and(|ch| *ch == b.tokens) {
-                        rel.push((ci, 0));
+                        claim_positions.push((ci, 0));
                     }
                 }
             }
             Some(ph) => match self.blocks.get(ph) {
                 Some(prec) if prec.tokens.is_some() => {
-                    for &(ci, i) in &prec.rel {
+                    for &(ci, i) in &prec.claim_positions {
                         if self
                             .claims
                             .get(ci)
                             .and_then(|c| c.chunks.get(i + 1))
                             .is_some_and(|ch| *ch == b.tokens)
                         {
-                            rel.push((ci, i + 1));
+                            claim_positions.push((ci, i + 1));
                         }
                     }
                 }
@@ -717,52 +816,46 @@ impl<'r> Engine<'r> {
                 }
             },
         }
-        for &(ci, pos) in &rel {
-            if !adapter_ok {
-                self.claim_reason(ci, Reason::AdapterMismatch { event: here });
-            }
-            if b.adapter_unknown && self.registry.cache_identity.lora_enabled != Some(false) {
-                self.claim_reason(ci, Reason::UnknownBlockAdapter { event: here });
-            }
-            let salt_mismatch =
-                b.salt.is_some() && b.salt != self.registry.cache_identity.cache_salt;
-            if b.extra_hash_inputs || salt_mismatch {
-                self.claim_reason(ci, Reason::UnverifiedExtraHashInputs { event: here });
-            }
-            let dup = self
-                .claims
-                .get(ci)
-                .and_then(|c| c.positions.get(pos))
-                .is_some_and(|p| p.iter().any(|h| *h != hash));
-            if dup {
-                self.claim_reason(
-                    ci,
-                    Reason::DuplicateBlockAtPosition {
-                        event: here,
-                        position: pos as u64,
-                    },
-                );
-            }
-            if let Some(c) = self.claims.get_mut(ci) {
-                if let Some(p) = c.positions.get_mut(pos) {
-                    p.push(hash.clone());
-                }
-                if let Some(p) = b.priority {
-                    c.priorities.insert(p);
-                }
-            }
-            self.relevant_event(ci, here, ts);
-            dirty.insert(ci);
+        claim_positions
+    }
+
+    /// Joins a new block to claim `ci` at `pos`: the identity checks a matching
+    /// block must pass, then its hash, priority and the event itself.
+    fn join_block(&mut self, ci: usize, pos: usize, b: &StoredBlock, origin: Origin) {
+        let here = origin.here;
+        if !origin.adapter_ok {
+            self.claim_reason(ci, Reason::AdapterMismatch { event: here });
         }
-        self.blocks.insert(
-            hash,
-            BlockRec {
-                parent,
-                tokens: Some(b.tokens),
-                tiers,
-                rel,
-            },
-        );
+        if b.adapter_unknown && self.registry.cache_identity.lora_enabled != Some(false) {
+            self.claim_reason(ci, Reason::UnknownBlockAdapter { event: here });
+        }
+        let salt_mismatch = b.salt.is_some() && b.salt != self.registry.cache_identity.cache_salt;
+        if b.extra_hash_inputs || salt_mismatch {
+            self.claim_reason(ci, Reason::UnverifiedExtraHashInputs { event: here });
+        }
+        let dup = self
+            .claims
+            .get(ci)
+            .and_then(|c| c.positions.get(pos))
+            .is_some_and(|p| p.iter().any(|h| *h != b.hash));
+        if dup {
+            self.claim_reason(
+                ci,
+                Reason::DuplicateBlockAtPosition {
+                    event: here,
+                    position: pos as u64,
+                },
+            );
+        }
+        if let Some(c) = self.claims.get_mut(ci) {
+            if let Some(p) = c.positions.get_mut(pos) {
+                p.push(b.hash.clone());
+            }
+            if let Some(p) = b.priority {
+                c.priorities.insert(p);
+            }
+        }
+        self.relevant_event(ci, here, origin.ts);
     }
 
     /// A partial TensorRT-LLM block: it can never be a claim's full block, but a claim
@@ -774,7 +867,12 @@ impl<'r> Engine<'r> {
             Some(ph) => self
                 .blocks
                 .get(ph)
-                .map(|p| p.rel.iter().map(|&(ci, i)| (ci, i + 1)).collect())
+                .map(|p| {
+                    p.claim_positions
+                        .iter()
+                        .map(|&(ci, i)| (ci, i + 1))
+                        .collect()
+                })
                 .unwrap_or_default(),
         };
         for (ci, pos) in positions {
@@ -826,15 +924,15 @@ impl<'r> Engine<'r> {
                 }
             },
         };
-        let rel: Vec<usize> = rec.rel.iter().map(|&(c, _)| c).collect();
-        let forget = rec.tiers.is_empty() && rec.rel.is_empty();
+        let claims_touched: Vec<usize> = rec.claim_positions.iter().map(|&(c, _)| c).collect();
+        let forget = rec.tiers.is_empty() && rec.claim_positions.is_empty();
         if forget {
             self.blocks.remove(h);
         }
         if !known {
             self.ambiguity(Reason::UnknownBlockRemoved { event: here });
         }
-        for ci in rel {
+        for ci in claims_touched {
             self.relevant_event(ci, here, ts);
             dirty.insert(ci);
         }
@@ -870,11 +968,11 @@ impl<'r> Engine<'r> {
                 c.priority = Some(new);
             }
         }
-        let rel: Vec<usize> = rec.rel.iter().map(|&(c, _)| c).collect();
+        let claims_touched: Vec<usize> = rec.claim_positions.iter().map(|&(c, _)| c).collect();
         if !ok {
             self.ambiguity(Reason::UnknownBlockUpdated { event: here });
         }
-        for ci in rel {
+        for ci in claims_touched {
             self.relevant_event(ci, here, ts);
             dirty.insert(ci);
         }
@@ -919,10 +1017,10 @@ impl<'r> Engine<'r> {
         let Some(c) = self.claims.get_mut(ci) else {
             return;
         };
-        if c.result.is_some() || held == c.held {
+        if c.result.is_some() || held == c.predicate_holds {
             return;
         }
-        c.held = held;
+        c.predicate_holds = held;
         c.transitions.push(Transition {
             event: here,
             change: if held {
@@ -969,14 +1067,14 @@ impl<'r> Engine<'r> {
         for r in claim
             .reasons
             .iter()
-            .chain(&self.common)
+            .chain(&self.registry_reasons)
             .chain(
                 self.claims
                     .get(ci)
                     .map(|c| c.reasons.as_slice())
                     .unwrap_or(&[]),
             )
-            .chain(&self.global)
+            .chain(&self.stream_ambiguities)
             .cloned()
             .chain(extra)
             .chain(uncertain)
@@ -999,7 +1097,7 @@ impl<'r> Engine<'r> {
                 reasons.push(Reason::MissingTokenIds);
             }
             Verdict::InsufficientEvidence { reasons }
-        } else if c.held {
+        } else if c.predicate_holds {
             Verdict::Materialized {
                 since: c.since.unwrap_or(EventRef { index: 0, line: 0 }),
                 tiers,
@@ -1040,7 +1138,7 @@ impl<'r> Engine<'r> {
             },
             observed_priorities: c.priorities.iter().copied().collect(),
         });
-        self.pending = self.pending.saturating_sub(1);
+        self.claims_unjudged = self.claims_unjudged.saturating_sub(1);
     }
 
     fn finish(mut self, registry_label: String, events_label: String) -> JoinReport {
@@ -1093,7 +1191,7 @@ impl<'r> Engine<'r> {
             })
             .collect();
         let mut stream = self.summary;
-        stream.ambiguities = self.global;
+        stream.ambiguities = self.stream_ambiguities;
         stream.ambiguities.sort();
         JoinReport {
             schema_version: REPORT_SCHEMA_VERSION,
@@ -1114,7 +1212,8 @@ impl<'r> Engine<'r> {
 ///
 /// `registry_path` and `events_path` only label the report and the errors; they are
 /// recorded exactly as given.
-/// The longest event line the join reads (one event batch); longer lines are malformed.
+/// The longest event line the join reads (one event batch), its `\n` not counted;
+/// longer lines are malformed.
 pub const MAX_EVENT_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 pub fn join_reader<R: BufRead>(
@@ -1151,52 +1250,55 @@ pub(crate) fn join_reader_with<R: BufRead>(
     if first.first() == Some(&kvlower_capture::MAGIC[0]) {
         return join_capture(engine, decoder, events, registry_path, events_path);
     }
-    let mut buf = Vec::new();
     let mut line: u64 = 0;
-    loop {
-        buf.clear();
-        // Read at most one byte past the cap, so a hostile line cannot exhaust memory.
-        let n = std::io::Read::take(
-            std::io::Read::by_ref(&mut events),
-            MAX_EVENT_LINE_BYTES as u64 + 1,
-        )
-        .read_until(b'\n', &mut buf)
-        .map_err(|e| crate::input::stream_error(events_path, e))?;
-        if n == 0 {
-            break;
-        }
+    let mut failed: Option<JoinError> = None;
+    let event_error = |line: u64, json_path: Option<String>, message: String| JoinError::Event {
+        path: events_path.to_path_buf(),
+        line,
+        json_path,
+        message,
+    };
+    // The one line reader (shared with the trace gate): a hostile line cannot exhaust
+    // memory, and the first malformed line stops the join.
+    kvlower_fs::lines::for_each_line(&mut events, MAX_EVENT_LINE_BYTES, u64::MAX, |l| {
         line += 1;
-        if buf.len() > MAX_EVENT_LINE_BYTES {
-            return Err(JoinError::Event {
-                path: events_path.to_path_buf(),
-                line,
-                json_path: None,
-                message: format!("line longer than {MAX_EVENT_LINE_BYTES} bytes"),
-            });
-        }
-        let text = std::str::from_utf8(&buf).map_err(|e| JoinError::Event {
-            path: events_path.to_path_buf(),
-            line,
-            json_path: None,
-            message: format!("not UTF-8: {e}"),
-        })?;
+        let bytes = match l {
+            Line::Text(bytes) => bytes,
+            Line::TooLong => {
+                let message = format!("line longer than {MAX_EVENT_LINE_BYTES} bytes");
+                failed = Some(event_error(line, None, message));
+                return ControlFlow::Break(());
+            }
+        };
+        let text = match std::str::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => {
+                failed = Some(event_error(line, None, format!("not UTF-8: {e}")));
+                return ControlFlow::Break(());
+            }
+        };
         if text.trim().is_empty() {
-            continue;
+            return ControlFlow::Continue(());
         }
-        let decoded = decoder
-            .decode_line(text, line)
-            .map_err(|e| JoinError::Event {
-                path: events_path.to_path_buf(),
-                line,
-                json_path: e.json_path,
-                message: e.message,
-            })?;
-        if let Some(b) = decoded.batch {
-            engine.batch(b);
+        match decoder.decode_line(text, line) {
+            Ok(decoded) => {
+                if let Some(b) = decoded.batch {
+                    engine.batch(b);
+                }
+                for d in decoded.events {
+                    engine.process(d);
+                }
+                ControlFlow::Continue(())
+            }
+            Err(e) => {
+                failed = Some(event_error(line, e.json_path, e.message));
+                ControlFlow::Break(())
+            }
         }
-        for d in decoded.events {
-            engine.process(d);
-        }
+    })
+    .map_err(|e| crate::input::stream_error(events_path, e))?;
+    if let Some(e) = failed {
+        return Err(e);
     }
     engine.summary.lines = line;
     Ok(engine.finish(

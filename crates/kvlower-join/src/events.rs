@@ -22,7 +22,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::registry::EventFormat;
+use crate::ids::EventFormat;
 
 /// A block hash as published: an integer (TRT-LLM, SGLang, older vLLM) or opaque bytes.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -1064,10 +1064,10 @@ fn decode_trt_event(v: &Value, path: &str, line: u64) -> Result<Decoded, DecodeE
 }
 
 impl BlockHash {
-    pub fn encoding(&self) -> crate::registry::HashEncoding {
+    pub fn encoding(&self) -> crate::ids::HashEncoding {
         match self {
-            BlockHash::Int(_) => crate::registry::HashEncoding::Int,
-            BlockHash::Bytes(_) => crate::registry::HashEncoding::Bytes,
+            BlockHash::Int(_) => crate::ids::HashEncoding::Int,
+            BlockHash::Bytes(_) => crate::ids::HashEncoding::Bytes,
         }
     }
 }

@@ -19,6 +19,8 @@
 //!
 //! # Layout
 //!
+//! - [`ids`]: the identifiers every other module shares (a leaf).
+//! - [`reason`]: Table 5's preconditions and the typed reasons a claim misses one.
 //! - [`registry`]: the pre-registered claims (YAML, read through `kvlower_yaml`).
 //! - [`events`]: one JSON line of a runtime's event stream → typed events.
 //! - [`engine`]: the replay and the verdicts (streaming: memory follows live blocks).
@@ -32,9 +34,11 @@
 pub mod engine;
 pub mod error;
 pub mod events;
+pub mod ids;
 pub mod input;
 pub mod msgpack;
 pub mod pressure;
+pub mod reason;
 pub mod registry;
 pub mod report;
 

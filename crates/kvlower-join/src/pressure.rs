@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::{JoinOptions, join_reader_with};
 use crate::error::JoinError;
 use crate::registry::{ClaimId, EventFormat, Registry, StreamPoint};
-use crate::report::{Change, ClaimResult, EventRef, Verdict};
+use crate::report::{Change, ClaimResult, EventRef, Transition, Verdict};
 
 /// The three control runs of the paper's design.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -269,22 +269,22 @@ pub fn run_controls(controls: &Path) -> Result<PressureReport, JoinError> {
     }
     problems.sort();
 
+    let study = Study {
+        registry: &registry,
+        registry_path: &registry_path,
+        format: raw.format,
+        tracked: &tracked,
+    };
     let mut runs = Vec::new();
     for (kind, run) in &raw.runs {
         let expected = expected_first_lost(&tracked, &run.priorities);
+        let plan = RunPlan {
+            priorities: &run.priorities,
+            expected: &expected,
+        };
         let mut trials = Vec::new();
         for t in &run.trials {
-            let events = base.join(&t.events);
-            trials.push(judge_trial(
-                &registry,
-                &registry_path,
-                &events,
-                raw.format,
-                t,
-                &tracked,
-                &run.priorities,
-                &expected,
-            )?);
+            trials.push(study.judge_trial(&plan, &base.join(&t.events), t)?);
         }
         let followed = trials.iter().filter(|t| t.followed_priority).count();
         runs.push(RunResult {
@@ -320,108 +320,154 @@ fn expected_first_lost(tracked: &[ClaimId], pr: &BTreeMap<ClaimId, u32>) -> Vec<
     v
 }
 
-#[allow(clippy::too_many_arguments)]
-fn judge_trial(
-    registry: &Registry,
-    registry_path: &Path,
-    events: &Path,
+/// What every trial of the controls shares: the registry, the event format and
+/// the claims it tracks.
+struct Study<'a> {
+    registry: &'a Registry,
+    registry_path: &'a Path,
     format: EventFormat,
-    t: &RawTrial,
-    tracked: &[ClaimId],
-    priorities: &BTreeMap<ClaimId, u32>,
-    expected: &[ClaimId],
-) -> Result<TrialResult, JoinError> {
-    let file = crate::input::open_events(events)?;
-    let report = join_reader_with(
-        registry,
-        registry_path,
-        BufReader::new(file),
-        events,
-        format,
-        JoinOptions {
-            observe_at: Some(t.observe_at),
-        },
-    )?;
-    let p = t.pressure_starts_at.event_index;
-    let mut reasons = Vec::new();
-    let mut joinable = true;
-    let mut no_pre_loss = true;
-    let mut first_losses: Vec<(ClaimId, Option<EventRef>)> = Vec::new();
-    for id in tracked {
-        let Some(c) = report.claims.iter().find(|c| c.claim_id == *id) else {
-            continue;
-        };
-        if let Verdict::InsufficientEvidence { reasons: rs } = &c.verdict {
-            joinable = false;
-            no_pre_loss = false;
-            reasons.push(TrialReason::ClaimNotJoinable {
-                claim: id.clone(),
+    tracked: &'a [ClaimId],
+}
+
+/// One run's declared priorities, and the claims expected to be lost first under them.
+struct RunPlan<'a> {
+    priorities: &'a BTreeMap<ClaimId, u32>,
+    expected: &'a [ClaimId],
+}
+
+impl Study<'_> {
+    /// Joins one trial's events, judged at its observation point, and says whether the
+    /// first loss after pressure started followed the run's priorities.
+    fn judge_trial(
+        &self,
+        run: &RunPlan<'_>,
+        events: &Path,
+        t: &RawTrial,
+    ) -> Result<TrialResult, JoinError> {
+        let file = crate::input::open_events(events)?;
+        let report = join_reader_with(
+            self.registry,
+            self.registry_path,
+            BufReader::new(file),
+            events,
+            self.format,
+            JoinOptions {
+                observe_at: Some(t.observe_at),
+            },
+        )?;
+        let p = t.pressure_starts_at.event_index;
+        let mut reasons = Vec::new();
+        let mut joinable = true;
+        let mut no_pre_loss = true;
+        let mut first_losses: Vec<(ClaimId, Option<EventRef>)> = Vec::new();
+        for id in self.tracked {
+            let Some(c) = report.claims.iter().find(|c| c.claim_id == *id) else {
+                continue;
+            };
+            let claim = claim_trial(c, p, run.priorities.get(id).copied());
+            joinable &= claim.joinable;
+            no_pre_loss &= claim.kept_before_pressure;
+            reasons.extend(claim.reasons);
+            first_losses.push((id.clone(), claim.first_loss));
+        }
+        let first_loss = first_losses.iter().filter_map(|(_, e)| *e).min();
+        let mut first_lost: Vec<ClaimId> = first_losses
+            .iter()
+            .filter(|(_, e)| first_loss.is_some() && *e == first_loss)
+            .map(|(c, _)| c.clone())
+            .collect();
+        first_lost.sort();
+        if joinable && no_pre_loss {
+            if first_loss.is_none() {
+                reasons.push(TrialReason::NoLossAfterPressure);
+            } else if first_lost != run.expected {
+                reasons.push(TrialReason::UnexpectedFirstLoss {
+                    lost: first_lost.clone(),
+                });
+            }
+        }
+        reasons.sort();
+        Ok(TrialResult {
+            events: events.display().to_string(),
+            pressure_starts_at: p,
+            observation_point: t.observe_at,
+            first_loss,
+            first_lost,
+            loss_after_pressure: first_losses.into_iter().collect(),
+            joinable_before_pressure: joinable,
+            no_pre_pressure_loss: no_pre_loss,
+            followed_priority: reasons.is_empty(),
+            reasons,
+        })
+    }
+}
+
+/// What one tracked claim's joined result says about a trial.
+struct ClaimTrial {
+    /// Joinable, and materialized just before pressure started.
+    joinable: bool,
+    /// Joinable, and not lost before pressure started.
+    kept_before_pressure: bool,
+    /// Its first loss at or after pressure started.
+    first_loss: Option<EventRef>,
+    reasons: Vec<TrialReason>,
+}
+
+/// One tracked claim in a trial whose pressure starts at event `p`; `declared` is
+/// the priority the run gives it.
+fn claim_trial(c: &ClaimResult, p: u64, declared: Option<u32>) -> ClaimTrial {
+    let claim = &c.claim_id;
+    if let Verdict::InsufficientEvidence { reasons: rs } = &c.verdict {
+        return ClaimTrial {
+            joinable: false,
+            kept_before_pressure: false,
+            first_loss: None,
+            reasons: vec![TrialReason::ClaimNotJoinable {
+                claim: claim.clone(),
                 reasons: rs.iter().map(|r| r.name()).collect(),
-            });
-            first_losses.push((id.clone(), None));
-            continue;
-        }
-        if !held_before(c, p) {
-            joinable = false;
-            reasons.push(TrialReason::NotMaterializedBeforePressure { claim: id.clone() });
-        }
-        if let Some(l) = c
-            .transitions
-            .iter()
-            .find(|tr| tr.change == Change::Lost && tr.event.index < p)
-        {
-            no_pre_loss = false;
-            reasons.push(TrialReason::LostBeforePressure {
-                claim: id.clone(),
-                event: l.event,
-            });
-        }
-        if let Some(&declared) = priorities.get(id)
-            && !c.observed_priorities.is_empty()
-            && c.observed_priorities != [declared]
-        {
-            reasons.push(TrialReason::PriorityNotObservedAsDeclared {
-                claim: id.clone(),
-                declared,
-                observed: c.observed_priorities.clone(),
-            });
-        }
-        let first = c
-            .transitions
-            .iter()
-            .find(|tr| tr.change == Change::Lost && tr.event.index >= p)
-            .map(|tr| tr.event);
-        first_losses.push((id.clone(), first));
+            }],
+        };
     }
-    let first_loss = first_losses.iter().filter_map(|(_, e)| *e).min();
-    let mut first_lost: Vec<ClaimId> = first_losses
+    let mut reasons = Vec::new();
+    let joinable = held_before(c, p);
+    if !joinable {
+        reasons.push(TrialReason::NotMaterializedBeforePressure {
+            claim: claim.clone(),
+        });
+    }
+    let lost = |tr: &&Transition| tr.change == Change::Lost;
+    let lost_before = c
+        .transitions
         .iter()
-        .filter(|(_, e)| first_loss.is_some() && *e == first_loss)
-        .map(|(c, _)| c.clone())
-        .collect();
-    first_lost.sort();
-    if joinable && no_pre_loss {
-        if first_loss.is_none() {
-            reasons.push(TrialReason::NoLossAfterPressure);
-        } else if first_lost != expected {
-            reasons.push(TrialReason::UnexpectedFirstLoss {
-                lost: first_lost.clone(),
-            });
-        }
+        .filter(lost)
+        .find(|tr| tr.event.index < p);
+    if let Some(l) = lost_before {
+        reasons.push(TrialReason::LostBeforePressure {
+            claim: claim.clone(),
+            event: l.event,
+        });
     }
-    reasons.sort();
-    Ok(TrialResult {
-        events: events.display().to_string(),
-        pressure_starts_at: p,
-        observation_point: t.observe_at,
-        first_loss,
-        first_lost,
-        loss_after_pressure: first_losses.into_iter().collect(),
-        joinable_before_pressure: joinable,
-        no_pre_pressure_loss: no_pre_loss,
-        followed_priority: reasons.is_empty(),
+    if let Some(declared) = declared
+        && !c.observed_priorities.is_empty()
+        && c.observed_priorities != [declared]
+    {
+        reasons.push(TrialReason::PriorityNotObservedAsDeclared {
+            claim: claim.clone(),
+            declared,
+            observed: c.observed_priorities.clone(),
+        });
+    }
+    ClaimTrial {
+        joinable,
+        kept_before_pressure: lost_before.is_none(),
+        first_loss: c
+            .transitions
+            .iter()
+            .filter(lost)
+            .find(|tr| tr.event.index >= p)
+            .map(|tr| tr.event),
         reasons,
-    })
+    }
 }
 
 /// Whether the predicate held just before event `p` (pressure start).

@@ -15,26 +15,11 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::JoinError;
-use crate::report::Reason;
+pub use crate::ids::{ClaimId, EventFormat, HashEncoding, ObjectId};
+use crate::reason::Reason;
 
 /// The registry format version this crate reads.
 pub const REGISTRY_SCHEMA_VERSION: u32 = 1;
-
-/// A claim id: the name of the retention promise, never a backend request id.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct ClaimId(pub String);
-
-impl fmt::Display for ClaimId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-/// The reusable KV object a claim names (e.g. "the system prompt of agent X").
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct ObjectId(pub String);
 
 /// A point in the event stream: an event index, or a batch timestamp.
 ///
@@ -161,36 +146,6 @@ impl TryFrom<String> for Predicate {
         let tokens = NonZeroU32::new(k).ok_or_else(|| format!("`{s}`: k must be at least 1"))?;
         Ok(Predicate::LeadingPrefixAtLeast { tokens })
     }
-}
-
-/// Which runtime's event stream is being joined.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EventFormat {
-    /// vLLM `EventBatch` (map or positional-array encoding), one batch per line.
-    Vllm,
-    /// SGLang `EventBatch` (positional-array encoding), one batch per line.
-    Sglang,
-    /// TensorRT-LLM `get_kv_cache_events` JSON, one event or one list of events per line.
-    Trtllm,
-}
-
-impl fmt::Display for EventFormat {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            EventFormat::Vllm => "vllm",
-            EventFormat::Sglang => "sglang",
-            EventFormat::Trtllm => "trtllm",
-        })
-    }
-}
-
-/// How block hashes are encoded on the wire (vLLM's `ExternalBlockHash = bytes | int`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum HashEncoding {
-    Int,
-    Bytes,
 }
 
 /// The token-hash domain: the runtime's hash function (named) and its encoding.

@@ -571,9 +571,9 @@ mod tests {
     fn codes_are_unique_kebab_case() {
         let mut seen = std::collections::BTreeSet::new();
         for c in Code::ALL {
-            assert!(seen.insert(c.as_str()));
+            assert!(seen.insert(c.name()));
             assert!(
-                c.as_str()
+                c.name()
                     .chars()
                     .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '-')
             );

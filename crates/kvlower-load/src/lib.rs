@@ -574,26 +574,11 @@ impl FsEnvironment {
         let Ok(committed) = doc else {
             return JoinDocumentFacts::default();
         };
-        let reproduces = self.rerun_join(&committed);
-        let held = committed
-            .preconditions
-            .iter()
-            .filter(|p| p.held)
-            .map(|p| p.precondition.model())
-            .collect();
-        let statuses: Vec<&str> = committed
-            .claims
-            .iter()
-            .map(|c| c.verdict.status())
-            .collect();
         JoinDocumentFacts {
-            reproduces,
+            reproduces: self.rerun_join(&committed),
             depth: kvlower_core::Depth::from_name(&committed.depth),
-            held,
-            stream_sound: committed.stream.sequence_checked
-                && committed.stream.ambiguities.is_empty()
-                && statuses.contains(&"materialized")
-                && !statuses.contains(&"insufficient_evidence"),
+            held: committed.held_preconditions().collect(),
+            stream_sound: committed.stream_sound(),
         }
     }
 

@@ -2,7 +2,8 @@
 
 use serde::Serialize;
 
-use crate::report::{TraceFamily, TraceOutline};
+use crate::family::TraceFamily;
+use crate::report::TraceOutline;
 
 /// Campaign counts. Each count is over traces (runs), like the paper's table: a trace
 /// counts as an observation pass when some claim in it passes `connector_observation`,

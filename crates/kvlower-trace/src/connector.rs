@@ -8,6 +8,7 @@
 
 use crate::Pos;
 use crate::event::{EventKind, RawEvent, TransferDirection, given, names};
+use crate::identity::Bucket;
 use crate::names::{Control, Requirement};
 
 /// The claim-scoped outcome types a restoration failure may produce (`docs/trace-format.md`).
@@ -217,13 +218,13 @@ impl ConnectorClaim {
     }
 
     /// Path A's missing requirements.
-    pub fn observation_missing(&self, claimed: bool, ambiguous: bool) -> Vec<Requirement> {
+    pub fn observation_missing(&self, bucket: Bucket<'_>) -> Vec<Requirement> {
         use Requirement::*;
         let mut missing = Vec::new();
-        if !claimed || self.init.is_none() {
+        if !bucket.is_claim() || self.init.is_none() {
             missing.push(ClaimMetadataBeforeLifecycle);
         }
-        if ambiguous {
+        if bucket.ambiguous() {
             missing.push(AmbiguousClaimCacheIdentity);
         }
         if self.store_created.is_none()
@@ -252,13 +253,13 @@ impl ConnectorClaim {
     }
 
     /// Path B's missing requirements (`ordered_failure_semantics` only when all else holds).
-    pub fn failure_missing(&self, claimed: bool, ambiguous: bool) -> Vec<Requirement> {
+    pub fn failure_missing(&self, bucket: Bucket<'_>) -> Vec<Requirement> {
         use Requirement::*;
         let mut missing = Vec::new();
-        if !claimed || self.init.is_none() {
+        if !bucket.is_claim() || self.init.is_none() {
             missing.push(ClaimMetadataBeforeLifecycle);
         }
-        if ambiguous {
+        if bucket.ambiguous() {
             missing.push(AmbiguousClaimCacheIdentity);
         }
         if self.store_created.is_none()
@@ -343,9 +344,9 @@ impl ConnectorClaim {
     }
 
     /// The controls this claim (or the unclaimed bucket) matched.
-    pub fn controls(&self, claimed: bool) -> Vec<Control> {
+    pub fn controls(&self, bucket: Bucket<'_>) -> Vec<Control> {
         let mut controls = Vec::new();
-        if claimed {
+        if bucket.is_claim() {
             if self.wrong_claim {
                 controls.push(Control::WrongClaimFailure);
             }

@@ -2,7 +2,7 @@
 
 use serde::{Serialize, Serializer};
 
-use crate::report::TraceFamily;
+use crate::family::TraceFamily;
 
 /// What is wrong with a line (or with the trace as a whole).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

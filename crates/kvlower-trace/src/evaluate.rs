@@ -1,18 +1,20 @@
 //! Drives the per-line checks and the family state machines over one trace.
 
-use std::collections::HashMap;
 use std::num::NonZeroU32;
+
+use indexmap::IndexMap;
 
 use crate::Pos;
 use crate::connector::ConnectorClaim;
 use crate::diagnostic::{Diagnostic, Problem};
 use crate::event::{EventKind, RawEvent, given};
 use crate::family;
-use crate::identity::{ClaimIdentity, Interner};
+use crate::family::TraceFamily;
+use crate::identity::{Bucket, ClaimIdentity, Interner};
 use crate::multi_claim::{Attribution, NonTargetFacts, TargetFacts};
 use crate::names::{Requirement, TraceGate};
 use crate::reference::ReferenceClaim;
-use crate::report::{ClaimVerdict, GateResult, TraceFamily, TraceOutline, TraceTally};
+use crate::report::{ClaimVerdict, GateResult, TraceOutline, TraceTally};
 
 /// At most this many diagnostics are kept per trace; the rest are counted.
 pub const MAX_DIAGNOSTICS: usize = 1000;
@@ -44,20 +46,19 @@ struct Slot<S> {
     tainted: bool,
 }
 
-/// The claims of one trace, in order of first appearance.
+/// The claims of one trace, in order of first appearance (the order verdicts are
+/// emitted in).
 struct Claims<S> {
-    index: HashMap<Box<str>, u32>,
-    slots: Vec<Slot<S>>,
+    slots: IndexMap<Box<str>, Slot<S>>,
     /// The most recent claim looked up (consecutive events mostly share a claim).
     last_key: String,
-    last_index: Option<u32>,
+    last_index: Option<usize>,
 }
 
 impl<S: ClaimState> Claims<S> {
     fn new() -> Self {
         Claims {
-            index: HashMap::new(),
-            slots: Vec::new(),
+            slots: IndexMap::new(),
             last_key: String::new(),
             last_index: None,
         }
@@ -67,19 +68,18 @@ impl<S: ClaimState> Claims<S> {
     fn slot(&mut self, claim: &str) -> Option<&mut Slot<S>> {
         let found = match self.last_index {
             Some(i) if self.last_key == claim => Some(i),
-            _ => self.index.get(claim).copied(),
+            _ => self.slots.get_index_of(claim),
         };
         let i = match found {
             Some(i) => i,
             None => {
-                let i = u32::try_from(self.slots.len()).ok()?;
-                self.slots.push(Slot {
+                u32::try_from(self.slots.len()).ok()?;
+                let slot = Slot {
                     state: S::default(),
                     identity: ClaimIdentity::default(),
                     tainted: false,
-                });
-                self.index.insert(claim.into(), i);
-                i
+                };
+                self.slots.insert_full(claim.into(), slot).0
             }
         };
         if self.last_index != Some(i) {
@@ -87,27 +87,11 @@ impl<S: ClaimState> Claims<S> {
             self.last_key.push_str(claim);
             self.last_index = Some(i);
         }
-        self.slots.get_mut(usize::try_from(i).ok()?)
+        self.slots.get_index_mut(i).map(|(_, slot)| slot)
     }
 
     fn get(&self, claim: &str) -> Option<&Slot<S>> {
-        let i = *self.index.get(claim)?;
-        self.slots.get(usize::try_from(i).ok()?)
-    }
-
-    /// The slots with their claim ids, in order of first appearance.
-    fn into_ordered(self) -> Vec<(Box<str>, Slot<S>)> {
-        let mut ids: Vec<Option<Box<str>>> = Vec::new();
-        ids.resize_with(self.slots.len(), || None);
-        for (key, i) in self.index {
-            if let Some(entry) = usize::try_from(i).ok().and_then(|i| ids.get_mut(i)) {
-                *entry = Some(key);
-            }
-        }
-        ids.into_iter()
-            .zip(self.slots)
-            .filter_map(|(id, slot)| id.map(|id| (id, slot)))
-            .collect()
+        self.slots.get(claim)
     }
 }
 
@@ -539,7 +523,7 @@ fn finish_connector(
                     && !slot.tainted
                     && slot
                         .state
-                        .failure_missing(true, slot.identity.ambiguous())
+                        .failure_missing(Bucket::Claim(&slot.identity))
                         .is_empty(),
                 scheduler_failed: slot.state.has_scheduler_failure(),
                 scheduler_refused: slot.state.has_scheduler_refusal(),
@@ -552,40 +536,33 @@ fn finish_connector(
             },
         });
         let mut non_targets = NonTargetFacts::default();
-        for (id, slot) in f
+        for (_, slot) in f
             .claims
-            .index
+            .slots
             .iter()
             .filter(|(id, _)| Some(&***id) != target_id)
         {
-            let Some(slot) = usize::try_from(*slot)
-                .ok()
-                .and_then(|i| f.claims.slots.get(i))
-            else {
-                continue;
-            };
-            let _ = id;
             non_targets.any_attributed_failure |= slot.state.attributed_failure;
             let restored = slot
                 .state
-                .observation_missing(true, slot.identity.ambiguous())
+                .observation_missing(Bucket::Claim(&slot.identity))
                 .is_empty();
             non_targets.any_failed_without_restore |= slot.state.failed() && !restored;
         }
         with_taint(f.attribution.missing(target, non_targets), any_diagnostic)
     });
     let no_claims = f.claims.slots.is_empty();
-    for (id, slot) in f.claims.into_ordered() {
+    for (id, slot) in f.claims.slots {
         let tainted = taint_all || slot.tainted;
-        let ambiguous = slot.identity.ambiguous();
+        let bucket = Bucket::Claim(&slot.identity);
         let mut gates = std::collections::BTreeMap::new();
         gates.insert(
             TraceGate::ConnectorObservation,
-            with_taint(slot.state.observation_missing(true, ambiguous), tainted),
+            with_taint(slot.state.observation_missing(bucket), tainted),
         );
         gates.insert(
             TraceGate::ConnectorFailureOutcome,
-            with_taint(slot.state.failure_missing(true, ambiguous), tainted),
+            with_taint(slot.state.failure_missing(bucket), tainted),
         );
         if let Some(result) = &multi_claim {
             gates.insert(TraceGate::MultiClaimAttribution, result.clone());
@@ -594,7 +571,7 @@ fn finish_connector(
             claim_id: Some(id.into()),
             family: TraceFamily::Connector,
             gates,
-            controls_rejected: slot.state.controls(true),
+            controls_rejected: slot.state.controls(bucket),
         });
     }
     let unclaimed_row = f.unclaimed_seen && (no_claims || f.unclaimed.has_failure_evidence());
@@ -602,17 +579,20 @@ fn finish_connector(
         let mut gates = std::collections::BTreeMap::new();
         gates.insert(
             TraceGate::ConnectorObservation,
-            with_taint(f.unclaimed.observation_missing(false, false), taint_all),
+            with_taint(
+                f.unclaimed.observation_missing(Bucket::Unclaimed),
+                taint_all,
+            ),
         );
         gates.insert(
             TraceGate::ConnectorFailureOutcome,
-            with_taint(f.unclaimed.failure_missing(false, false), taint_all),
+            with_taint(f.unclaimed.failure_missing(Bucket::Unclaimed), taint_all),
         );
         emit(ClaimVerdict {
             claim_id: None,
             family: TraceFamily::Connector,
             gates,
-            controls_rejected: f.unclaimed.controls(false),
+            controls_rejected: f.unclaimed.controls(Bucket::Unclaimed),
         });
     }
 }
@@ -623,8 +603,9 @@ fn finish_reference(
     emit: &mut dyn FnMut(ClaimVerdict),
 ) {
     let no_claims = f.claims.slots.is_empty();
-    for (id, slot) in f.claims.into_ordered() {
-        let mut missing = slot.state.missing(true, &slot.identity);
+    for (id, slot) in f.claims.slots {
+        let bucket = Bucket::Claim(&slot.identity);
+        let mut missing = slot.state.missing(bucket);
         if slot.identity.ambiguous() {
             missing.push(Requirement::AmbiguousClaimCacheIdentity);
         }
@@ -637,23 +618,20 @@ fn finish_reference(
             claim_id: Some(id.into()),
             family: TraceFamily::Reference,
             gates,
-            controls_rejected: slot.state.controls(true),
+            controls_rejected: slot.state.controls(bucket),
         });
     }
     if f.unclaimed_seen && no_claims {
         let mut gates = std::collections::BTreeMap::new();
         gates.insert(
             TraceGate::ReferenceLifecycle,
-            with_taint(
-                f.unclaimed.missing(false, &ClaimIdentity::default()),
-                taint_all,
-            ),
+            with_taint(f.unclaimed.missing(Bucket::Unclaimed), taint_all),
         );
         emit(ClaimVerdict {
             claim_id: None,
             family: TraceFamily::Reference,
             gates,
-            controls_rejected: f.unclaimed.controls(false),
+            controls_rejected: f.unclaimed.controls(Bucket::Unclaimed),
         });
     }
 }

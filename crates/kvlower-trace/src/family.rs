@@ -13,8 +13,44 @@
 //! A line carrying both families' markers tells nothing either; it is judged as a line of
 //! the trace's family and rejected if the trace turns out to be of neither.
 
+use serde::Serialize;
+
 use crate::event::{EventKind, RawEvent};
-use crate::report::TraceFamily;
+
+/// Which of the two published trace formats a trace is written in.
+///
+/// Decided from the first event that tells (see [`of_event`]): the reference family
+/// carries `schema_version` + `timestamp_ns` (1-based `event_sequence`), the connector
+/// family `monotonic_ns` / `hook_scope` (0-based), and marker-less lines are placed by
+/// family-specific event names (`generic_*` counters and `offload_*` events are connector
+/// events). `Unknown` means nothing told; such a trace always carries a diagnostic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceFamily {
+    /// Patched vLLM connector / scheduler boundary events.
+    Connector,
+    /// Reference lifecycle hook events.
+    Reference,
+    /// No event told the family (empty trace, or only undecidable events).
+    Unknown,
+}
+
+impl TraceFamily {
+    /// The family's name as printed and serialized.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TraceFamily::Connector => "connector",
+            TraceFamily::Reference => "reference",
+            TraceFamily::Unknown => "unknown",
+        }
+    }
+}
+
+impl std::fmt::Display for TraceFamily {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// The family `event` says it belongs to, if it says.
 pub(crate) fn of_event(event: &RawEvent<'_>, kind: EventKind) -> Option<TraceFamily> {

@@ -73,6 +73,34 @@ pub(crate) struct ClaimIdentity {
     pub conflicting: u8,
 }
 
+/// Whose events a claim state machine holds, as far as its verdict must know: a
+/// claim's (with the identity fields its events carried), or the trace's events that
+/// name no claim (the unclaimed row, which can never pass a claim-scoped requirement).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Bucket<'a> {
+    Claim(&'a ClaimIdentity),
+    Unclaimed,
+}
+
+impl<'a> Bucket<'a> {
+    pub fn is_claim(self) -> bool {
+        matches!(self, Bucket::Claim(_))
+    }
+
+    /// Whether the claim's identity fields took a second value (never, unclaimed).
+    pub fn ambiguous(self) -> bool {
+        matches!(self, Bucket::Claim(identity) if identity.ambiguous())
+    }
+
+    /// The claim's identity; unclaimed events have none (no field is fixed).
+    pub fn identity(self) -> &'a ClaimIdentity {
+        match self {
+            Bucket::Claim(identity) => identity,
+            Bucket::Unclaimed => &ClaimIdentity::NONE,
+        }
+    }
+}
+
 /// A second value of one identity field of one claim.
 pub(crate) struct Conflict {
     pub field: &'static str,
@@ -81,6 +109,13 @@ pub(crate) struct Conflict {
 }
 
 impl ClaimIdentity {
+    /// No field seen: the identity of events that name no claim.
+    pub const NONE: ClaimIdentity = ClaimIdentity {
+        first: [0; 6],
+        absent: 0,
+        conflicting: 0,
+    };
+
     /// Records the event's identity fields; returns the first new conflict it shows.
     pub fn observe(&mut self, e: &RawEvent<'_>, interner: &mut Interner) -> Option<Conflict> {
         let mut found = None;

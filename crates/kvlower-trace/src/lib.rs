@@ -32,6 +32,9 @@
 
 use std::io::BufRead;
 use std::num::NonZeroU32;
+use std::ops::ControlFlow;
+
+use kvlower_fs::lines::{End, Line};
 
 mod campaign;
 mod connector;
@@ -49,9 +52,10 @@ mod report;
 pub use campaign::CampaignSummary;
 pub use diagnostic::{Diagnostic, Problem};
 pub use evaluate::MAX_DIAGNOSTICS;
+pub use family::TraceFamily;
 pub use lines::{MAX_LINE_BYTES, MAX_TRACE_BYTES};
-pub use names::{Control, GateName, Requirement, TraceGate};
-pub use report::{ClaimVerdict, GateResult, TraceFamily, TraceOutline, TraceReport, TraceTally};
+pub use names::{Control, Requirement, TraceGate};
+pub use report::{ClaimVerdict, GateResult, TraceOutline, TraceReport, TraceTally};
 
 /// A position in a trace: the 1-based ordinal of an accepted event.
 pub(crate) type Pos = NonZeroU32;
@@ -79,18 +83,18 @@ pub fn evaluate_reader_bounded<R: BufRead>(
 ) -> TraceOutline {
     let mut evaluator = evaluate::TraceEvaluator::new(name);
     let mut line: u64 = 0;
-    let read = lines::for_each_line(&mut r, MAX_LINE_BYTES, max_bytes, |l| {
+    let read = kvlower_fs::lines::for_each_line(&mut r, MAX_LINE_BYTES, max_bytes, |l| {
         line = line.saturating_add(1);
         match l {
-            lines::Line::Text(bytes) => evaluator.push_line(line, bytes),
-            lines::Line::TooLong => {
-                evaluator.line_problem(line, Problem::LineTooLong(MAX_LINE_BYTES))
-            }
+            Line::Text(bytes) => evaluator.push_line(line, Line::content(bytes)),
+            Line::TooLong => evaluator.line_problem(line, Problem::LineTooLong(MAX_LINE_BYTES)),
         }
+        ControlFlow::Continue(())
     });
     match read {
-        Ok(lines::End::Complete) => {}
-        Ok(lines::End::TooLarge) => {
+        // The callback never stops the reading.
+        Ok(End::Complete | End::Stopped) => {}
+        Ok(End::TooLarge) => {
             evaluator.line_problem(line.saturating_add(1), Problem::TraceTooLarge(max_bytes))
         }
         Err(e) => evaluator.line_problem(line.saturating_add(1), Problem::Read(e.to_string())),

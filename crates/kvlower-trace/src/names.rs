@@ -10,10 +10,6 @@ use serde::Serialize;
 /// (`kvlower_core::vocab::TraceGate`), so a verdict names a gate the catalog knows.
 pub use kvlower_core::vocab::TraceGate;
 
-/// The same type as [`TraceGate`], under the name `kvlower gate`'s command
-/// module still uses; it goes once that module says `TraceGate`.
-pub type GateName = TraceGate;
-
 kvlower_core::names! {
     /// One named requirement a gate can report as missing; its name is the one
     /// in `docs/trace-format.md`.

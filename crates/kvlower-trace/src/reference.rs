@@ -8,7 +8,7 @@
 use crate::Pos;
 use crate::event::{EventKind, RawEvent, given, names};
 use crate::identity::{
-    CACHE_IDENTITY, ClaimIdentity, MATERIALIZATION_PREDICATE, PREDICATE_ID, REQUEST_TOKEN_MAP_ID,
+    Bucket, CACHE_IDENTITY, MATERIALIZATION_PREDICATE, PREDICATE_ID, REQUEST_TOKEN_MAP_ID,
     REUSABLE_OBJECT_ID,
 };
 use crate::names::{Control, Requirement};
@@ -185,8 +185,10 @@ impl ReferenceClaim {
     }
 
     /// The gate's missing requirements.
-    pub fn missing(&self, claimed: bool, identity: &ClaimIdentity) -> Vec<Requirement> {
+    pub fn missing(&self, bucket: Bucket<'_>) -> Vec<Requirement> {
         use Requirement::*;
+        let claimed = bucket.is_claim();
+        let identity = bucket.identity();
         let mut missing = Vec::new();
         if !claimed || self.accepted.is_none() || !self.pre_registered {
             missing.push(PreRegisteredAcceptedClaim);
@@ -226,8 +228,8 @@ impl ReferenceClaim {
     }
 
     /// The controls the unclaimed bucket matched (claims of this family have none).
-    pub fn controls(&self, claimed: bool) -> Vec<Control> {
-        if claimed {
+    pub fn controls(&self, bucket: Bucket<'_>) -> Vec<Control> {
+        if bucket.is_claim() {
             Vec::new()
         } else if self.saw_failure {
             vec![Control::UnclaimedFailure]

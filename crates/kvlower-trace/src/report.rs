@@ -5,42 +5,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::diagnostic::Diagnostic;
+use crate::family::TraceFamily;
 use crate::names::{Control, Requirement, TraceGate};
-
-/// Which of the two published trace formats a trace is written in.
-///
-/// Decided from the first event that tells (see [`crate::family`]): the reference family
-/// carries `schema_version` + `timestamp_ns` (1-based `event_sequence`), the connector
-/// family `monotonic_ns` / `hook_scope` (0-based), and marker-less lines are placed by
-/// family-specific event names (`generic_*` counters and `offload_*` events are connector
-/// events). `Unknown` means nothing told; such a trace always carries a diagnostic.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TraceFamily {
-    /// Patched vLLM connector / scheduler boundary events.
-    Connector,
-    /// Reference lifecycle hook events.
-    Reference,
-    /// No event told the family (empty trace, or only undecidable events).
-    Unknown,
-}
-
-impl TraceFamily {
-    /// The family's name as printed and serialized.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TraceFamily::Connector => "connector",
-            TraceFamily::Reference => "reference",
-            TraceFamily::Unknown => "unknown",
-        }
-    }
-}
-
-impl std::fmt::Display for TraceFamily {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// One gate's verdict for one claim.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -64,7 +30,7 @@ impl GateResult {
 
     /// The missing requirement names as strings, for callers that want text.
     pub fn missing_names(&self) -> Vec<&'static str> {
-        self.missing.iter().map(|r| r.as_str()).collect()
+        self.missing.iter().map(|r| r.name()).collect()
     }
 }
 

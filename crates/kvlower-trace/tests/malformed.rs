@@ -49,7 +49,7 @@ fn not_json_is_reported_at_its_line_and_taints_every_claim() {
     );
     assert_nothing_passes(&r);
     let m = &r.claims[0].gates[&TraceGate::ConnectorFailureOutcome].missing;
-    assert!(m.iter().any(|x| x.as_str() == "well_formed_trace"));
+    assert!(m.iter().any(|x| x.name() == "well_formed_trace"));
 }
 
 #[test]

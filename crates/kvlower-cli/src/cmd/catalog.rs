@@ -7,12 +7,13 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use kvlower_core::Catalog;
-use kvlower_core::baseline::{self, CatalogChange, Direction};
+use kvlower_core::baseline::{CatalogChange, Direction};
 use kvlower_load::{Code, Diagnostic, MODES_PATH, read_catalog};
 use serde::Serialize;
 
 use crate::Exit;
 use crate::output::{Format, ReportOptions, envelope_json, report};
+use crate::results::CatalogPin;
 
 #[derive(Debug, clap::Args)]
 pub struct CatalogArgs {
@@ -38,32 +39,6 @@ pub struct DiffArgs {
 pub fn run(args: &CatalogArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
     match &args.command {
         CatalogCommand::Diff(a) => diff(a, out, err),
-    }
-}
-
-/// What `results/lowering-matrix.json` records about the catalog it was judged under.
-#[derive(Debug, Serialize)]
-pub struct CatalogPin {
-    /// SHA-256 of the canonical serialization of the catalog as written.
-    pub digest: String,
-    /// The same digest of the built-in baseline.
-    pub baseline_digest: String,
-    /// True when the catalog differs from the baseline in no rule.
-    pub equals_baseline: bool,
-    /// Every difference from the baseline (only strengthenings and neutral
-    /// changes reach a generated result: a weakening is a finding).
-    pub local_changes: Vec<String>,
-}
-
-impl CatalogPin {
-    pub fn of(catalog: &Catalog) -> CatalogPin {
-        let changes = catalog.changes();
-        CatalogPin {
-            digest: catalog.digest(),
-            baseline_digest: kvlower_core::catalog::digest(&baseline::doc()),
-            equals_baseline: changes.is_empty(),
-            local_changes: changes.iter().map(ToString::to_string).collect(),
-        }
     }
 }
 

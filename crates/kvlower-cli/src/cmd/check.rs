@@ -9,8 +9,9 @@ use kvlower_load::{CAPABILITIES_DIR, Code, Diagnostic, LoadFailure, load_reposit
 
 use crate::Exit;
 use crate::cmd::matrix::{GENERATED_DIRS, JOURNAL, STAGE_PREFIX};
+use crate::generated::GeneratedFile;
 use crate::output::{ColorChoice, Format, ReportOptions, report, report_error, sarif};
-use crate::results::{GeneratedFile, generate_with};
+use crate::results::generate;
 
 /// `check`'s output formats: every shared one, plus SARIF for code scanning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -99,16 +100,17 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
     let human = matches!(args.format, CheckFormat::Human | CheckFormat::Github);
     let want_diffs = human && !args.quiet;
     if diagnostics.is_empty() {
-        let audit = crate::cmd::bad_lowering::audit(&repo);
-        let generated = generate_with(&repo, &audit);
-        for file in &generated {
+        // The audit suites run once, inside `generate`; their failures are
+        // findings of the same run.
+        let generated = generate(&repo);
+        for file in &generated.files {
             let sink = want_diffs.then_some(&mut diffs);
             if let Some(d) = freshness(&repo.root, file, sink) {
                 diagnostics.push(d);
             }
         }
-        diagnostics.extend(stray_files(&repo.root, &generated));
-        diagnostics.extend(crate::cmd::bad_lowering::audit_diagnostics(&audit));
+        diagnostics.extend(stray_files(&repo.root, &generated.files));
+        diagnostics.extend(crate::audit::diagnostics(&generated.audit));
         diagnostics.extend(crate::cmd::catalog::pin_diagnostic(
             &repo.root,
             &repo.catalog,

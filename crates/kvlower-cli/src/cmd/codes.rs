@@ -34,7 +34,7 @@ struct JsonCode {
 
 fn json_code(c: Code) -> JsonCode {
     JsonCode {
-        code: c.as_str(),
+        code: c.name(),
         explanation: c.explanation(),
     }
 }
@@ -55,7 +55,7 @@ pub fn run_codes(
         return Ok(Exit::Success);
     }
     for code in Code::ALL {
-        writeln!(out, "{:<26} {}", code.as_str(), code.explanation())?;
+        writeln!(out, "{:<26} {}", code.name(), code.explanation())?;
     }
     Ok(Exit::Success)
 }
@@ -65,9 +65,9 @@ pub fn run_explain_code(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> anyhow::Result<Exit> {
-    if let Some(code) = Code::ALL.iter().find(|c| c.as_str() == args.code) {
+    if let Some(code) = Code::ALL.iter().find(|c| c.name() == args.code) {
         if args.format == Format::Json {
-            let summary = format!("kvlower explain-code: {}", code.as_str());
+            let summary = format!("kvlower explain-code: {}", code.name());
             write!(
                 out,
                 "{}",
@@ -81,13 +81,13 @@ pub fn run_explain_code(
                 )
             )?;
         } else {
-            writeln!(out, "{}: {}", code.as_str(), code.explanation())?;
+            writeln!(out, "{}: {}", code.name(), code.explanation())?;
         }
         return Ok(Exit::Success);
     }
     let closest = Code::ALL
         .iter()
-        .map(|c| (strsim::jaro_winkler(&args.code, c.as_str()), c.as_str()))
+        .map(|c| (strsim::jaro_winkler(&args.code, c.name()), c.name()))
         .max_by(|a, b| a.0.total_cmp(&b.0));
     let shown = crate::output::escape_control(&args.code);
     let message = match closest {

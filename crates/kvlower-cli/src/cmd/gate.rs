@@ -30,8 +30,8 @@ use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 
 use kvlower_trace::{
-    CampaignSummary, ClaimVerdict, Control, Diagnostic, GateName, GateResult, MAX_TRACE_BYTES,
-    Problem, TraceFamily, TraceOutline, TraceTally,
+    CampaignSummary, ClaimVerdict, Control, Diagnostic, GateResult, MAX_TRACE_BYTES, Problem,
+    TraceFamily, TraceGate, TraceOutline, TraceTally,
 };
 use rayon::prelude::*;
 use serde::Serialize;
@@ -528,7 +528,7 @@ struct HumanSink<'a> {
     color_err: bool,
 }
 
-fn human_gate(name: GateName, result: &GateResult, color: bool) -> String {
+fn human_gate(name: TraceGate, result: &GateResult, color: bool) -> String {
     let (pass, fail) = if color {
         ("\x1b[32mPASS\x1b[0m", "\x1b[31mFAIL\x1b[0m")
     } else {
@@ -537,7 +537,7 @@ fn human_gate(name: GateName, result: &GateResult, color: bool) -> String {
     if result.pass {
         format!("{name} {pass}")
     } else {
-        let missing: Vec<&str> = result.missing.iter().map(|r| r.as_str()).collect();
+        let missing: Vec<&str> = result.missing.iter().map(|r| r.name()).collect();
         format!("{name} {fail} (missing: {})", missing.join(", "))
     }
 }
@@ -569,7 +569,7 @@ impl Sink for HumanSink<'_> {
             gates.join("; ")
         )?;
         if !v.controls_rejected.is_empty() {
-            let controls: Vec<&str> = v.controls_rejected.iter().map(|c| c.as_str()).collect();
+            let controls: Vec<&str> = v.controls_rejected.iter().map(|c| c.name()).collect();
             write!(self.out, "; rejected as control: {}", controls.join(", "))?;
         }
         writeln!(self.out)
@@ -669,7 +669,7 @@ struct JsonRow<'a> {
     trace: &'a str,
     claim_id: Option<&'a str>,
     family: TraceFamily,
-    gates: &'a std::collections::BTreeMap<GateName, GateResult>,
+    gates: &'a std::collections::BTreeMap<TraceGate, GateResult>,
     controls_rejected: &'a [Control],
 }
 
@@ -725,7 +725,7 @@ impl Sink for JsonSink<'_> {
                 file,
                 line: d.line.and_then(|l| usize::try_from(l).ok()),
                 column: None,
-                code: code_of(&d.problem).as_str(),
+                code: code_of(&d.problem).name(),
                 yaml_path: "",
                 message,
                 hint: None,
@@ -765,7 +765,7 @@ impl Sink for MarkdownSink<'_> {
             .iter()
             .map(|(n, r)| human_gate(*n, r, false))
             .collect();
-        let controls: Vec<&str> = v.controls_rejected.iter().map(|c| c.as_str()).collect();
+        let controls: Vec<&str> = v.controls_rejected.iter().map(|c| c.name()).collect();
         writeln!(
             self.out,
             "| {} | {} | {} | {} | {} |",

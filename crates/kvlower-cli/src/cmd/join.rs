@@ -56,14 +56,22 @@ pub enum FormatFlag {
     Trtllm,
 }
 
+/// The two forms are an `ArgGroup`: exactly one of `--registry` (with `--events`) or
+/// `--pressure-controls`. The event format alone is checked in [`run`], because the
+/// deprecated `--format vllm|sglang|trtllm` may still supply it.
 #[derive(Debug, clap::Args)]
+#[command(group(
+    clap::ArgGroup::new("input")
+        .required(true)
+        .args(["registry", "pressure_controls"])
+))]
 pub struct JoinArgs {
     /// Claim registry (YAML), written before the run
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", requires = "events")]
     pub registry: Option<PathBuf>,
     /// Runtime KV events: a capture file (`kvlower capture`) or JSON Lines
     /// (vLLM/SGLang: one EventBatch per line), told apart by content
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", requires = "registry")]
     pub events: Option<PathBuf>,
     /// Event stream format
     #[arg(long, value_enum, value_name = "RUNTIME")]
@@ -161,11 +169,12 @@ pub fn run(args: &JoinArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
             Err(e) => Ok(fail(Exit::Findings, &e.to_string(), out, err)?),
         };
     }
+    // The group makes --registry (with --events) present whenever --pressure-controls
+    // is not; the event format may come from the deprecated --format spelling.
     let (Some(registry), Some(events), Some(format)) =
         (&args.registry, &args.events, events_format)
     else {
-        let message =
-            "kvlower join needs --registry, --events and --events-format (or --pressure-controls)";
+        let message = "kvlower join --registry needs --events-format";
         return Ok(fail(Exit::Usage, message, out, err)?);
     };
     match kvlower_join::join_paths(registry, events, format.into()) {

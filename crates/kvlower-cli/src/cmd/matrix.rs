@@ -18,8 +18,9 @@ use kvlower_load::{LoadFailure, load_repository};
 use serde::Serialize;
 
 use crate::Exit;
+use crate::generated::GeneratedFile;
 use crate::output::{SimpleFormat, envelope_json, report_error};
-use crate::results::{GeneratedFile, generate};
+use crate::results::generate;
 
 /// The directories whose every file `kvlower matrix` generates.
 pub const GENERATED_DIRS: &[&str] = &["results", "schemas"];
@@ -110,7 +111,7 @@ pub fn run(args: &MatrixArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
         }
         return Ok(Exit::Findings);
     }
-    let files = generate(&repo);
+    let files = generate(&repo).files;
     let outcome = write_set(&args.root, &files)?;
     let unchanged = files.len() - outcome.written.len();
     let summary = format!(

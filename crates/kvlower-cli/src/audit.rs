@@ -1,0 +1,95 @@
+//! The CLI's bridge to `kvlower-audit` (which is pure): reads the
+//! counterexample files, runs every suite once, hands its result files to
+//! [`crate::results`] (so `kvlower matrix` writes and `kvlower check` compares
+//! them), and turns suite failures into `check` findings.
+
+use std::path::Path;
+
+use kvlower_audit::{Audit, BAD_LOWERING_DIR, CaseSource};
+use kvlower_load::{Code, Diagnostic, FsEnvironment, Repository};
+
+use crate::generated::GeneratedFile;
+
+/// The counterexample files under `root/bad_lowering` (`*.yaml`, `*.yml`), sorted;
+/// `None` when the directory does not exist (a scratch repository: the suite and
+/// its results are then left out; the committed repository's eleven cases are
+/// guarded by `tests/tests/bad_lowering.rs`). A file or directory that cannot be
+/// read is handed on with empty contents, so that the suite reports a case error
+/// instead of silently dropping it.
+pub fn read_cases(root: &Path) -> Option<Vec<CaseSource>> {
+    let dir = root.join(BAD_LOWERING_DIR);
+    if !dir.exists() {
+        return None;
+    }
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Some(vec![CaseSource {
+            path: BAD_LOWERING_DIR.to_string(),
+            contents: String::new(),
+        }]);
+    };
+    // Every `*.yaml` entry is handed on, including a FIFO, device, link out of
+    // the root or oddly named file: `kvlower_fs` refuses to read it (without
+    // blocking) and the empty contents make it a case error, never a skip.
+    let mut cases: Vec<CaseSource> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".yaml") || name.ends_with(".yml"))
+        .map(|name| {
+            let path = format!("{BAD_LOWERING_DIR}/{name}");
+            let contents = read_case(root, &path);
+            CaseSource {
+                path: kvlower_load::diagnostic::excerpt(&path, 200),
+                contents,
+            }
+        })
+        .collect();
+    cases.sort_by(|a, b| a.path.cmp(&b.path));
+    Some(cases)
+}
+
+/// A case file's text, or empty when it is refused, unreadable or not UTF-8
+/// (a non-UTF-8 name reads as a missing file, since `\u{fffd}` replaced a byte).
+fn read_case(root: &Path, rel: &str) -> String {
+    kvlower_fs::read_confined(root, rel, kvlower_fs::FileKind::BadLoweringCase)
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .unwrap_or_default()
+}
+
+/// Runs every audit suite over a loaded repository, judging through `env`
+/// (the one environment of the command, so that each anchored trace is read
+/// and evaluated once however many suites and results judge it).
+pub fn run(repo: &Repository, env: &FsEnvironment) -> Audit {
+    let descriptors: Vec<(&str, &kvlower_core::Descriptor)> = repo
+        .descriptors
+        .iter()
+        .map(|d| (d.path.as_str(), &d.descriptor))
+        .collect();
+    let cases = read_cases(&repo.root);
+    Audit::run(&repo.catalog, &descriptors, env, cases.as_deref())
+}
+
+/// The result files of an audit already run, for [`crate::results::generate`].
+pub fn files(audit: &Audit) -> Vec<GeneratedFile> {
+    audit
+        .files()
+        .into_iter()
+        .map(|f| GeneratedFile {
+            path: f.path,
+            contents: f.contents,
+        })
+        .collect()
+}
+
+/// One `check` finding per way an audit suite does not pass (from an audit
+/// already run: the suites are the most expensive part of `check`).
+pub fn diagnostics(audit: &Audit) -> Vec<Diagnostic> {
+    audit
+        .failures()
+        .into_iter()
+        .map(|(path, message)| {
+            Diagnostic::new(Code::AuditSuiteFailed, path, message)
+                .with_hint("an audit suite does not pass; see the result file for the failing case")
+        })
+        .collect()
+}
