@@ -923,108 +923,7 @@ fn decode_trt_event(v: &Value, path: &str, line: u64) -> Result<Decoded, DecodeE
         .ok_or_else(|| err(&format!("{dpath}.type"), "data.type must be a string"))?;
     let event = match ty {
         "created" => KvEvent::Created,
-        "stored" => {
-            let parent = match data.get("parent_hash") {
-                Some(p) => opt_hash(p, &format!("{dpath}.parent_hash"))?,
-                None => {
-                    issues.push(Issue::Missing("parent_hash"));
-                    None
-                }
-            };
-            let bpath = format!("{dpath}.blocks");
-            let blocks = data
-                .get("blocks")
-                .and_then(Value::as_array)
-                .ok_or_else(|| err(&bpath, "stored.blocks must be an array"))?;
-            let mut out = Vec::with_capacity(blocks.len());
-            for (i, b) in blocks.iter().enumerate() {
-                let bp = format!("{bpath}[{i}]");
-                let b = b
-                    .as_object()
-                    .ok_or_else(|| err(&bp, "stored_block must be an object"))?;
-                let hash = hash(
-                    b.get("block_hash")
-                        .ok_or_else(|| err(&bp, "stored_block has no block_hash"))?,
-                    &format!("{bp}.block_hash"),
-                )?;
-                let mut extra = false;
-                let tokens = match b.get("tokens") {
-                    None => {
-                        issues.push(Issue::Missing("tokens"));
-                        Vec::new()
-                    }
-                    Some(t) => {
-                        let tp = format!("{bp}.tokens");
-                        let t = t
-                            .as_array()
-                            .ok_or_else(|| err(&tp, "tokens must be an array"))?;
-                        let mut ids = Vec::with_capacity(t.len());
-                        for (j, tok) in t.iter().enumerate() {
-                            let jp = format!("{tp}[{j}]");
-                            let tok = tok.as_object().ok_or_else(|| {
-                                err(
-                                    &jp,
-                                    "token must be {type: unique_token, token_id, token_extra_id}",
-                                )
-                            })?;
-                            let id = u32_field(tok, "token_id", &jp)?
-                                .ok_or_else(|| err(&jp, "token has no token_id"))?;
-                            if u32_field(tok, "token_extra_id", &jp)?.is_some_and(|x| x != 0) {
-                                extra = true;
-                            }
-                            ids.push(id);
-                        }
-                        ids
-                    }
-                };
-                let tier = match u32_field(b, "cache_level", &bp)? {
-                    Some(l) => Some(Tier::CacheLevel(l)),
-                    None => {
-                        issues.push(Issue::Missing("cache_level"));
-                        None
-                    }
-                };
-                let priority = u32_field(b, "priority", &bp)?;
-                let nonempty = |k: &str| {
-                    b.get(k).is_some_and(|x| match x {
-                        Value::Null => false,
-                        Value::Array(a) => !a.is_empty(),
-                        Value::String(s) => !s.is_empty(),
-                        _ => true,
-                    })
-                };
-                if nonempty("mm_keys") || nonempty("lora_id") {
-                    extra = true;
-                }
-                let salt = match b.get("cache_salt") {
-                    None | Some(Value::Null) => None,
-                    Some(Value::String(s)) if s.is_empty() => None,
-                    Some(Value::String(s)) => Some(s.clone()),
-                    Some(_) => {
-                        extra = true;
-                        None
-                    }
-                };
-                out.push(StoredBlock {
-                    hash,
-                    tokens,
-                    tier,
-                    priority,
-                    extra_hash_inputs: extra,
-                    salt,
-                    // TensorRT-LLM's JSON serializer leaves `lora_id` out (a TODO in
-                    // its KVCacheEventSerializer): the key's absence says nothing.
-                    adapter_unknown: !b.contains_key("lora_id"),
-                });
-            }
-            KvEvent::Stored {
-                parent,
-                blocks: out,
-                block_size: None,
-                lora_id: None,
-                lora_name: None,
-            }
-        }
+        "stored" => decode_trt_stored(data, &dpath, &mut issues)?,
         "removed" => KvEvent::Removed {
             hashes: hashes(
                 data.get("block_hashes")
@@ -1061,6 +960,126 @@ fn decode_trt_event(v: &Value, path: &str, line: u64) -> Result<Decoded, DecodeE
         event,
         issues,
     })
+}
+
+/// A TensorRT-LLM `stored` event: its parent and its blocks, in order.
+fn decode_trt_stored(
+    data: &serde_json::Map<String, Value>,
+    dpath: &str,
+    issues: &mut Vec<Issue>,
+) -> Result<KvEvent, DecodeError> {
+    let parent = match data.get("parent_hash") {
+        Some(p) => opt_hash(p, &format!("{dpath}.parent_hash"))?,
+        None => {
+            issues.push(Issue::Missing("parent_hash"));
+            None
+        }
+    };
+    let bpath = format!("{dpath}.blocks");
+    let blocks = data
+        .get("blocks")
+        .and_then(Value::as_array)
+        .ok_or_else(|| err(&bpath, "stored.blocks must be an array"))?;
+    let mut out = Vec::with_capacity(blocks.len());
+    for (i, b) in blocks.iter().enumerate() {
+        out.push(decode_trt_block(b, &format!("{bpath}[{i}]"), issues)?);
+    }
+    Ok(KvEvent::Stored {
+        parent,
+        blocks: out,
+        block_size: None,
+        lora_id: None,
+        lora_name: None,
+    })
+}
+
+/// One TensorRT-LLM `stored_block`: hash, tokens, cache level, priority, and what its
+/// hash folds in beyond the tokens.
+fn decode_trt_block(
+    b: &Value,
+    bp: &str,
+    issues: &mut Vec<Issue>,
+) -> Result<StoredBlock, DecodeError> {
+    let b = b
+        .as_object()
+        .ok_or_else(|| err(bp, "stored_block must be an object"))?;
+    let hash = hash(
+        b.get("block_hash")
+            .ok_or_else(|| err(bp, "stored_block has no block_hash"))?,
+        &format!("{bp}.block_hash"),
+    )?;
+    let (tokens, mut extra) = match b.get("tokens") {
+        None => {
+            issues.push(Issue::Missing("tokens"));
+            (Vec::new(), false)
+        }
+        Some(t) => decode_trt_tokens(t, &format!("{bp}.tokens"))?,
+    };
+    let tier = match u32_field(b, "cache_level", bp)? {
+        Some(l) => Some(Tier::CacheLevel(l)),
+        None => {
+            issues.push(Issue::Missing("cache_level"));
+            None
+        }
+    };
+    let priority = u32_field(b, "priority", bp)?;
+    let nonempty = |k: &str| {
+        b.get(k).is_some_and(|x| match x {
+            Value::Null => false,
+            Value::Array(a) => !a.is_empty(),
+            Value::String(s) => !s.is_empty(),
+            _ => true,
+        })
+    };
+    if nonempty("mm_keys") || nonempty("lora_id") {
+        extra = true;
+    }
+    let salt = match b.get("cache_salt") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if s.is_empty() => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => {
+            extra = true;
+            None
+        }
+    };
+    Ok(StoredBlock {
+        hash,
+        tokens,
+        tier,
+        priority,
+        extra_hash_inputs: extra,
+        salt,
+        // TensorRT-LLM's JSON serializer leaves `lora_id` out (a TODO in
+        // its KVCacheEventSerializer): the key's absence says nothing.
+        adapter_unknown: !b.contains_key("lora_id"),
+    })
+}
+
+/// A block's `tokens` (`{type: unique_token, token_id, token_extra_id}`): the ids, and
+/// whether any token carries a non-zero extra id (an input the join cannot verify).
+fn decode_trt_tokens(t: &Value, tp: &str) -> Result<(Vec<u32>, bool), DecodeError> {
+    let t = t
+        .as_array()
+        .ok_or_else(|| err(tp, "tokens must be an array"))?;
+    let mut ids = Vec::with_capacity(t.len());
+    let mut extra = false;
+    for (j, tok) in t.iter().enumerate() {
+        let jp = format!("{tp}[{j}]");
+        let tok = tok.as_object().ok_or_else(|| {
+            err(
+                &jp,
+                "token must be {type: unique_token, token_id, token_extra_id}",
+            )
+        })?;
+        let id =
+            u32_field(tok, "token_id", &jp)?.ok_or_else(|| err(&jp, "token has no token_id"))?;
+        if u32_field(tok, "token_extra_id", &jp)?.is_some_and(|x| x != 0) {
+            extra = true;
+        }
+        ids.push(id);
+    }
+    Ok((ids, extra))
 }
 
 impl BlockHash {
