@@ -206,10 +206,11 @@ pub struct CacheIdentity {
     /// its salt is this one (docs/join.md, "Extra hash inputs and cache salts").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_salt: Option<String>,
-    /// Whether the engine ran with LoRA adapters enabled. TensorRT-LLM's JSON events
-    /// name no adapter (its serializer leaves `lora_id` out), so a block's adapter is
-    /// unknown: only `false` — the engine served the base model alone — lets such a
-    /// block materialize a base-model claim.
+    /// Whether the engine ran with LoRA adapters enabled. Some events name no adapter —
+    /// TensorRT-LLM's JSON serializer leaves `lora_id` out, its streaming frames and
+    /// SGLang before 0.5.23 publish none — so such a block's adapter is unknown: only
+    /// `false` (the engine served the base model alone) lets it materialize a
+    /// base-model claim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lora_enabled: Option<bool>,
     /// The data-parallel rank whose cache the claims live in. Each rank is its own
