@@ -45,6 +45,10 @@ kvlower_core::names! {
         InvalidFileName = "invalid-file-name",
         StrayFile = "stray-file",
         MalformedTrace = "malformed-trace",
+        RouteTraceRefused = "route-trace-refused",
+        RouteTraceMalformed = "route-trace-malformed",
+        RouteTraceInvalid = "route-trace-invalid",
+        RouteRegistryUnreadable = "route-registry-unreadable",
     }
 }
 
@@ -152,6 +156,18 @@ impl Code {
             }
             Code::MalformedTrace => {
                 "`kvlower gate`: a trace line is not a well-formed event (not JSON, a missing or non-increasing `event_sequence`, conflicting claim ids, ...; docs/trace-format.md); a malformed trace cannot pass any gate."
+            }
+            Code::RouteTraceRefused => {
+                "`kvlower route`: the routing trace was refused before it was read (missing, not a regular file, or over its cap; docs/files.md)."
+            }
+            Code::RouteTraceMalformed => {
+                "`kvlower route`: the routing trace is not JSON of the documented shape (docs/routing-trace.md); the finding gives line:column and the JSON path."
+            }
+            Code::RouteTraceInvalid => {
+                "`kvlower route`: the routing trace is well-formed JSON whose values contradict the format (an unsupported schema version, a block size of 0, a request id twice, requests out of decision order, ...; docs/routing-trace.md)."
+            }
+            Code::RouteRegistryUnreadable => {
+                "`kvlower route`: the claim registry the routing trace names cannot be read (the join's own error; docs/join.md)."
             }
         }
     }
@@ -580,6 +596,37 @@ mod tests {
         }
     }
 
+    /// Every code `kvlower route` prints is a documented code (`kvlower codes`,
+    /// `kvlower explain-code`).
+    #[test]
+    fn every_routing_gate_error_code_is_a_known_code() {
+        use kvlower_route::RouteError;
+        let path = std::path::PathBuf::from("t.json");
+        let errors = [
+            RouteError::Refused {
+                path: path.clone(),
+                message: String::new(),
+            },
+            RouteError::Malformed {
+                path: path.clone(),
+                line: 1,
+                column: 1,
+                json_path: String::new(),
+                message: String::new(),
+            },
+            RouteError::Invalid {
+                path,
+                json_path: String::new(),
+                message: String::new(),
+                expected: "",
+            },
+        ];
+        for e in &errors {
+            assert!(Code::from_name(e.code()).is_some(), "{}", e.code());
+        }
+        assert!(Code::from_name("route-registry-unreadable").is_some());
+    }
+
     /// `Code::ALL` lists every variant, each once, in declaration order.
     /// `position` is an exhaustive match: a new code does not compile until it
     /// is listed here too.
@@ -622,9 +669,13 @@ mod tests {
                 Code::InvalidFileName => 32,
                 Code::StrayFile => 33,
                 Code::MalformedTrace => 34,
+                Code::RouteTraceRefused => 35,
+                Code::RouteTraceMalformed => 36,
+                Code::RouteTraceInvalid => 37,
+                Code::RouteRegistryUnreadable => 38,
             }
         }
-        assert_eq!(Code::ALL.len(), 35);
+        assert_eq!(Code::ALL.len(), 39);
         assert_eq!(Code::COUNT, Code::ALL.len());
         for (i, c) in Code::ALL.iter().enumerate() {
             assert_eq!(position(*c), i, "{c}");
