@@ -46,3 +46,18 @@ pub fn scratch_repo(subdirs: &[&str]) -> tempfile::TempDir {
     }
     dir
 }
+
+/// Copies the directory tree `from` into `to` (directories and regular files: the
+/// repository's inputs hold no links). Panics, failing the test, on any I/O error.
+pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read_dir") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).expect("copy");
+        }
+    }
+}

@@ -13,7 +13,7 @@ use kvlower_audit::bad_lowering::{self, CaseSource, Outcome};
 use kvlower_cli::audit::read_cases;
 use kvlower_core::descriptor::AssumeRepoFilesPresent;
 use kvlower_load::load_repository;
-use kvlower_tests::{kvlower, repo_root};
+use kvlower_tests::{copy_dir, kvlower, repo_root};
 
 /// Paper Table 9 (and the §1 generic-counters case), in order: case id → result.
 const EXPECTED: [(&str, Outcome); 11] = [
@@ -313,19 +313,4 @@ fn bad_lowering_command_writes_the_results_and_check_fails_on_a_wrong_case() {
         "check names the failing case: {}",
         check.stderr
     );
-}
-
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    fs::create_dir_all(to).expect("mkdir");
-    let Ok(entries) = fs::read_dir(from) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            copy_dir(&path, &to.join(entry.file_name()));
-        } else {
-            fs::copy(&path, to.join(entry.file_name())).expect("copy");
-        }
-    }
 }

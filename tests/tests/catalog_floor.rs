@@ -18,7 +18,7 @@ use kvlower_core::{
     judge, row_depths,
 };
 use kvlower_load::load_repository;
-use kvlower_tests::{kvlower, repo_root};
+use kvlower_tests::{copy_dir, kvlower, repo_root};
 
 fn committed() -> (Catalog, Vec<(String, Descriptor)>) {
     let (repo, diagnostics) = load_repository(&repo_root()).expect("the repository loads");
@@ -472,18 +472,6 @@ mod properties {
 }
 
 // ---------------------------------------------------------------- the CLI
-
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("read_dir").flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            copy_dir(&path, &to.join(entry.file_name()));
-        } else {
-            std::fs::copy(&path, to.join(entry.file_name())).expect("copy");
-        }
-    }
-}
 
 /// A copy of the repository's inputs and generated results.
 fn sandbox() -> tempfile::TempDir {

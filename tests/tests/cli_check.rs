@@ -2,9 +2,8 @@
 //! the repository in temporary directories.
 
 use std::fs;
-use std::path::Path;
 
-use kvlower_tests::{kvlower, repo_root};
+use kvlower_tests::{copy_dir, kvlower, repo_root};
 
 /// A copy of the repository's inputs and results in a temporary directory.
 fn sandbox() -> tempfile::TempDir {
@@ -21,18 +20,6 @@ fn sandbox() -> tempfile::TempDir {
         copy_dir(&repo_root().join(sub), &dir.path().join(sub));
     }
     dir
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).expect("mkdir");
-    for entry in fs::read_dir(from).expect("read_dir").flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            copy_dir(&path, &to.join(entry.file_name()));
-        } else {
-            fs::copy(&path, to.join(entry.file_name())).expect("copy");
-        }
-    }
 }
 
 fn root_arg(dir: &tempfile::TempDir) -> String {

