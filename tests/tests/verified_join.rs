@@ -45,6 +45,15 @@ fn scratch(fx: &Fixture) -> tempfile::TempDir {
         )
         .expect("copy");
     }
+    // Evidence anchors only a descriptor of the runtime it records: give the synthetic
+    // registry a version number the synthetic descriptor below names.
+    let registry_path = dir.path().join("evidence/registry.yaml");
+    let text = fs::read_to_string(&registry_path).expect("registry");
+    fs::write(
+        &registry_path,
+        text.replace("synthetic fixture (no real run)", "synthetic 0.0.0"),
+    )
+    .expect("write");
     let events_rel = format!("evidence/{}", fx.events);
     // The evidence document, with its paths relative to the repository root.
     let registry =
@@ -68,8 +77,9 @@ fn scratch(fx: &Fixture) -> tempfile::TempDir {
     let anchor = format!(
         "{{kind: repo_file, path: {DOC}, note: synthetic join evidence, preserves_order: true, preserves_claim_scope: true}}"
     );
-    let mut d = String::from(
-        "runtime: {name: synthetic, version: '0', source: simulator}\nnon_claims: {default: synthetic fixture}\nadapters:\n  - depth: telemetry_join\n    name: synthetic join\n    preconditions:\n",
+    let mut d = format!(
+        "runtime: {{name: synthetic {}, version: '0.0.0', source: simulator}}\nnon_claims: {{default: synthetic fixture}}\nadapters:\n  - depth: telemetry_join\n    name: synthetic join\n    preconditions:\n",
+        fx.format
     );
     for p in kvlower_core::catalog::TELEMETRY_JOIN_PRECONDITIONS {
         d.push_str(&format!("      {p}: {pre}\n"));

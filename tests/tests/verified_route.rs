@@ -126,7 +126,7 @@ fn descriptor_on(doc: &str, extra_item: &str) -> String {
         "{{kind: repo_file, path: {doc}, note: routing gate document, preserves_order: true, preserves_claim_scope: true}}"
     );
     let mut d = String::from(
-        "runtime: {name: synthetic, version: '0', source: simulator}\nnon_claims: {default: synthetic fixture}\nadapters:\n  - depth: routing_hook\n    name: synthetic routing adapter\n    preconditions:\n",
+        "runtime: {name: synthetic, version: 'router 0.0.1, engine 0.0.2', source: simulator}\nnon_claims: {default: synthetic fixture}\nadapters:\n  - depth: routing_hook\n    name: synthetic routing adapter\n    preconditions:\n",
     );
     for p in [
         "route_decision_sees_accepted_claim",
@@ -162,6 +162,17 @@ fn scratch_fixture(fixture: &str, extra_item: &str) -> tempfile::TempDir {
         )
         .unwrap();
     }
+    // A routing document anchors only a descriptor of the router and engine it
+    // records: give the fixture's router and engine version numbers the synthetic
+    // descriptor names.
+    let trace_path = dir.path().join("evidence/trace.json");
+    let text = fs::read_to_string(&trace_path).unwrap();
+    fs::write(
+        &trace_path,
+        text.replace("\"fixture router\"", "\"fixture router 0.0.1\"")
+            .replace("\"fixture engine\"", "\"fixture engine 0.0.2\""),
+    )
+    .unwrap();
     let report = kvlower_route::evaluate_with(
         &dir.path().join("evidence/trace.json"),
         "evidence/trace.json",
@@ -185,6 +196,31 @@ fn counted(dir: &tempfile::TempDir, obligation: &str) -> bool {
     let out = row(dir, "synthetic.yaml", "routed_reuse", "routing_hook");
     out.lines()
         .any(|l| l.trim_start().starts_with("[x]") && l.contains(obligation))
+}
+
+/// A routing document anchors only a descriptor naming the router and engine it
+/// records: copied under a descriptor of another engine version, it counts for nothing.
+#[test]
+fn a_routing_document_of_another_runtime_anchors_nothing() {
+    let dir = scratch_fixture("pass", "claim_identity");
+    assert!(counted(&dir, "route_cost_attribution"));
+    let path = dir.path().join("capabilities/synthetic.yaml");
+    let text = fs::read_to_string(&path).unwrap();
+    fs::write(
+        &path,
+        text.replace(
+            "version: 'router 0.0.1, engine 0.0.2'",
+            "version: 'router 0.0.1, engine 0.0.3'",
+        ),
+    )
+    .unwrap();
+    for o in [
+        "route_cost_attribution",
+        "placement_attribution",
+        "reuse_routing_attribution",
+    ] {
+        assert!(!counted(&dir, o), "{o}");
+    }
 }
 
 #[test]

@@ -278,8 +278,14 @@ fn signal_as_obligation(
     let mut lines = Vec::new();
     let anchored = d.signals.iter().any(|s| {
         s.signal == signal
-            && kvlower_core::anchor_counts(catalog, &s.anchor, kvlower_core::AnchorUse::Signal, env)
-                .is_empty()
+            && kvlower_core::anchor_counts(
+                catalog,
+                &s.anchor,
+                kvlower_core::AnchorUse::Signal,
+                &d.runtime,
+                env,
+            )
+            .is_empty()
     });
     lines.push(format!(
         "signal {signal} is {} in the fragment; it is proposed as obligation {obligation} ({})",

@@ -430,6 +430,70 @@ pub fn oracle_row_depths(d: &Descriptor) -> Vec<Depth> {
 }
 
 /// Derives one row.
+/// The environment as seen from one descriptor: an evidence document recorded on
+/// another runtime is as good as absent. Written here on its own terms (the
+/// checker's rule is `kvlower_core::anchoring::recorded_runtime_fits`).
+struct SeenFrom<'a> {
+    env: &'a dyn Environment,
+    d: &'a Descriptor,
+}
+
+impl SeenFrom<'_> {
+    /// The document's kind is named by the descriptor, and each version number it
+    /// records is one of the descriptor's version words.
+    fn is_ours(&self, recorded: Option<&kvlower_core::descriptor::RecordedRuntime>) -> bool {
+        let Some(r) = recorded else {
+            return false;
+        };
+        let words = |s: &str| -> Vec<String> {
+            s.to_lowercase()
+                .split(|c: char| c.is_whitespace() || ",;()+".contains(c))
+                .filter(|w| !w.is_empty())
+                .map(String::from)
+                .collect()
+        };
+        let own = format!("{} {}", self.d.runtime.name, self.d.runtime.version).to_lowercase();
+        let kind_ok = match r.kind.as_deref().map(str::to_lowercase).as_deref() {
+            None => true,
+            Some("") => false,
+            Some("trtllm") => ["trtllm", "tensorrt-llm", "tensorrt_llm", "trt-llm"]
+                .iter()
+                .any(|k| own.contains(k)),
+            Some(k) => own.contains(k),
+        };
+        let version_words = words(&self.d.runtime.version);
+        let numbers: Vec<String> = r
+            .versions
+            .iter()
+            .flat_map(|v| words(v))
+            .filter(|w| w.bytes().any(|b| b.is_ascii_digit()))
+            .collect();
+        kind_ok && !numbers.is_empty() && numbers.iter().all(|n| version_words.contains(n))
+    }
+}
+
+impl Environment for SeenFrom<'_> {
+    fn repo_file(&self, path: &str) -> RepoFile {
+        match self.env.repo_file(path) {
+            RepoFile::JoinDocument(f) if !self.is_ours(f.runtime.as_ref()) => RepoFile::Missing,
+            RepoFile::RoutingDocument(f) if !self.is_ours(f.runtime.as_ref()) => RepoFile::Missing,
+            other => other,
+        }
+    }
+
+    fn trace_verdict_defect(
+        &self,
+        path: &str,
+        verdict: &kvlower_core::descriptor::ClaimedVerdict,
+    ) -> Option<kvlower_core::descriptor::AnchorDefect> {
+        self.env.trace_verdict_defect(path, verdict)
+    }
+
+    fn today(&self) -> Option<(i32, u32, u32)> {
+        self.env.today()
+    }
+}
+
 pub fn derive(
     doc: &CatalogDoc,
     d: &Descriptor,
@@ -437,6 +501,8 @@ pub fn derive(
     row: Depth,
     env: &dyn Environment,
 ) -> OracleRow {
+    let seen = SeenFrom { env, d };
+    let env: &dyn Environment = &seen;
     let table = supply_table(doc, d, mode, row, env);
     let spec = doc.modes.get(&mode);
     let bundle: Vec<Obligation> = spec.map(|s| s.obligations.clone()).unwrap_or_default();

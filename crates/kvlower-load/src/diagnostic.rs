@@ -49,6 +49,7 @@ kvlower_core::names! {
         RouteTraceMalformed = "route-trace-malformed",
         RouteTraceInvalid = "route-trace-invalid",
         RouteRegistryUnreadable = "route-registry-unreadable",
+        AnchorOtherRuntime = "anchor-other-runtime",
     }
 }
 
@@ -165,6 +166,9 @@ impl Code {
             }
             Code::RouteTraceInvalid => {
                 "`kvlower route`: the routing trace is well-formed JSON whose values contradict the format (an unsupported schema version, a block size of 0, a request id twice, requests out of decision order, ...; docs/routing-trace.md)."
+            }
+            Code::AnchorOtherRuntime => {
+                "A repo_file anchor names an evidence document (a join or routing gate document) recorded on another runtime than the descriptor's: its runtime kind must be named in `runtime.name` or `runtime.version`, and every version it records must appear in `runtime.version`."
             }
             Code::RouteRegistryUnreadable => {
                 "`kvlower route`: the claim registry the routing trace names cannot be read (the join's own error; docs/join.md)."
@@ -673,9 +677,10 @@ mod tests {
                 Code::RouteTraceMalformed => 36,
                 Code::RouteTraceInvalid => 37,
                 Code::RouteRegistryUnreadable => 38,
+                Code::AnchorOtherRuntime => 39,
             }
         }
-        assert_eq!(Code::ALL.len(), 39);
+        assert_eq!(Code::ALL.len(), 40);
         assert_eq!(Code::COUNT, Code::ALL.len());
         for (i, c) in Code::ALL.iter().enumerate() {
             assert_eq!(position(*c), i, "{c}");

@@ -530,11 +530,18 @@ impl FsEnvironment {
             .iter()
             .filter_map(|o| kvlower_core::Obligation::from_name(o.name()))
             .collect();
+        // A routing document records the router and the engine it ran; no kind (the
+        // router is not one of the join's runtime kinds), only their versions.
+        let runtime = Some(kvlower_core::descriptor::RecordedRuntime {
+            kind: None,
+            versions: vec![committed.router.clone(), committed.engine.clone()],
+        });
         RoutingDocumentFacts {
             reproduces,
             depth: kvlower_core::Depth::from_name(&committed.depth),
             held,
             witnessed,
+            runtime,
         }
     }
 
@@ -574,11 +581,18 @@ impl FsEnvironment {
         let Ok(committed) = doc else {
             return JoinDocumentFacts::default();
         };
+        let runtime = committed.cache_identity.runtime.as_ref().map(|r| {
+            kvlower_core::descriptor::RecordedRuntime {
+                kind: Some(r.kind.to_string()),
+                versions: vec![r.version.clone()],
+            }
+        });
         JoinDocumentFacts {
             reproduces: self.rerun_join(&committed),
             depth: kvlower_core::Depth::from_name(&committed.depth),
             held: committed.held_preconditions().collect(),
             stream_sound: committed.stream_sound(),
+            runtime,
         }
     }
 

@@ -22,7 +22,7 @@ pub(crate) fn descriptor(
 ) {
     let mut anchor_findings = Vec::new();
     let mut anchor = |path: String, a: &Anchor, use_: AnchorUse, supported: bool| {
-        for defect in anchor_counts(catalog, a, use_, env) {
+        for defect in anchor_counts(catalog, a, use_, &d.runtime, env) {
             let Some(code) = finding_code(&defect, supported) else {
                 continue;
             };
@@ -153,6 +153,8 @@ fn finding_code(defect: &AnchorDefect, supported: bool) -> Option<Code> {
         AnchorDefect::OwnFile => Some(Code::AnchorSelfReference),
         AnchorDefect::RepoFileMissing => Some(Code::AnchorFileMissing),
         AnchorDefect::RepoFileRefused => Some(Code::AnchorRefused),
+        // Mis-scoped whatever the item claims: another runtime's run is no evidence here.
+        AnchorDefect::EvidenceOfAnotherRuntime => Some(Code::AnchorOtherRuntime),
         // Only for `supported` evidence: a `missing` or `partial` item may
         // honestly rest on a file nothing re-runs.
         AnchorDefect::NotReRunnable => supported.then_some(Code::AnchorNotRerunnable),
@@ -192,6 +194,7 @@ fn hint(defect: &AnchorDefect, a: &Anchor) -> String {
         AnchorDefect::RepoFileMissing => format!("`{path}` does not exist: commit the file, or anchor to the public source or paper section instead"),
         AnchorDefect::RepoFileRefused => format!("`{path}` must be a regular file inside the repository (after following links), within the size cap"),
         AnchorDefect::OwnFile => "anchor to the trace, join document or public source that shows the obligation".into(),
+        AnchorDefect::EvidenceOfAnotherRuntime => format!("`{path}` was recorded on another runtime: anchor this runtime's own evidence, or name the runtime and every version the document records in `runtime.name`/`runtime.version`"),
         AnchorDefect::NotReRunnable => format!("add `verdict: {{claim_id: ..., gate: ..., pass: true}}` if `{path}` is a trace (check re-runs `kvlower gate`), or anchor a `kvlower join --output json` or `kvlower route --format json` document"),
         AnchorDefect::VerdictNeedsRepoFile => "a verdict can only be re-checked on a trace committed here".into(),
         AnchorDefect::TraceVerdictDisagrees | AnchorDefect::TraceVerdictUnverified => format!("run `kvlower gate {path}` to see what the trace supports, and fix the verdict or the trace"),
