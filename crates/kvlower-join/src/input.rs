@@ -15,8 +15,6 @@ use crate::error::JoinError;
 
 /// Largest registry or pressure-controls file read (YAML): the one cap table's.
 pub const MAX_REGISTRY_BYTES: u64 = FileKind::Registry.cap();
-/// Largest token-map file read (JSON): the one cap table's.
-pub const MAX_TOKEN_MAP_BYTES: u64 = FileKind::TokenMap.cap();
 
 fn refused(path: &Path, message: impl Into<String>) -> JoinError {
     JoinError::Refused {
