@@ -40,7 +40,25 @@ struct Outcome {
     signal: Option<i32>,
     stderr: String,
     elapsed: Duration,
+    /// The largest resident set seen while it ran (sampled from /proc every 20 ms).
+    max_rss_kb: u64,
 }
+
+/// The resident set of a running process, from /proc (0 when unavailable).
+fn rss_kb(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Far above what a capture needs (its caps allow a few tens of MiB), far below what
+/// buffering a hostile peer's stream would take.
+const RSS_LIMIT_KB: u64 = 256 * 1024;
 
 /// Runs `kvlower capture --endpoint ENDPOINT --out OUT ARGS...` as a child process,
 /// killing it (and failing) if it runs longer than `limit`.
@@ -75,10 +93,12 @@ fn capture(endpoint: &str, out: &Path, args: &[&str], limit: Duration) -> Outcom
         let _ = pipe.read_to_string(&mut s);
         s
     });
+    let mut max_rss_kb = 0;
     let status = loop {
         if let Some(st) = child.try_wait().unwrap() {
             break st;
         }
+        max_rss_kb = max_rss_kb.max(rss_kb(child.id()));
         if start.elapsed() > limit {
             let _ = child.kill();
             let _ = child.wait();
@@ -94,6 +114,7 @@ fn capture(endpoint: &str, out: &Path, args: &[&str], limit: Duration) -> Outcom
         signal: status.signal(),
         stderr: reader.join().unwrap(),
         elapsed: start.elapsed(),
+        max_rss_kb,
     }
 }
 
@@ -223,6 +244,11 @@ fn assert_refused(o: &Outcome, dir: &Path, code: &str, what: &str) {
         o.stderr
     );
     assert!(o.stderr.contains("hint:"), "{what}: {}", o.stderr);
+    assert!(
+        o.max_rss_kb < RSS_LIMIT_KB,
+        "{what}: memory grew to {} KiB",
+        o.max_rss_kb
+    );
     assert!(
         temp_files(dir).is_empty(),
         "{what}: no capture (and no temporary file) may be left: {:?}",
@@ -412,6 +438,7 @@ fn an_oversized_message_becomes_a_dropped_marker() {
         Duration::from_secs(30),
     );
     assert_eq!((o.code, o.signal), (Some(0), None), "{}", o.stderr);
+    assert!(o.max_rss_kb < RSS_LIMIT_KB, "{} KiB", o.max_rss_kb);
     assert!(
         o.stderr.contains("1 frames") && o.stderr.contains("1 dropped"),
         "{}",
