@@ -496,3 +496,56 @@ fn a_lost_connection_is_re_established() {
     assert_eq!((o.code, o.signal), (Some(0), None), "{}", o.stderr);
     assert!(o.stderr.contains("2 frames"), "{}", o.stderr);
 }
+
+/// The other exit-1 causes, in-process: nothing listening, and an unwritable --out
+/// (refused before any connection).
+#[test]
+fn an_unreachable_publisher_or_unwritable_file_is_exit_1_with_a_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let endpoint = format!("tcp://127.0.0.1:{port}");
+    let out = dir.path().join("run.kvcap").display().to_string();
+    let start = Instant::now();
+    let r = kvlower_tests::kvlower(&[
+        "capture",
+        "--endpoint",
+        &endpoint,
+        "--out",
+        &out,
+        "--duration",
+        "1",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("error[capture-publisher-unreachable]: tcp://127.0.0.1:"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(temp_files(dir.path()).is_empty());
+
+    let missing = dir.path().join("no-such-folder/run.kvcap");
+    let r = kvlower_tests::kvlower(&[
+        "capture",
+        "--endpoint",
+        &endpoint,
+        "--out",
+        &missing.display().to_string(),
+        "--duration",
+        "1",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("error[capture-output-unwritable]"),
+        "{}",
+        r.stderr
+    );
+}

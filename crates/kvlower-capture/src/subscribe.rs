@@ -120,7 +120,9 @@ impl SubscribeError {
                 "the endpoint must be a ZMTP 3 PUB socket (NULL security) whose messages stay within the caps of docs/capture-format.md"
             }
             SubscribeError::Output { .. } => "name a file in an existing, writable folder",
-            SubscribeError::Setup(_) => "give between 1 and 65535 tcp://HOST:PORT endpoints",
+            SubscribeError::Setup(_) => {
+                "give 1 to 65535 --endpoint tcp://HOST:PORT; if they are right, the system refused a runtime resource (threads, timers, sockets)"
+            }
         }
     }
 }
