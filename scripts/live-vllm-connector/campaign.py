@@ -125,7 +125,7 @@ class EngineTruth:
 
 
 def claim_of(claim_id: str, tokens: list[int], model_fp: str) -> dict:
-    k = CLAIM_BLOCKS * BLOCK_SIZE if len(tokens) >= CLAIM_BLOCKS * BLOCK_SIZE else len(tokens)
+    k = min(CLAIM_BLOCKS * BLOCK_SIZE, len(tokens))
     return {
         "claim_id": claim_id,
         "materialization_predicate": f"leading_prefix_at_least({k})",
@@ -278,10 +278,13 @@ class Campaign:
             for rid, toks, claim, role in phase["send"]:
                 (out_id,) = [k for k in outputs if k == rid or k.startswith(rid + "-")]
                 ro = outputs[out_id]
-                core = self.truth.core_outputs.get(out_id, {})
+                # The scheduler's ids carry vLLM's random suffix: match on ours.
+                (core_id,) = [k for k in self.truth.core_outputs if k == rid or k.startswith(rid + "-")]
+                core = self.truth.core_outputs[core_id]
                 prefills = core.get("prefills", [])
                 requests.append({
                     "request": rid,
+                    "engine_request_id_suffixed": core_id != rid,
                     "claim_id": claim["claim_id"] if claim else None,
                     "role": role,
                     "prompt_tokens": len(toks),
@@ -311,6 +314,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--model-dir", required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--limit", type=int, default=None, help="at most N runs per scenario (a smoke test)")
     args = ap.parse_args()
     out = Path(args.out)
     (out / TRACE_DIR).mkdir(parents=True, exist_ok=True)
@@ -325,7 +329,7 @@ def main() -> int:
     t_engine = time.monotonic() - t0
     camp = Campaign(llm, out, model_fp)
     for scenario, n in PLAN:
-        for i in range(1, n + 1):
+        for i in range(1, min(n, args.limit or n) + 1):
             camp.runs.append(camp.run(scenario, i))
     t_total = time.monotonic() - t0
     import importlib.metadata as md

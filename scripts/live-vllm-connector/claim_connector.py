@@ -44,12 +44,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-
 from vllm.distributed.kv_transfer.kv_connector.v1.offloading.common import (
     OffloadingConnectorMetadata,
     OffloadingWorkerMetadata,
 )
-from vllm.distributed.kv_transfer.kv_connector.v1.offloading_connector import OffloadingConnector
+from vllm.distributed.kv_transfer.kv_connector.v1.offloading_connector import (
+    OffloadingConnector,
+)
 from vllm.v1.core.sched.scheduler import Scheduler
 from vllm.v1.kv_offload.base import (
     CanonicalKVCaches,
@@ -103,7 +104,8 @@ class Recorder:
 
     def open(self, path, mode: str = "full") -> None:
         assert self._file is None, "a trace is already open"
-        self._file = open(path, "w", encoding="ascii", newline="\n")
+        # The file stays open across engine steps, until close().
+        self._file = open(path, "w", encoding="ascii", newline="\n")  # noqa: SIM115
         self._file.write(json.dumps(HEADER, sort_keys=True) + "\n")
         self.mode = mode
         self._seq = 0
@@ -464,12 +466,36 @@ class ClaimOffloadingConnector(OffloadingConnector):
         super().bind_connector_metadata(connector_metadata)
         self._worker_jobs.update(getattr(connector_metadata, "job_claims", {}))
 
+    def _unsubmitted_stores(self, meta) -> dict[int, int]:
+        """Store jobs the worker will submit now (deferred from the previous step, or to
+        flush): job id -> number of blocks."""
+        worker = self.connector_worker
+        out = {job_id: len(src.block_ids) for job_id, src, _ in worker._unsubmitted_store_jobs}
+        for job_id in meta.jobs_to_flush or ():
+            entry = meta.store_jobs.get(job_id)
+            if entry is not None:
+                out[job_id] = len(entry.src_spec.block_ids)
+        return out
+
+    def _stores_submitted(self, stores: dict[int, int]) -> None:
+        for job_id, n_blocks in stores.items():
+            self._store_blocks[job_id] = n_blocks
+            info = self._worker_jobs.get(job_id, {})
+            RECORDER.emit("offload_worker_transfer_submitted", "worker_connector", request_id=info.get("request_id"),
+                          job_id=job_id, submitted=True, transfer_type=STORE, block_count=n_blocks,
+                          **info.get("claim", {}))
+
+    def handle_preemptions(self, kv_connector_metadata) -> None:
+        # vLLM's worker submits the deferred stores here, at the start of the step.
+        self._worker_jobs.update(getattr(kv_connector_metadata, "job_claims", {}))
+        stores = self._unsubmitted_stores(kv_connector_metadata)
+        super().handle_preemptions(kv_connector_metadata)
+        self._stores_submitted(stores)
+
     def start_load_kv(self, forward_context, **kwargs) -> None:
         worker = self.connector_worker
         meta = self._connector_metadata
-        stores = [job_id for job_id, _, _ in worker._unsubmitted_store_jobs]
-        for job_id, src_spec, _ in worker._unsubmitted_store_jobs:
-            self._store_blocks[job_id] = len(src_spec.block_ids)
+        stores = {job_id: len(src.block_ids) for job_id, src, _ in worker._unsubmitted_store_jobs}
         loads = list(meta.load_jobs)
         for job_id in loads:
             info = self._worker_jobs.get(job_id, {})
@@ -479,10 +505,12 @@ class ClaimOffloadingConnector(OffloadingConnector):
                 self._failures[job_id] = failure
                 worker.worker.fail_next(job_id)
         super().start_load_kv(forward_context, **kwargs)
-        for job_id, kind in [(j, STORE) for j in stores] + [(j, LOAD) for j in loads]:
+        self._stores_submitted(stores)
+        for job_id in loads:
             info = self._worker_jobs.get(job_id, {})
             RECORDER.emit("offload_worker_transfer_submitted", "worker_connector", request_id=info.get("request_id"),
-                          job_id=job_id, submitted=True, transfer_type=kind, **info.get("claim", {}))
+                          job_id=job_id, submitted=True, transfer_type=LOAD,
+                          block_count=len(self._load_dst[job_id]), **info.get("claim", {}))
 
     def get_finished(self, finished_req_ids):
         worker = self.connector_worker
@@ -551,8 +579,6 @@ class ClaimOffloadingConnector(OffloadingConnector):
 class ClaimScheduler(Scheduler):
     """vLLM's Scheduler; emits the scheduler-boundary events at the invalid-KV-load path."""
 
-    _kvlower_failed_jobs: dict[int, dict[str, Any]] = {}
-
     def update_from_output(self, scheduler_output, model_runner_output):
         kco = model_runner_output.kv_connector_output
         meta = kco.kv_connector_worker_meta if kco is not None else None
@@ -566,7 +592,8 @@ class ClaimScheduler(Scheduler):
         # policy fail: `result` is every request update_from_output will finish with
         # FINISHED_ERROR; policy recompute: async failures are queued for a retry instead.
         affected = set(result) if fail else set(result) | (self.failed_recving_kv_req_ids - before)
-        by_request = {f["request_id"]: f for f in self._kvlower_failed_jobs.values()}
+        failed_jobs = getattr(self, "_kvlower_failed_jobs", {})
+        by_request = {f["request_id"]: f for f in failed_jobs.values()}
         for rid in sorted(affected):
             request = self.requests[rid]
             claim = claim_fields(request.kv_transfer_params)

@@ -47,7 +47,8 @@ SCENARIOS = {
 }
 PAPER = {
     "source": "paper §8.3, Table 8, and §7 (witness path C)",
-    "event_sequence_validity": "131/131 valid",
+    "event_sequence_validity": "131/131 valid (30 success, 30 same-claim failure, 41 controls, "
+                               "30 without an offload event)",
     "positive_observation_path": "30/30 observation passes",
     "same_claim_failure_outcome": "30/30 failure-outcome passes",
     "false_positive_controls": "0/41 failure-outcome passes (10 unclaimed, 10 wrong-claim, "
@@ -83,8 +84,8 @@ def expected_from_truth(run: dict, prefix_tokens: int) -> tuple[dict, list[str]]
         target = run["injection_target_claim_id"]
         others = [c for c in run["claims"] if c != target]
         ok = target in exp and exp[target][FAIL] and all(exp[c][OBS] for c in others)
-        for c in exp:
-            exp[c][MULTI] = ok
+        for e in exp.values():
+            e[MULTI] = ok
     return exp, problems
 
 
@@ -141,7 +142,8 @@ def run_gate(kvlower: str, evidence: Path, strip_header: bool) -> tuple[dict, Pa
         except ValueError:
             rel, cwd = Path("."), evidence.resolve()
         names = [(rel / "traces" / t.name).as_posix() for t in traces]
-    p = subprocess.run([kvlower, "gate", "--format", "json", *names], cwd=cwd, capture_output=True, text=True)
+    p = subprocess.run([kvlower, "gate", "--format", "json", *names], cwd=cwd, capture_output=True, text=True,
+                       check=False)
     if p.returncode not in (0, 1):
         sys.exit(f"verify: kvlower gate exited {p.returncode}:\n{p.stderr}")
     return json.loads(p.stdout), tmp
@@ -153,7 +155,7 @@ def main(argv: list[str]) -> int:
     if not args or len(args) > 2 or flags - {"--update", "--strip-header"}:
         print(__doc__, file=sys.stderr)
         return 2
-    kvlower = args[0]
+    kvlower = str(Path(args[0]).resolve()) if "/" in args[0] else args[0]
     evidence = Path(args[1]) if len(args) == 2 else DEFAULT_EVIDENCE
     strip = "--strip-header" in flags
     truth = json.loads((evidence / "truth.json").read_text())
@@ -227,8 +229,11 @@ def main(argv: list[str]) -> int:
 
     totals = {k: sum(t[k] for t in tally.values()) for k in next(iter(tally.values()))}
     controls = [s for s, v in SCENARIOS.items() if v["control"]]
+    suite = [s for s in tally if s != "multi_claim"]  # the paper's 131-run suite
     table8 = {
-        "event_sequence_validity": f"{totals['valid']}/{totals['runs']} valid",
+        "event_sequence_validity": f"{sum(tally[s]['valid'] for s in suite)}/"
+                                   f"{sum(tally[s]['runs'] for s in suite)} valid",
+        "multi_claim_event_sequence_validity": f"{tally['multi_claim']['valid']}/{tally['multi_claim']['runs']} valid",
         "positive_observation_path": f"{tally['success']['observation_passes']}/{tally['success']['runs']} "
                                      "observation passes",
         "same_claim_failure_outcome": f"{tally['same_claim_failure']['failure_outcome_passes']}/"
