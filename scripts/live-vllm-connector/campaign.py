@@ -93,6 +93,7 @@ class EngineTruth:
         self.invalid_block_ids: list[list[int]] = []
         self.finished_recving: list[str] = []
         self.core_outputs: dict[str, dict] = {}
+        self.failed_blocks_by_request: dict[str, list[int]] = {}
         inner = scheduler.update_from_output
 
         def update_from_output(scheduler_output, model_runner_output):
@@ -100,7 +101,15 @@ class EngineTruth:
             kco = model_runner_output.kv_connector_output
             if kco is not None:
                 if kco.invalid_block_ids:
-                    self.invalid_block_ids.append(sorted(kco.invalid_block_ids))
+                    bad = set(kco.invalid_block_ids)
+                    self.invalid_block_ids.append(sorted(bad))
+                    # Whose blocks they are, from the KV-cache manager, before the
+                    # scheduler acts on them.
+                    mgr = scheduler.kv_cache_manager
+                    for rid in sorted(scheduler.requests):
+                        (ids,) = mgr.get_block_ids(rid)
+                        if bad & set(ids):
+                            self.failed_blocks_by_request[rid] = sorted(bad & set(ids))
                 self.finished_recving.extend(sorted(kco.finished_recving or ()))
             outputs = inner(scheduler_output, model_runner_output)
             for eco in outputs.values():
@@ -122,6 +131,7 @@ class EngineTruth:
         self.invalid_block_ids = []
         self.finished_recving = []
         self.core_outputs = {}
+        self.failed_blocks_by_request = {}
 
 
 def claim_of(claim_id: str, tokens: list[int], model_fp: str) -> dict:
@@ -293,6 +303,7 @@ class Campaign:
                     "num_cached_tokens": ro.num_cached_tokens,
                     "prefills": prefills,
                     "external_tokens_served": prefills[-1]["external"] if prefills else 0,
+                    "blocks_reported_failed": self.truth.failed_blocks_by_request.get(core_id, []),
                 })
         return {
             "run": run_id,

@@ -106,7 +106,7 @@ class Recorder:
         assert self._file is None, "a trace is already open"
         # The file stays open across engine steps, until close().
         self._file = open(path, "w", encoding="ascii", newline="\n")  # noqa: SIM115
-        self._file.write(json.dumps(HEADER, sort_keys=True) + "\n")
+        self._file.write(json.dumps(HEADER) + "\n")  # the header's own key order
         self.mode = mode
         self._seq = 0
         self.counts = {}

