@@ -569,8 +569,13 @@ class ClaimOffloadingConnector(OffloadingConnector):
         return ClaimWorkerMetadata(meta.completed_jobs, meta.transfer_stats, failed)
 
     def reset_cache(self):
+        out = super().reset_cache()
+        # vLLM dropped its state of finished requests and every job; keep the claims of
+        # requests it still tracks.
+        live = self.scheduler._req_status
+        self._claims = {rid: c for rid, c in self._claims.items() if rid in live}
         self._job_claims.clear()
-        return super().reset_cache()
+        return out
 
 
 # --------------------------------------------------------------------------- the scheduler
