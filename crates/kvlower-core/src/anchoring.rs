@@ -13,7 +13,9 @@ use serde::Serialize;
 use crate::catalog::Catalog;
 use crate::descriptor::{Anchor, AnchorDefect, AnchorKind, ClaimedVerdict};
 /// The facts the environment reports, beside the [`crate::Environment`] that reports them.
-pub use crate::descriptor::{JoinDocumentFacts, RepoFile, RoutingDocumentFacts, TraceVerdictFacts};
+pub use crate::descriptor::{
+    CampaignDocumentFacts, JoinDocumentFacts, RepoFile, RoutingDocumentFacts, TraceVerdictFacts,
+};
 pub use crate::identity::{RecordedComponent, RecordedRuntime, recorded_runtime_fits};
 use crate::vocab::EvidenceDepth;
 use crate::vocab::{Depth, Obligation, Precondition, Scope};
@@ -146,6 +148,17 @@ fn repo_file_defects(
             }
             d
         }
+        RepoFile::CampaignDocument(facts) => {
+            let mut d = campaign_document_defects(catalog, &facts, use_);
+            if !recorded_runtime_fits(facts.runtime.as_ref(), &subject.identity) {
+                d.push(AnchorDefect::EvidenceOfAnotherRuntime);
+            }
+            if verdict.is_some() {
+                // A claimed verdict is about one trace; the campaign states its own.
+                d.push(AnchorDefect::TraceVerdictDisagrees);
+            }
+            d
+        }
         RepoFile::Plain => match verdict {
             Some(v) => {
                 let facts = env.trace_verdict(path, v);
@@ -160,6 +173,32 @@ fn repo_file_defects(
             None if use_.claims_run_time() => vec![AnchorDefect::NotReRunnable],
             None => Vec::new(),
         },
+    }
+}
+
+/// A campaign anchors, when it held, the obligations its witnessed gates witness
+/// (the catalog's `trace_gates`), any precondition (its traces ran the patched
+/// path, in order, checked by the gate), and no atom.
+fn campaign_document_defects(
+    catalog: &Catalog,
+    facts: &CampaignDocumentFacts,
+    use_: AnchorUse,
+) -> Vec<AnchorDefect> {
+    if !facts.held {
+        return vec![AnchorDefect::CampaignDoesNotHold];
+    }
+    let witnesses = match use_ {
+        AnchorUse::Obligation { obligation, .. } => facts
+            .witnessed
+            .iter()
+            .any(|g| catalog.gate_witnesses(*g, obligation)),
+        AnchorUse::Atom { .. } => false,
+        AnchorUse::Precondition { .. } | AnchorUse::Signal => true,
+    };
+    if witnesses {
+        Vec::new()
+    } else {
+        vec![AnchorDefect::CampaignDoesNotWitness]
     }
 }
 

@@ -394,6 +394,12 @@ pub enum AnchorDefect {
     GateDoesNotWitness { gate: TraceGate },
     /// Re-running the gate on the anchored trace does not give the claimed verdict.
     TraceVerdictDisagrees,
+    /// Re-running an anchored gate campaign does not give what it states (a trace
+    /// missing, malformed, of another runtime, or an expectation that fails).
+    CampaignDoesNotHold,
+    /// A gate campaign used for what none of its witnessed gates witnesses (or for
+    /// an atom, which a campaign does not observe).
+    CampaignDoesNotWitness,
     /// The environment cannot re-run the gate, so a claimed verdict is unverified.
     TraceVerdictUnverified,
     /// A documentation page is not a trace: it cannot anchor run-time evidence.
@@ -489,6 +495,12 @@ impl std::fmt::Display for AnchorDefect {
             }
             AnchorDefect::TraceVerdictDisagrees => f.write_str(
                 "re-running the gate on the anchored trace does not give the claimed verdict",
+            ),
+            AnchorDefect::CampaignDoesNotHold => f.write_str(
+                "re-running the anchored gate campaign does not give what it states (a trace missing, malformed or of another runtime, or a scenario expectation that fails)",
+            ),
+            AnchorDefect::CampaignDoesNotWitness => f.write_str(
+                "the gate campaign witnesses no gate that witnesses this (a gate counts when some scenario passes it in every run and some control scenario in none)",
             ),
             AnchorDefect::TraceVerdictUnverified => {
                 f.write_str("the claimed gate verdict could not be re-run")
@@ -814,8 +826,24 @@ pub enum RepoFile {
     /// A `kvlower route` routing gate document (docs/routing-trace.md), recognised
     /// by its content, and what re-running the gate on its trace showed.
     RoutingDocument(RoutingDocumentFacts),
+    /// A `kvlower-gate-campaign` document (docs/trace-format.md, "Campaign
+    /// documents"), recognised by its content, and what re-running every trace
+    /// it names showed.
+    CampaignDocument(CampaignDocumentFacts),
     /// Any other file. A trace among them is re-run only through a claimed verdict.
     Plain,
+}
+
+/// What re-running a committed gate campaign showed.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CampaignDocumentFacts {
+    /// Every trace re-ran well formed, recorded the document's runtime, and met
+    /// every expectation of its scenario.
+    pub held: bool,
+    /// Gates some scenario passed in every run and some control scenario in none.
+    pub witnessed: Vec<TraceGate>,
+    /// The runtime the document (and every trace's header) records.
+    pub runtime: Option<crate::identity::RecordedRuntime>,
 }
 
 /// What re-running a committed join evidence document showed.

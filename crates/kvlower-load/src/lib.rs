@@ -409,6 +409,7 @@ pub const MAX_ANCHORED_FILE_BYTES: u64 = 256 * 1024 * 1024;
 enum EvidenceDocument {
     Join(Box<Result<kvlower_join::JoinReport, ()>>),
     Route(Box<Result<kvlower_route::RouteReport, ()>>),
+    Campaign(Box<Result<kvlower_trace::campaign_doc::CampaignDocument, ()>>),
 }
 
 /// Why a path was refused before it was opened.
@@ -500,7 +501,44 @@ impl FsEnvironment {
             Some(EvidenceDocument::Route(doc)) => {
                 RepoFile::RoutingDocument(self.routing_document_facts(*doc))
             }
+            Some(EvidenceDocument::Campaign(doc)) => {
+                RepoFile::CampaignDocument(self.campaign_document_facts(*doc))
+            }
             None => RepoFile::Plain,
+        }
+    }
+
+    /// Re-runs every trace a gate campaign names (each inside the repository, opened
+    /// through the one safe read) and checks the scenarios' expectations.
+    fn campaign_document_facts(
+        &self,
+        doc: Result<kvlower_trace::campaign_doc::CampaignDocument, ()>,
+    ) -> kvlower_core::anchoring::CampaignDocumentFacts {
+        let Ok(doc) = doc else {
+            return kvlower_core::anchoring::CampaignDocumentFacts::default();
+        };
+        let open = |path: &str| {
+            let resolved = self.resolve(path).ok()?;
+            let reader =
+                kvlower_fs::open_path_reader(&resolved, kvlower_fs::FileKind::Trace).ok()?;
+            Some(std::io::BufReader::with_capacity(1 << 16, reader))
+        };
+        let outcome = doc.rerun(&open);
+        let runtime = kvlower_core::identity::RecordedRuntime {
+            components: doc
+                .runtime
+                .iter()
+                .map(|c| kvlower_core::identity::RecordedComponent {
+                    kind: c.kind.clone(),
+                    version: c.version.clone(),
+                    patch: c.patch.clone(),
+                })
+                .collect(),
+        };
+        kvlower_core::anchoring::CampaignDocumentFacts {
+            held: outcome.held,
+            witnessed: outcome.witnessed,
+            runtime: Some(runtime),
         }
     }
 
@@ -553,6 +591,11 @@ impl FsEnvironment {
             return None;
         }
         let value: serde_json::Value = serde_json::from_str(&text).ok()?;
+        if kvlower_trace::campaign_doc::is_campaign_document(&value) {
+            return Some(EvidenceDocument::Campaign(Box::new(
+                serde_json::from_value(value).map_err(|_| ()),
+            )));
+        }
         if kvlower_route::is_route_report(&value) {
             return Some(EvidenceDocument::Route(Box::new(
                 serde_json::from_value::<kvlower_route::RouteReport>(value).map_err(|_| ()),

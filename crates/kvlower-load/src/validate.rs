@@ -167,7 +167,8 @@ fn finding_code(defect: &AnchorDefect, supported: bool) -> Option<Code> {
         | AnchorDefect::JoinEvidenceDisagrees
         | AnchorDefect::JoinEvidenceInsufficient
         | AnchorDefect::RoutingEvidenceDisagrees
-        | AnchorDefect::RoutingEvidenceInsufficient => Some(Code::AnchorVerdictDisagrees),
+        | AnchorDefect::RoutingEvidenceInsufficient
+        | AnchorDefect::CampaignDoesNotHold => Some(Code::AnchorVerdictDisagrees),
         AnchorDefect::TraceOrderNotPreserved
         | AnchorDefect::TraceClaimScopeNotPreserved
         | AnchorDefect::DocsPageIsNotATrace
@@ -176,7 +177,8 @@ fn finding_code(defect: &AnchorDefect, supported: bool) -> Option<Code> {
         | AnchorDefect::JoinDocumentWrongDepth { .. }
         | AnchorDefect::JoinDocumentDoesNotWitness
         | AnchorDefect::RoutingDocumentWrongDepth { .. }
-        | AnchorDefect::RoutingDocumentDoesNotWitness => None,
+        | AnchorDefect::RoutingDocumentDoesNotWitness
+        | AnchorDefect::CampaignDoesNotWitness => None,
     }
 }
 
@@ -215,7 +217,9 @@ fn hint(defect: &AnchorDefect, a: &Anchor) -> String {
         | AnchorDefect::JoinDocumentWrongDepth { .. }
         | AnchorDefect::JoinDocumentDoesNotWitness
         | AnchorDefect::RoutingDocumentWrongDepth { .. }
-        | AnchorDefect::RoutingDocumentDoesNotWitness => String::new(),
+        | AnchorDefect::RoutingDocumentDoesNotWitness
+        | AnchorDefect::CampaignDoesNotWitness => String::new(),
+        AnchorDefect::CampaignDoesNotHold => format!("run `kvlower gate --format json` on the traces `{path}` names: each must be well formed, start with the document's runtime header, and meet its scenario's expectations"),
     }
 }
 

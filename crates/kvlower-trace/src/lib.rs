@@ -37,6 +37,7 @@ use std::ops::ControlFlow;
 use kvlower_fs::lines::{End, Line};
 
 mod campaign;
+pub mod campaign_doc;
 mod connector;
 mod diagnostic;
 mod evaluate;
