@@ -359,12 +359,18 @@ fn judge_claim(
                 request_id: r.id.clone(),
             });
         }
-        // Every worker the decision names (chosen, or scored in an overlap row) and the
-        // one that served: a miss in the map is a reason, never skipped.
-        let named = [r.decision.worker, r.served.worker]
-            .into_iter()
-            .chain(r.decision.overlap.iter().map(|o| o.worker));
-        reasons.extend(named.filter_map(|w| unfixed_worker(map, &r.id, w)));
+        // The worker the router chose and the one that served: a miss in the map, or
+        // two namespaces, is a reason, never skipped.
+        for w in [r.decision.worker, r.served.worker] {
+            reasons.extend(unfixed_worker(map, &r.id, w));
+        }
+        // A worker the router scored (an overlap row) that the map does not name: the
+        // map is not the router's (a mapped worker's row is what route cost needs).
+        for o in &r.decision.overlap {
+            if map.namespace(o.worker) == Namespace::Unknown {
+                reasons.extend(unfixed_worker(map, &r.id, o.worker));
+            }
+        }
         if r.served.worker != r.decision.worker {
             reasons.push(RouteReason::ServedElsewhere {
                 request_id: r.id.clone(),
