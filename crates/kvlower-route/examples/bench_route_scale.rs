@@ -6,7 +6,8 @@
 //! It writes, in a fresh temporary folder (or DIR with `--keep`, left in place):
 //!
 //! - `registry/`: a registry of 60,000 claims (about 12 MB), a routing trace naming it
-//!   (one claim placed and reused) and a small vLLM event file;
+//!   (one claim placed and reused), a small vLLM event file, and one of 20,000 batches
+//!   (each storing one claim's blocks);
 //! - `reuse/`: a routing trace of 80,000 reuses of one claim (about 33 MB; every 100th
 //!   request an unclaimed carrier of the claim's tokens on the other worker) and its
 //!   one-claim registry.
@@ -25,6 +26,8 @@ use kvlower_join::EventFormat;
 
 const CLAIMS: usize = 60_000;
 const REUSES: usize = 80_000;
+/// The join's second run: this many event batches (one stored claim each).
+const EVENT_BATCHES: usize = 20_000;
 const TARGET: Duration = Duration::from_secs(1);
 const WORKER_A: u64 = 11;
 const WORKER_B: u64 = 22;
@@ -51,6 +54,9 @@ fn main() -> Result<(), Box<dyn Error>> {
     std::fs::write(&trace, small_trace())?;
     let events = registry_dir.join("events.jsonl");
     std::fs::write(&events, small_events())?;
+    let many_events = registry_dir.join("events-20000.jsonl");
+    let stored: Vec<usize> = (0..EVENT_BATCHES).map(|k| 3 * k).collect();
+    std::fs::write(&many_events, events_storing(&stored))?;
     // 2. The 80,000-reuse trace.
     let reuse_trace = reuse_dir.join("trace.json");
     std::fs::write(&reuse_trace, reuse_trace_text(REUSES))?;
@@ -86,6 +92,13 @@ fn main() -> Result<(), Box<dyn Error>> {
     line(
         &format!("join: registry of {CLAIMS} claims"),
         &registry,
+        p,
+        doc,
+    );
+    let (p, doc) = join_json(&registry, &many_events)?;
+    line(
+        &format!("join: {CLAIMS} claims, {EVENT_BATCHES} event batches"),
+        &many_events,
         p,
         doc,
     );
@@ -279,16 +292,28 @@ fn reuse_trace_text(reuses: usize) -> String {
 
 /// A few vLLM batches storing claim c0's blocks and a few others (sequence-checked).
 fn small_events() -> String {
+    events_storing(&[0, 1, 2, 59_999])
+}
+
+/// One vLLM batch per claim of `claims`, storing its two blocks (sequence-checked,
+/// timestamps before the claims' observation point).
+fn events_storing(claims: &[usize]) -> String {
     let mut s = String::new();
-    for (seq, i) in [0usize, 1, 2, 59_999].into_iter().enumerate() {
+    for (seq, &i) in claims.iter().enumerate() {
         let [a, b, c, d] = tokens(i);
         let h = 1000 * (i + 1);
         let _ = writeln!(
             s,
-            "{{\"seq\":{seq},\"payload\":{{\"ts\":{}.0,\"events\":[{{\"type\":\"BlockStored\",\"block_hashes\":[{h},{}],\"parent_block_hash\":null,\"token_ids\":[{a},{b},{c},{d}],\"block_size\":2,\"lora_id\":null,\"medium\":\"GPU\",\"lora_name\":null}}],\"data_parallel_rank\":null}}}}",
-            seq + 1,
+            "{{\"seq\":{seq},\"payload\":{{\"ts\":{:.6},\"events\":[{{\"type\":\"BlockStored\",\"block_hashes\":[{h},{}],\"parent_block_hash\":null,\"token_ids\":[{a},{b},{c},{d}],\"block_size\":2,\"lora_id\":null,\"medium\":\"GPU\",\"lora_name\":null}}],\"data_parallel_rank\":null}}}}",
+            1.0 + seq as f64 * 1e-4,
             h + 1
         );
     }
+    // An empty batch after the claims' observation point (3.5): they are judged there.
+    let _ = writeln!(
+        s,
+        "{{\"seq\":{},\"payload\":{{\"ts\":10.0,\"events\":[],\"data_parallel_rank\":null}}}}",
+        claims.len()
+    );
     s
 }
