@@ -438,7 +438,7 @@ fn the_indexed_join_judges_two_thousand_claims_as_the_rules_say() {
         let i: usize = c.claim_id.0.trim_start_matches('c').parse().unwrap();
         let want = if i == UNUSABLE || owner_ambiguous(i) || i % 3 == 1 {
             "insufficient_evidence"
-        } else if i % 3 == 0 {
+        } else if i.is_multiple_of(3) {
             "materialized"
         } else {
             "not_materialized"
