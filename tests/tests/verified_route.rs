@@ -289,3 +289,44 @@ fn a_routing_document_may_not_name_a_trace_outside_the_repository() {
     fs::write(&doc, serde_json::to_string_pretty(&v).unwrap()).unwrap();
     assert!(!counted(&dir, "route_cost_attribution"));
 }
+
+#[test]
+fn a_prefix_carried_through_an_unmapped_worker_keeps_routed_reuse_unverified() {
+    // Issue 21 item 1: an unclaimed request with claim a's tokens, routed to a's worker
+    // but reported served by worker 42 (in no workers[] entry), between a's placement
+    // and its reuse. The document regenerated from that trace (as an attacker would
+    // commit it) reproduces, and witnesses nothing.
+    let dir = scratch_live();
+    let path = dir.path().join(LIVE).join("trace.json");
+    let mut t: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    let requests = t["requests"].as_array_mut().unwrap();
+    let mut intruder = requests[0].clone();
+    assert_eq!(intruder["request_id"], "place-a");
+    intruder["request_id"] = "intruder".into();
+    intruder["claim_id"] = serde_json::Value::Null;
+    intruder["decided_at"] = requests[3]["decided_at"].clone();
+    intruder["served"]["worker_id"] = 42.into();
+    assert_eq!(requests[3]["request_id"], "reuse-a");
+    requests.insert(3, intruder);
+    fs::write(&path, serde_json::to_string_pretty(&t).unwrap()).unwrap();
+    let trace = format!("{LIVE}/trace.json");
+    let report = kvlower_route::evaluate_with(&dir.path().join(&trace), &trace, &|n| {
+        Some(dir.path().join(n))
+    })
+    .unwrap();
+    assert!(!report.pass);
+    assert!(report.witnesses.is_empty());
+    fs::write(
+        dir.path().join(LIVE).join("route.json"),
+        serde_json::to_string_pretty(&report).unwrap(),
+    )
+    .unwrap();
+    let out = row(
+        &dir,
+        "dynamo_1.6.1_vllm_cpu.yaml",
+        "routed_reuse",
+        "routing_hook",
+    );
+    assert!(!out.contains("sound_with_adapter"), "{out}");
+}

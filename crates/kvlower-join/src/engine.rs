@@ -95,6 +95,90 @@ struct ClaimTrack {
     result: Option<ClaimResult>,
 }
 
+/// Claims by what events look them up by (each list in claim order).
+#[derive(Default)]
+struct ClaimIndex {
+    /// First required block's tokens → claims (sorted by tokens: a partial block's
+    /// tokens find every first block they begin, as one range).
+    first: BTreeMap<Vec<u32>, Vec<usize>>,
+    /// A later required block's tokens → claims (each claim once).
+    later: HashMap<Vec<u32>, Vec<usize>>,
+    /// Claims observed at an event index, by that index; `due_at` of them are judged.
+    by_index: Vec<(u64, usize)>,
+    due_at: usize,
+    /// Claims observed at a timestamp, by that timestamp; `due_ts` of them are judged.
+    by_ts: Vec<(f64, usize)>,
+    due_ts: usize,
+}
+
+impl ClaimIndex {
+    fn new(claims: &[ClaimTrack]) -> ClaimIndex {
+        let mut ix = ClaimIndex::default();
+        for (ci, c) in claims.iter().enumerate() {
+            if let Some(first) = c.chunks.first() {
+                ix.first.entry(first.clone()).or_default().push(ci);
+            }
+            for ch in c.chunks.iter().skip(1) {
+                // Claims are visited in order, so a repeat of this claim is the last.
+                let list = ix.later.entry(ch.clone()).or_default();
+                if list.last() != Some(&ci) {
+                    list.push(ci);
+                }
+            }
+            match c.observe_at {
+                Some(StreamPoint::EventIndex(o)) => ix.by_index.push((o, ci)),
+                Some(StreamPoint::Timestamp(t)) => ix.by_ts.push((t, ci)),
+                None => {}
+            }
+        }
+        ix.by_index.sort_unstable();
+        ix.by_ts
+            .sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        ix
+    }
+
+    /// The claims that become due before event `next_index` (timestamp `next_ts`), not
+    /// returned before, in claim order: an index point `o < next_index`, a timestamp
+    /// point `t < next_ts`.
+    fn due(&mut self, next_index: u64, next_ts: Option<f64>) -> Vec<usize> {
+        let mut due = Vec::new();
+        while let Some(&(o, ci)) = self.by_index.get(self.due_at) {
+            if o >= next_index {
+                break;
+            }
+            due.push(ci);
+            self.due_at += 1;
+        }
+        if let Some(ts) = next_ts {
+            while let Some(&(t, ci)) = self.by_ts.get(self.due_ts) {
+                if ts > t {
+                    due.push(ci);
+                    self.due_ts += 1;
+                } else {
+                    break;
+                }
+            }
+        }
+        due.sort_unstable();
+        due
+    }
+
+    /// Claims whose first required block begins with `tokens`, in claim order.
+    fn first_starting_with(&self, tokens: &[u32]) -> Vec<usize> {
+        let mut out: Vec<usize> = self
+            .first
+            .range::<[u32], _>((
+                std::ops::Bound::Included(tokens),
+                std::ops::Bound::Unbounded,
+            ))
+            .take_while(|(k, _)| k.starts_with(tokens))
+            .flat_map(|(_, v)| v.iter().copied())
+            .collect();
+        out.sort_unstable();
+        out
+    }
+}
+
 /// The cache instance an event belongs to, as far as the event says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct CacheInstance {
@@ -146,6 +230,9 @@ struct Engine<'r> {
     first_instance: Option<CacheInstance>,
     /// How many claims have no verdict yet (the replay stops judging at zero).
     claims_unjudged: usize,
+    /// The claims indexed once, so that an event costs what it touches rather than
+    /// one look at every claim (issue 21 item 8).
+    index: ClaimIndex,
     /// The capture header's operator-declared engine facts (captures only).
     capture_meta: Option<BTreeMap<String, String>>,
 }
@@ -259,6 +346,7 @@ impl<'r> Engine<'r> {
             })
             .collect();
         let claims_unjudged = claims.len();
+        let index = ClaimIndex::new(&claims);
         Engine {
             registry,
             format,
@@ -276,6 +364,7 @@ impl<'r> Engine<'r> {
             seq_present: None,
             first_instance: None,
             claims_unjudged,
+            index,
             capture_meta: None,
         }
     }
@@ -288,17 +377,10 @@ impl<'r> Engine<'r> {
         if self.claims_unjudged == 0 {
             return;
         }
-        for ci in 0..self.claims.len() {
-            let c = &self.claims[ci];
-            if c.result.is_some() {
-                continue;
-            }
-            let due = match c.observe_at {
-                Some(StreamPoint::EventIndex(o)) => o < next_index,
-                Some(StreamPoint::Timestamp(t)) => next_ts.is_some_and(|ts| ts > t),
-                None => false,
-            };
-            if due {
+        // A claim is due once its observation point lies before the next event; the
+        // index hands out each claim the first time it is due, in claim order.
+        for ci in self.index.due(next_index, next_ts) {
+            if self.claims.get(ci).is_some_and(|c| c.result.is_none()) {
                 self.snapshot(ci, None);
             }
         }
@@ -787,10 +869,8 @@ impl<'r> Engine<'r> {
             // (docs/join.md "Extra hash inputs").
             None if b.salt != self.registry.cache_identity.cache_salt => {}
             None => {
-                for (ci, c) in self.claims.iter().enumerate() {
-                    if c.chunks.first().is_some_and(|ch| *ch == b.tokens) {
-                        claim_positions.push((ci, 0));
-                    }
+                if let Some(cis) = self.index.first.get(b.tokens.as_slice()) {
+                    claim_positions.extend(cis.iter().map(|&ci| (ci, 0)));
                 }
             }
             Some(ph) => match self.blocks.get(ph) {
@@ -808,12 +888,11 @@ impl<'r> Engine<'r> {
                 }
                 _ => {
                     let hits: Vec<usize> = self
-                        .claims
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, c)| c.chunks.iter().skip(1).any(|ch| *ch == b.tokens))
-                        .map(|(ci, _)| ci)
-                        .collect();
+                        .index
+                        .later
+                        .get(b.tokens.as_slice())
+                        .cloned()
+                        .unwrap_or_default();
                     for ci in hits {
                         self.claim_reason(ci, Reason::UnjoinableParent { event: here });
                     }
@@ -867,7 +946,13 @@ impl<'r> Engine<'r> {
     fn partial_block(&mut self, parent: &Option<BlockHash>, tokens: &[u32], here: EventRef) {
         let expected = self.block_size.map_or(0, |b| u64::from(b.get()));
         let positions: Vec<(usize, usize)> = match parent {
-            None => (0..self.claims.len()).map(|ci| (ci, 0)).collect(),
+            // Only the claims whose first block begins with these tokens can be hit.
+            None => self
+                .index
+                .first_starting_with(tokens)
+                .into_iter()
+                .map(|ci| (ci, 0))
+                .collect(),
             Some(ph) => self
                 .blocks
                 .get(ph)

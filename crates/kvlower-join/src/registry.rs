@@ -7,7 +7,7 @@
 //! read at all (bad YAML, a predicate other than `leading_prefix_at_least`, an unreadable
 //! token map) is an error.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
@@ -511,20 +511,51 @@ impl Registry {
                     });
                 }
             }
-            // Two claims whose required prefixes share leading blocks claim the same
-            // KV blocks; with different object ids their owner is ambiguous.
-            for (j, o) in self.claims.iter().enumerate() {
-                if i == j || c.object == o.object {
+        }
+        // Two claims whose required prefixes share leading blocks claim the same KV
+        // blocks; with different object ids their owner is ambiguous. Indexed by first
+        // block (not every pair: issue 21 item 8), each claim's others in registry order.
+        let mut by_first: HashMap<&[u32], Vec<usize>> = HashMap::new();
+        for (i, r) in required.iter().enumerate() {
+            if let Some(first) = r.as_ref().and_then(|r| r.first()) {
+                by_first.entry(first).or_default().push(i);
+            }
+        }
+        for bucket in by_first.values() {
+            let object = |k: usize| {
+                bucket
+                    .get(k)
+                    .and_then(|&j| self.claims.get(j))
+                    .map(|c| &c.object)
+            };
+            // skip[k]: the first position after k whose object differs from k's, so a
+            // claim's walk over its bucket steps over runs of its own object in one go
+            // (the walk costs at most twice what it pushes).
+            let mut skip = vec![bucket.len(); bucket.len()];
+            for k in (0..bucket.len().saturating_sub(1)).rev() {
+                skip[k] = if object(k + 1) != object(k) {
+                    k + 1
+                } else {
+                    skip[k + 1]
+                };
+            }
+            for &i in bucket {
+                let Some(own) = self.claims.get(i).map(|c| &c.object) else {
                     continue;
-                }
-                if let (Some(a), Some(b)) = (&required[i], &required[j])
-                    && !a.is_empty()
-                    && !b.is_empty()
-                    && a[0] == b[0]
-                {
-                    extra[i].push(Reason::DuplicateBlockOwner {
-                        other_claim: o.id.clone(),
-                    });
+                };
+                let mut k = 0;
+                while let Some(&j) = bucket.get(k) {
+                    match self.claims.get(j) {
+                        Some(o) if o.object != *own => {
+                            if let Some(e) = extra.get_mut(i) {
+                                e.push(Reason::DuplicateBlockOwner {
+                                    other_claim: o.id.clone(),
+                                });
+                            }
+                            k += 1;
+                        }
+                        _ => k = skip.get(k).copied().unwrap_or(bucket.len()),
+                    }
                 }
             }
         }

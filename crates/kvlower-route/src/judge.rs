@@ -8,7 +8,7 @@
 //! only when nobody placed the claim's blocks on that namespace before it, and a reuse
 //! only when nobody re-carried them in between: otherwise the hit is someone else's.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use crate::report::{
     ClaimVerdict, DEPTH, Held, REPORT_KIND, RouteObligation, RoutePrecondition, RouteReason,
@@ -100,8 +100,128 @@ fn chosen_overlap(r: &Request) -> Option<u32> {
         .map(|o| o.device_blocks)
 }
 
+/// The trace indexed once, so that judging every claim is near-linear in the trace and
+/// the registry (docs/routing-trace.md, "What the gate judges"; issue 21 item 8): the
+/// requests per claim id, the claims per first block, and a trie of the claims'
+/// required blocks that every request's tokens are walked down once.
+struct Index<'a> {
+    /// Request positions per carried claim id, in decision order.
+    by_claim: HashMap<&'a str, Vec<usize>>,
+    /// Claim positions per first required block.
+    by_first_block: HashMap<&'a [u32], Vec<usize>>,
+    /// The trie node of each claim's whole required tokens (`None`: unusable claim).
+    node_of_claim: Vec<Option<usize>>,
+    /// Trie nodes: children by the next block's tokens, and the positions (in decision
+    /// order) of the requests whose tokens begin with the node's prefix.
+    nodes: Vec<TrieNode<'a>>,
+    /// The distinct worker ids of the map (for "an overlap row for every mapped worker").
+    mapped: BTreeSet<WorkerId>,
+}
+
+#[derive(Default)]
+struct TrieNode<'a> {
+    children: HashMap<&'a [u32], usize>,
+    carriers: Vec<usize>,
+}
+
+impl<'a> Index<'a> {
+    fn new(trace: &'a RouteTrace, claims: &'a [RegisteredClaim], bs: usize) -> Index<'a> {
+        let mut by_claim: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, r) in trace.requests.iter().enumerate() {
+            if let Some(c) = r.claim.as_deref() {
+                by_claim.entry(c).or_default().push(i);
+            }
+        }
+        let mut by_first_block: HashMap<&[u32], Vec<usize>> = HashMap::new();
+        let mut nodes: Vec<TrieNode<'a>> = vec![TrieNode::default()];
+        let mut node_of_claim = Vec::with_capacity(claims.len());
+        for (ci, c) in claims.iter().enumerate() {
+            let required: &[u32] = c.required_tokens.as_deref().unwrap_or(&[]);
+            if let Some(first) = required.get(..bs) {
+                by_first_block.entry(first).or_default().push(ci);
+            }
+            if required.is_empty() {
+                node_of_claim.push(None);
+                continue;
+            }
+            let mut at = 0;
+            for block in required.chunks(bs) {
+                let next = nodes.len();
+                let child = match nodes.get_mut(at) {
+                    Some(n) => *n.children.entry(block).or_insert(next),
+                    None => next,
+                };
+                if child == next {
+                    nodes.push(TrieNode::default());
+                }
+                at = child;
+            }
+            node_of_claim.push(Some(at));
+        }
+        for (i, r) in trace.requests.iter().enumerate() {
+            let mut at = 0;
+            for block in r.tokens.chunks_exact(bs) {
+                let Some(&child) = nodes.get(at).and_then(|n| n.children.get(block)) else {
+                    break;
+                };
+                if let Some(n) = nodes.get_mut(child) {
+                    n.carriers.push(i);
+                }
+                at = child;
+            }
+        }
+        Index {
+            by_claim,
+            by_first_block,
+            node_of_claim,
+            nodes,
+            mapped: trace.workers.iter().map(|w| w.id).collect(),
+        }
+    }
+
+    /// Positions of the requests whose tokens begin with claim `ci`'s required tokens,
+    /// in decision order (none for an unusable claim).
+    fn carriers(&self, ci: usize) -> &[usize] {
+        self.node_of_claim
+            .get(ci)
+            .copied()
+            .flatten()
+            .and_then(|n| self.nodes.get(n))
+            .map_or(&[], |n| n.carriers.as_slice())
+    }
+}
+
 fn carries(r: &Request, required: &[u32]) -> bool {
     !required.is_empty() && r.tokens.starts_with(required)
+}
+
+/// The reasons an unattributed request that carried a claim's required tokens gives:
+/// `hit` (the earlier or interleaved reason) when the namespace the router chose for it,
+/// or the one that reported serving it, is the claim's namespace `ns`; and
+/// `UnmappedUnattributedPrefix` for each of those workers the map does not fix to one
+/// namespace, since that namespace may be the claim's.
+fn unattributed_carrier(
+    q: &Request,
+    map: &WorkerMap<'_>,
+    ns: Option<&str>,
+    hit: impl Fn(String) -> RouteReason,
+    reasons: &mut Vec<RouteReason>,
+) {
+    let mut on_claim_namespace = false;
+    for w in [q.decision.worker, q.served.worker] {
+        match map.namespace(w) {
+            Namespace::Fixed(here) => on_claim_namespace |= ns == Some(here),
+            Namespace::Unknown | Namespace::Ambiguous => {
+                reasons.push(RouteReason::UnmappedUnattributedPrefix {
+                    request_id: q.id.clone(),
+                    worker_id: w.to_string(),
+                });
+            }
+        }
+    }
+    if on_claim_namespace {
+        reasons.push(hit(q.id.clone()));
+    }
 }
 
 /// Judges every registered claim against the trace. `trace_name` and `registry_name`
@@ -114,7 +234,8 @@ pub fn judge(
 ) -> RouteReport {
     let map = WorkerMap::new(trace);
     let bs = trace.block_size.get() as usize;
-    let known: BTreeSet<&str> = claims.iter().map(|c| c.id.as_str()).collect();
+    let index = Index::new(trace, claims, bs);
+    let known: HashSet<&str> = claims.iter().map(|c| c.id.as_str()).collect();
     let unknown: Vec<RouteReason> = trace
         .requests
         .iter()
@@ -125,7 +246,8 @@ pub fn judge(
         .collect();
     let verdicts: Vec<ClaimVerdict> = claims
         .iter()
-        .map(|c| judge_claim(trace, &map, claims, c, bs, &unknown))
+        .enumerate()
+        .map(|(ci, c)| judge_claim(trace, &map, &index, claims, ci, c, bs, &unknown))
         .collect();
     let every = |f: &dyn Fn(&ClaimVerdict) -> bool| !verdicts.is_empty() && verdicts.iter().all(f);
     let preconditions = RoutePrecondition::ALL
@@ -172,10 +294,28 @@ pub fn judge(
     }
 }
 
+/// A worker id the map does not fix to one namespace, as a reason on a request that
+/// carries the claim.
+fn unfixed_worker(map: &WorkerMap<'_>, request_id: &str, w: WorkerId) -> Option<RouteReason> {
+    match map.namespace(w) {
+        Namespace::Fixed(_) => None,
+        Namespace::Unknown => Some(RouteReason::UnknownWorker {
+            request_id: request_id.to_string(),
+            worker_id: w.to_string(),
+        }),
+        Namespace::Ambiguous => Some(RouteReason::AmbiguousWorkerNamespace {
+            worker_id: w.to_string(),
+        }),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 fn judge_claim(
     trace: &RouteTrace,
     map: &WorkerMap<'_>,
+    index: &Index<'_>,
     claims: &[RegisteredClaim],
+    ci: usize,
     c: &RegisteredClaim,
     bs: usize,
     unknown: &[RouteReason],
@@ -187,24 +327,24 @@ fn judge_claim(
     }
     // Another claim with the same first block: a hit on that block is both claims'.
     if let Some(first) = required.get(..bs) {
-        for other in claims.iter().filter(|o| o.id != c.id) {
-            if other
-                .required_tokens
-                .as_deref()
-                .and_then(|t| t.get(..bs))
-                .is_some_and(|o| o == first)
-            {
+        for &oi in index
+            .by_first_block
+            .get(first)
+            .map_or(&[][..], Vec::as_slice)
+        {
+            if let Some(other) = claims.get(oi).filter(|o| o.id != c.id) {
                 reasons.push(RouteReason::AmbiguousClaimPrefix {
                     other: other.id.clone(),
                 });
             }
         }
     }
-    let carried: Vec<(usize, &Request)> = trace
-        .requests
+    let carried: Vec<(usize, &Request)> = index
+        .by_claim
+        .get(c.id.as_str())
+        .map_or(&[][..], Vec::as_slice)
         .iter()
-        .enumerate()
-        .filter(|(_, r)| r.claim.as_deref() == Some(c.id.as_str()))
+        .filter_map(|&i| trace.requests.get(i).map(|r| (i, r)))
         .collect();
     if carried.is_empty() {
         reasons.push(RouteReason::NoClaimedRequest);
@@ -220,16 +360,16 @@ fn judge_claim(
                 request_id: r.id.clone(),
             });
         }
+        // The worker the router chose and the one that served: a miss in the map, or
+        // two namespaces, is a reason, never skipped.
         for w in [r.decision.worker, r.served.worker] {
-            match map.namespace(w) {
-                Namespace::Fixed(_) => {}
-                Namespace::Unknown => reasons.push(RouteReason::UnknownWorker {
-                    request_id: r.id.clone(),
-                    worker_id: w.to_string(),
-                }),
-                Namespace::Ambiguous => reasons.push(RouteReason::AmbiguousWorkerNamespace {
-                    worker_id: w.to_string(),
-                }),
+            reasons.extend(unfixed_worker(map, &r.id, w));
+        }
+        // A worker the router scored (an overlap row) that the map does not name: the
+        // map is not the router's (a mapped worker's row is what route cost needs).
+        for o in &r.decision.overlap {
+            if map.namespace(o.worker) == Namespace::Unknown {
+                reasons.extend(unfixed_worker(map, &r.id, o.worker));
             }
         }
         if r.served.worker != r.decision.worker {
@@ -241,6 +381,10 @@ fn judge_claim(
     let required_blocks = u32::try_from(required.len() / bs).unwrap_or(u32::MAX);
     let required_len = u32::try_from(required.len()).unwrap_or(u32::MAX);
     let placement = carried.first().copied();
+    let reuses: Vec<(usize, &Request)> = carried.iter().skip(1).copied().collect();
+    if placement.is_some() && reuses.is_empty() {
+        reasons.push(RouteReason::NoReuseRequest);
+    }
     if let Some((pi, p)) = placement {
         if !required.is_empty() && p.served.num_cached_tokens >= required_len {
             reasons.push(RouteReason::PlacementAlreadyCached {
@@ -248,33 +392,53 @@ fn judge_claim(
             });
         }
         let ns = map.fixed(p.served.worker);
-        for r in trace.requests[..pi].iter() {
-            if r.claim.as_deref() != Some(c.id.as_str())
-                && carries(r, required)
-                && ns.is_some()
-                && map.fixed(r.served.worker) == ns
-            {
-                reasons.push(RouteReason::EarlierUnattributedPrefix {
-                    request_id: r.id.clone(),
-                });
+        // Requests without the claim that carried its required tokens, before the
+        // placement or before its last reuse (after the placement): each reuse's
+        // window (placement, reuse) is inside the last one's.
+        let last = reuses.last().map_or(pi, |&(ri, _)| ri);
+        for &qi in index.carriers(ci) {
+            if qi >= last {
+                break;
+            }
+            let Some(q) = trace.requests.get(qi) else {
+                continue;
+            };
+            if qi == pi || q.claim.as_deref() == Some(c.id.as_str()) {
+                continue;
+            }
+            if qi < pi {
+                unattributed_carrier(
+                    q,
+                    map,
+                    ns,
+                    |request_id| RouteReason::EarlierUnattributedPrefix { request_id },
+                    &mut reasons,
+                );
+            } else {
+                unattributed_carrier(
+                    q,
+                    map,
+                    ns,
+                    |request_id| RouteReason::InterleavedUnattributedPrefix { request_id },
+                    &mut reasons,
+                );
             }
         }
-    }
-    let reuses: Vec<(usize, &Request)> = carried.iter().skip(1).copied().collect();
-    if placement.is_some() && reuses.is_empty() {
-        reasons.push(RouteReason::NoReuseRequest);
-    }
-    if let Some((pi, p)) = placement {
-        let ns = map.fixed(p.served.worker);
-        for &(ri, r) in &reuses {
+        for &(_, r) in &reuses {
             let here = map.fixed(r.served.worker);
             if ns.is_some() && here.is_some() && here != ns {
                 reasons.push(RouteReason::ReuseOnOtherNamespace {
                     request_id: r.id.clone(),
                 });
             }
-            let rows: BTreeSet<WorkerId> = r.decision.overlap.iter().map(|o| o.worker).collect();
-            if trace.workers.iter().any(|w| !rows.contains(&w.id)) {
+            let rows: BTreeSet<WorkerId> = r
+                .decision
+                .overlap
+                .iter()
+                .map(|o| o.worker)
+                .filter(|w| index.mapped.contains(w))
+                .collect();
+            if rows.len() < index.mapped.len() {
                 reasons.push(RouteReason::RouteCostMissing {
                     request_id: r.id.clone(),
                 });
@@ -288,17 +452,6 @@ fn judge_claim(
                 reasons.push(RouteReason::ReuseMissed {
                     request_id: r.id.clone(),
                 });
-            }
-            for q in trace.requests[pi + 1..ri].iter() {
-                if q.claim.as_deref() != Some(c.id.as_str())
-                    && carries(q, required)
-                    && ns.is_some()
-                    && map.fixed(q.served.worker) == ns
-                {
-                    reasons.push(RouteReason::InterleavedUnattributedPrefix {
-                        request_id: q.id.clone(),
-                    });
-                }
             }
         }
     }

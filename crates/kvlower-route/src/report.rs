@@ -87,6 +87,14 @@ pub enum RouteReason {
     },
     /// One worker id maps to two cache namespaces, or two workers to one.
     AmbiguousWorkerNamespace { worker_id: String },
+    /// A request without this claim carried its required tokens, before the placement
+    /// or before a reuse, and the worker the router chose for it or the one that served
+    /// it is not fixed to one namespace by the map (unknown, or ambiguous): that
+    /// namespace may be the claim's, so the placement or the reuse may be its.
+    UnmappedUnattributedPrefix {
+        request_id: String,
+        worker_id: String,
+    },
     /// The request was served by another worker than the router chose.
     ServedElsewhere { request_id: String },
     /// Only one request carries the claim: nothing was reused.
@@ -120,6 +128,7 @@ impl RouteReason {
             | RouteReason::ClaimTokensNotCarried { .. } => Some(P::RouteDecisionSeesAcceptedClaim),
             RouteReason::UnknownWorker { .. }
             | RouteReason::AmbiguousWorkerNamespace { .. }
+            | RouteReason::UnmappedUnattributedPrefix { .. }
             | RouteReason::ReuseOnOtherNamespace { .. } => Some(P::FixedWorkerCacheNamespace),
             RouteReason::AmbiguousClaimPrefix { .. }
             | RouteReason::NoReuseRequest

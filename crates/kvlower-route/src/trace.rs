@@ -7,6 +7,7 @@
 //! two cache namespaces, a worker the map does not name, a claim the registry does not
 //! hold. Those are facts about the run, so they become reasons on the claims they touch.
 
+use std::collections::HashSet;
 use std::num::NonZeroU32;
 use std::path::Path;
 
@@ -232,9 +233,11 @@ pub fn parse_trace(text: &str, path: &Path) -> Result<RouteTrace, RouteError> {
         })
         .collect();
     let mut requests: Vec<Request> = Vec::with_capacity(raw.requests.len());
+    // Request ids seen so far (a set, not a scan of `requests`: linear in the trace).
+    let mut ids: HashSet<String> = HashSet::with_capacity(raw.requests.len());
     for (i, r) in raw.requests.into_iter().enumerate() {
         let at = |field: &str| format!("$.requests[{i}].{field}");
-        if requests.iter().any(|q| q.id == r.request_id) {
+        if !ids.insert(r.request_id.clone()) {
             return Err(invalid(
                 at("request_id"),
                 format!("request id {:?} appears twice", r.request_id),
