@@ -1070,3 +1070,20 @@ fn the_readme_ci_job_caches_and_shows_sarif_and_pre_commit() {
         "how the hook was tested"
     );
 }
+
+/// A value from a descriptor cannot become HTML in `--format markdown` (GitHub
+/// renders raw HTML in `$GITHUB_STEP_SUMMARY`), nor close a code span.
+#[test]
+fn markdown_output_escapes_html_and_backticks_from_values() {
+    let dir = scratch_repo(&["capabilities"]);
+    fs::write(
+        dir.path().join("capabilities/x.yaml"),
+        "runtime: {name: x, version: '1', source: \"`<img src=x onerror=alert(1)>`\", reviewed: 2026-01-01, identity: [{kind: other, version: '1'}]}\nnon_claims: {default: x}\n",
+    )
+    .expect("write");
+    let run = kvlower(&["check", "--root", &root_of(&dir), "--format", "markdown"]);
+    assert_eq!(run.code, 1);
+    assert!(run.stdout.contains("unknown-name"), "{}", run.stdout);
+    assert!(!run.stdout.contains("<img"), "{}", run.stdout);
+    assert!(run.stdout.contains("&lt;img"), "{}", run.stdout);
+}

@@ -30,17 +30,30 @@ pub fn read_cases(root: &Path) -> Option<Vec<CaseSource>> {
     // Every `*.yaml` entry is handed on, including a FIFO, device, link out of
     // the root or oddly named file: `kvlower_fs` refuses to read it (without
     // blocking) and the empty contents make it a case error, never a skip.
+    // An entry the directory listing cannot read is a case error too (an empty
+    // case named after the directory), never silently dropped.
     let mut cases: Vec<CaseSource> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|name| name.ends_with(".yaml") || name.ends_with(".yml"))
-        .map(|name| {
-            let path = format!("{BAD_LOWERING_DIR}/{name}");
-            let contents = read_case(root, &path);
-            CaseSource {
-                path: kvlower_load::diagnostic::excerpt(&path, 200),
-                contents,
+        .map(|e| match e {
+            Ok(e) => Some(e.file_name().to_string_lossy().into_owned()),
+            Err(_) => None,
+        })
+        .filter(|name| {
+            name.as_deref()
+                .is_none_or(|n| n.ends_with(".yaml") || n.ends_with(".yml"))
+        })
+        .map(|name| match name {
+            Some(name) => {
+                let path = format!("{BAD_LOWERING_DIR}/{name}");
+                let contents = read_case(root, &path);
+                CaseSource {
+                    path: kvlower_load::diagnostic::excerpt(&path, 200),
+                    contents,
+                }
             }
+            None => CaseSource {
+                path: format!("{BAD_LOWERING_DIR}/(unreadable entry)"),
+                contents: String::new(),
+            },
         })
         .collect();
     cases.sort_by(|a, b| a.path.cmp(&b.path));

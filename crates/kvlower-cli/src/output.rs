@@ -136,8 +136,12 @@ pub fn escape_control(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// Text for one Markdown table cell: `|` escaped, line breaks as `<br>`,
-/// other control characters escaped, so no value can end the cell or the row.
+/// Text for one Markdown table cell: `|` escaped, line breaks as `<br>`, HTML's
+/// `<`, `>` and `&` as entities (GitHub renders raw HTML in a step summary, so a
+/// value could otherwise inject an `<img onerror=...>`), other control characters
+/// escaped: no value can end the cell or the row, or become markup. A value is
+/// never put between backticks by hand: that is [`md_code`]'s job, whose fence
+/// outgrows any backtick run inside.
 pub fn md_cell(s: &str) -> String {
     let s = s.replace("\r\n", "\n");
     let mut out = String::with_capacity(s.len());
@@ -145,6 +149,9 @@ pub fn md_cell(s: &str) -> String {
         match c {
             '|' => out.push_str("\\|"),
             '\n' | '\r' => out.push_str("<br>"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
             c if c.is_control() => out.push_str(&c.escape_unicode().to_string()),
             c => out.push(c),
         }
@@ -153,9 +160,19 @@ pub fn md_cell(s: &str) -> String {
 }
 
 /// An inline code span for a Markdown table cell (`` `x` ``), with `|` and line
-/// breaks neutralised and a fence longer than any backtick run inside.
+/// breaks neutralised and a fence longer than any backtick run inside. Inside a
+/// code span HTML is not interpreted (and entities would show literally), so
+/// only the table's own syntax is escaped.
 pub fn md_code(s: &str) -> String {
-    let inner = md_cell(s).replace("<br>", " ");
+    let mut inner = String::with_capacity(s.len());
+    for c in s.replace("\r\n", "\n").chars() {
+        match c {
+            '|' => inner.push_str("\\|"),
+            '\n' | '\r' => inner.push(' '),
+            c if c.is_control() => inner.push_str(&c.escape_unicode().to_string()),
+            c => inner.push(c),
+        }
+    }
     let longest = inner.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
     if longest == 0 {
@@ -585,10 +602,12 @@ pub fn sarif(diagnostics: &[Diagnostic], error: Option<&str>) -> String {
     crate::generated::to_json(&log)
 }
 
-/// A relative path as a URI reference: `/` separators, reserved bytes percent-encoded.
+/// A relative path as a URI reference: every byte but unreserved characters and
+/// the `/` separator percent-encoded. A backslash is a byte of the name on Unix
+/// (and the escape of a control character kvlower printed), never a separator.
 fn sarif_uri(path: &str) -> String {
     let mut out = String::new();
-    for b in path.replace('\\', "/").bytes() {
+    for b in path.bytes() {
         if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
             out.push(b as char);
         } else {
@@ -609,8 +628,26 @@ mod tests {
     }
 
     #[test]
+    fn sarif_uris_percent_encode_every_byte_of_a_name() {
+        // An escaped control character is a backslash in the name, not a separator.
+        assert_eq!(
+            sarif_uri("capabilities/nl\\nx.yaml"),
+            "capabilities/nl%5Cnx.yaml"
+        );
+        assert_eq!(
+            sarif_uri("capabilities/nl\nx.yaml"),
+            "capabilities/nl%0Ax.yaml"
+        );
+        assert_eq!(sarif_uri("a b/ü.yaml"), "a%20b/%C3%BC.yaml");
+    }
+
+    #[test]
     fn markdown_cells_cannot_break_the_table() {
         assert_eq!(md_cell("a|b\nc"), "a\\|b<br>c");
+        assert_eq!(
+            md_cell("x<img src=x onerror=alert(1)>&"),
+            "x&lt;img src=x onerror=alert(1)&gt;&amp;"
+        );
         assert_eq!(md_code("x|y"), "`x\\|y`");
         assert_eq!(md_code("a`b"), "`` a`b ``");
     }

@@ -218,6 +218,31 @@ pub fn open_path_reader(path: &Path, kind: FileKind) -> Result<CappedReader<File
     Ok(CappedReader::new(file, kind, &shown))
 }
 
+/// Opens `path` for reading if it is a regular file, with no per-kind cap: for a
+/// caller that bounds its own reading (`kvlower gate --max-bytes`). The same
+/// checks as every other read: links resolved, non-regular files and kernel
+/// pseudo-files refused before opening, a non-blocking open, the opened file
+/// checked again and required to be the one that was checked. Returns the file
+/// and its length.
+pub fn open_regular_unbounded(path: &Path) -> Result<(File, u64), Refusal> {
+    let shown = path.display().to_string();
+    let resolved = resolve(path, &shown, None)?;
+    let before = std::fs::metadata(&resolved).map_err(|e| Refusal::from_io_error(&shown, &e))?;
+    check_regular(&before, &shown)?;
+    let file = open_nonblocking(&resolved).map_err(|e| Refusal::from_io_error(&shown, &e))?;
+    let after = file
+        .metadata()
+        .map_err(|e| Refusal::from_io_error(&shown, &e))?;
+    check_regular(&after, &shown)?;
+    if !same_file(&before, &after) {
+        return Err(Refusal::Io {
+            path: shown,
+            message: "the file was replaced while it was being opened".to_string(),
+        });
+    }
+    Ok((file, after.len()))
+}
+
 /// Resolves `root/rel` to a regular file inside `root` without opening it:
 /// for anchors whose existence is all that matters, so an anchor outside the
 /// root or on a FIFO is refused before anything is opened.

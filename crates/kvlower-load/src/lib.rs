@@ -410,6 +410,8 @@ enum EvidenceDocument {
     Join(Box<Result<kvlower_join::JoinReport, ()>>),
     Route(Box<Result<kvlower_route::RouteReport, ()>>),
     Campaign(Box<Result<kvlower_trace::campaign_doc::CampaignDocument, ()>>),
+    /// The file could not be read (permissions, an I/O error): refused, with why.
+    Unreadable(String),
 }
 
 /// Why a path was refused before it was opened.
@@ -504,6 +506,7 @@ impl FsEnvironment {
             Some(EvidenceDocument::Campaign(doc)) => {
                 RepoFile::CampaignDocument(self.campaign_document_facts(*doc))
             }
+            Some(EvidenceDocument::Unreadable(why)) => RepoFile::Refused { why },
             None => RepoFile::Plain,
         }
     }
@@ -585,7 +588,13 @@ impl FsEnvironment {
     fn read_evidence_document(&self, resolved: &Path) -> Option<EvidenceDocument> {
         // Resolved inside the root by the caller; opened through the one safe read
         // (regular files only, within the evidence document cap).
-        let bytes = kvlower_fs::read_path(resolved, kvlower_fs::FileKind::JoinDocument).ok()?;
+        let bytes = match kvlower_fs::read_path(resolved, kvlower_fs::FileKind::JoinDocument) {
+            Ok(bytes) => bytes,
+            // Larger than any evidence document: a trace (re-run through its verdict).
+            Err(kvlower_fs::Refusal::TooLarge { .. }) => return None,
+            // Unreadable: a refusal with its reason, never a plain file that hides it.
+            Err(refusal) => return Some(EvidenceDocument::Unreadable(refusal.to_string())),
+        };
         let text = String::from_utf8(bytes).ok()?;
         if !text.trim_start().starts_with('{') {
             return None;

@@ -234,9 +234,10 @@ impl ConnectorClaim {
         {
             missing.push(StoreOffloadToCpuPath);
         }
+        // Fail closed: without both events there is no "hit after store" to speak of.
         let hit_after_store = match (self.store_transfer, self.lookup_hit) {
             (Some(store), Some(hit)) => store < hit,
-            _ => true,
+            (None, _) | (_, None) => false,
         };
         if self.lookup_hit.is_none() || self.load_created.is_none() || !hit_after_store {
             missing.push(ReuseLookupHitRequiringLoad);

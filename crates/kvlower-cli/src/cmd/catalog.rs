@@ -175,13 +175,13 @@ fn diff(args: &DiffArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Re
                 for (c, at) in &located {
                     writeln!(
                         out,
-                        "| {} | {} | `{}` | {} `{}` | {} |",
+                        "| {} | {} | {} | {} {} | {} |",
                         at.map_or("—".to_string(), |l| l.0.to_string()),
                         direction_word(c.direction),
-                        c.path,
-                        c.what,
-                        c.item,
-                        c.source.replace('|', "\\|")
+                        crate::output::md_code(&c.path),
+                        crate::output::md_cell(&c.what),
+                        crate::output::md_code(&c.item),
+                        crate::output::md_cell(c.source)
                     )?;
                 }
             }

@@ -290,7 +290,22 @@ pub fn stray_files(root: &Path, generated: &[GeneratedFile]) -> Vec<Diagnostic> 
         let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
             continue;
         };
-        for entry in entries.filter_map(Result::ok) {
+        for entry in entries {
+            // An entry the listing cannot read may be anything: say so, never skip it.
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(e) => {
+                    findings.push(
+                        Diagnostic::new(
+                            Code::UnreadableFile,
+                            *dir,
+                            format!("an entry of {dir}/ cannot be read: {e}"),
+                        )
+                        .with_hint("check the directory's permissions and file system"),
+                    );
+                    continue;
+                }
+            };
             let name = entry.file_name();
             let name = name.to_string_lossy();
             let rel = format!("{dir}/{name}");

@@ -325,20 +325,16 @@ fn judge(
     }
 }
 
-/// Opens `path` for reading only if it is a regular file (after links): a FIFO or a
-/// device is refused before it is opened, so it cannot block or stream forever. The
-/// opened file is checked again (it may have been replaced in between).
+/// Opens `path` for reading only if it is a regular file (after links), through
+/// kvlower-fs like every other input: a FIFO or a device is refused before it is
+/// opened (so it cannot block), and the opened file is checked again (it may have
+/// been replaced in between). The size is bounded by `--max-bytes`, not a file cap.
 fn open_regular(path: &Path) -> Result<(File, u64), Problem> {
-    let meta = std::fs::metadata(path).map_err(|e| Problem::Read(e.to_string()))?;
-    if let Some(kind) = not_regular(&meta) {
-        return Err(Problem::NotRegularFile(kind));
-    }
-    let file = File::open(path).map_err(|e| Problem::Read(e.to_string()))?;
-    let meta = file.metadata().map_err(|e| Problem::Read(e.to_string()))?;
-    if let Some(kind) = not_regular(&meta) {
-        return Err(Problem::NotRegularFile(kind));
-    }
-    Ok((file, meta.len()))
+    kvlower_fs::open_regular_unbounded(path).map_err(|refusal| match refusal {
+        kvlower_fs::Refusal::NotRegular { what, .. } => Problem::NotRegularFile(what),
+        kvlower_fs::Refusal::PseudoFile { .. } => Problem::NotRegularFile("a kernel pseudo-file"),
+        other => Problem::Read(other.to_string()),
+    })
 }
 
 /// What a non-regular file is, or `None` for a regular file.

@@ -346,7 +346,9 @@ fn recover(
         let Ok(entries) = std::fs::read_dir(path) else {
             continue;
         };
-        for entry in entries.filter_map(Result::ok) {
+        for entry in entries {
+            let entry =
+                entry.with_context(|| format!("reading an entry of {dir}/ to remove leftovers"))?;
             let name = entry.file_name();
             let name = name.to_string_lossy();
             // `.tmp*` are what earlier versions (tempfile's default) left behind.
