@@ -23,7 +23,7 @@ const SECTION: &str = "## Runtimes compared";
 
 /// Descriptors of runtimes the paper did not audit: none may be positive.
 const UNAUDITED: &[&str] = &[
-    "capabilities/vllm_upstream_main.yaml",
+    "capabilities/vllm_upstream_9dc4946.yaml",
     "capabilities/lmcache_v1_3bafe17.yaml",
     "capabilities/mooncake_store_9cbe45f.yaml",
     "capabilities/llm_d_7be1e62.yaml",
