@@ -29,6 +29,9 @@ const UNAUDITED: &[&str] = &[
     "capabilities/llm_d_7be1e62.yaml",
     "capabilities/kv_deadline_scheduler_6e203b8.yaml",
     "capabilities/blis_615e627.yaml",
+    "capabilities/blis_f90a1e3.yaml",
+    "capabilities/lmdeploy_0.16.0.yaml",
+    "capabilities/mooncake_store_3b5a594.yaml",
 ];
 
 /// One table line per descriptor: its path, runtime name and one cell per mode.
