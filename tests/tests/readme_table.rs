@@ -32,6 +32,8 @@ const UNAUDITED: &[&str] = &[
     "capabilities/blis_f90a1e3.yaml",
     "capabilities/lmdeploy_0.16.0.yaml",
     "capabilities/mooncake_store_3b5a594.yaml",
+    "capabilities/vllm_0.33.0.yaml",
+    "capabilities/tensorrt_llm_0076e939.yaml",
 ];
 
 /// One table line per descriptor: its path, runtime name and one cell per mode.
