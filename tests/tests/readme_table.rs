@@ -34,6 +34,7 @@ const UNAUDITED: &[&str] = &[
     "capabilities/mooncake_store_3b5a594.yaml",
     "capabilities/vllm_0.33.0.yaml",
     "capabilities/tensorrt_llm_0076e939.yaml",
+    "capabilities/sglang_0.5.23.yaml",
 ];
 
 /// One table line per descriptor: its path, runtime name and one cell per mode.
