@@ -35,6 +35,8 @@ const UNAUDITED: &[&str] = &[
     "capabilities/vllm_0.33.0.yaml",
     "capabilities/tensorrt_llm_0076e939.yaml",
     "capabilities/sglang_0.5.23.yaml",
+    "capabilities/lmcache_0.5.6.yaml",
+    "capabilities/llm_d_kv_cache_v0.8.1.yaml",
 ];
 
 /// One table line per descriptor: its path, runtime name and one cell per mode.
