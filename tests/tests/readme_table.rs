@@ -37,6 +37,7 @@ const UNAUDITED: &[&str] = &[
     "capabilities/sglang_0.5.23.yaml",
     "capabilities/lmcache_0.5.6.yaml",
     "capabilities/llm_d_kv_cache_v0.8.1.yaml",
+    "capabilities/tgi_3.3.7.yaml",
 ];
 
 /// One table line per descriptor: its path, runtime name and one cell per mode.
