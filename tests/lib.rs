@@ -61,3 +61,44 @@ pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
         }
     }
 }
+
+/// An environment in which every repository file exists, every claimed verdict
+/// is confirmed and every trace records the descriptor's own runtime. For pure
+/// tests of the judgment only: it is fail-open by design, so it lives here, in
+/// the tests, and no command can use it (they use `kvlower_load::FsEnvironment`).
+pub struct AssumeRepoFilesPresent;
+
+impl kvlower_core::Environment for AssumeRepoFilesPresent {
+    fn repo_file(&self, _path: &str) -> kvlower_core::RepoFile {
+        kvlower_core::RepoFile::Plain
+    }
+
+    fn trace_verdict(
+        &self,
+        _path: &str,
+        _verdict: &kvlower_core::descriptor::ClaimedVerdict,
+    ) -> kvlower_core::descriptor::TraceVerdictFacts {
+        kvlower_core::descriptor::TraceVerdictFacts::default()
+    }
+
+    fn today(&self) -> (i32, u32, u32) {
+        (2026, 11, 26)
+    }
+}
+
+/// The runtime identity of the synthetic trace fixtures, as a descriptor writes it.
+pub const FIXTURE_IDENTITY: &str = "[{kind: vllm, version: 0.0.0-fixture}]";
+
+/// The header line that gives a synthetic fixture trace [`FIXTURE_IDENTITY`]
+/// (docs/trace-format.md, "The header"): without it a trace anchors nothing.
+pub const FIXTURE_TRACE_HEADER: &str = "{\"kvlower_trace_header\": 1, \"runtime\": [{\"kind\": \"vllm\", \"version\": \"0.0.0-fixture\"}]}\n";
+
+/// Copies the fixture trace `from` (relative to the repository root) to `to`,
+/// with [`FIXTURE_TRACE_HEADER`] as its first line.
+pub fn copy_trace_with_header(from: &str, to: &std::path::Path) {
+    let body = std::fs::read_to_string(repo_root().join(from)).expect("read fixture trace");
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent).expect("mkdir");
+    }
+    std::fs::write(to, format!("{FIXTURE_TRACE_HEADER}{body}")).expect("write trace");
+}

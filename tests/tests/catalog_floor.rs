@@ -11,13 +11,13 @@
 use std::collections::BTreeMap;
 
 use kvlower_core::baseline::{self, Direction};
-use kvlower_core::descriptor::AssumeRepoFilesPresent;
 use kvlower_core::vocab::TraceGate;
 use kvlower_core::{
     Atom, Catalog, CatalogDoc, Depth, Descriptor, Label, Mode, Obligation, Precondition, Signal,
     judge, row_depths,
 };
 use kvlower_load::load_repository;
+use kvlower_tests::AssumeRepoFilesPresent;
 use kvlower_tests::{copy_dir, kvlower, repo_root};
 
 fn committed() -> (Catalog, Vec<(String, Descriptor)>) {

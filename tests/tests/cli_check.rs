@@ -134,6 +134,10 @@ runtime:
   name: fixture
   version: '1'
   source: simulator
+  reviewed: 2026-01-01
+  identity:
+    - kind: other
+      version: '1'
 non_claims:
   default: a synthetic fixture
 native:

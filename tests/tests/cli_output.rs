@@ -27,7 +27,7 @@ fn run_into_closed_pipe(args: &[&str]) -> (u8, String) {
     (code, String::from_utf8_lossy(&err).into_owned())
 }
 
-const VALID_HEAD: &str = "runtime: {name: Fine, version: \"1\", source: source_tree}\n";
+const VALID_HEAD: &str = "runtime: {name: Fine, version: \"1\", source: source_tree, reviewed: 2026-01-01, identity: [{kind: other, version: '1'}]}\n";
 
 /// A scratch repository with one valid and one invalid descriptor.
 fn mixed_repo() -> tempfile::TempDir {
@@ -128,7 +128,7 @@ fn anchor_file_missing_names_the_missing_path() {
     fs::write(
         dir.path().join("capabilities/x.yaml"),
         format!(
-            "{VALID_HEAD}native:\n  - obligation: claim_identity\n    status: supported\n    scope: docs_only\n    anchor: {{kind: repo_file, path: traces/not-there.jsonl, note: n}}\nnon_claims: {{default: x}}\n"
+            "{VALID_HEAD}native:\n  - obligation: claim_identity\n    status: supported\n    scope: docs_only\n    modes: all\n    anchor: {{kind: repo_file, path: traces/not-there.jsonl, note: n}}\nnon_claims: {{default: x}}\n"
         ),
     )
     .expect("write");
@@ -153,8 +153,8 @@ fn hostile_repo(broken: bool) -> tempfile::TempDir {
     fs::write(dir.path().join("evidence.txt"), "seen\n").expect("write");
     fs::write(
         dir.path().join("capabilities/hostile.yaml"),
-        "runtime: {name: \"Evil|Name\", version: \"1\", source: source_tree}\n\
-         native:\n  - obligation: claim_identity\n    status: supported\n    scope: docs_only\n    \
+        "runtime: {name: \"Evil|Name\", version: \"1\", source: source_tree, reviewed: 2026-01-01, identity: [{kind: other, version: '1'}]}\n\
+         native:\n  - obligation: claim_identity\n    status: supported\n    scope: docs_only\n    modes: all\n    \
          anchor: {kind: repo_file, path: evidence.txt, note: \"shows \\e[2J | it\\r\"}\n\
          non_claims: {default: \"a | b\\nc \\e[31mred\"}\n",
     )
@@ -640,7 +640,14 @@ fn gate_matrix_new_bad_lowering_catalog_and_join_errors_share_the_envelope() {
         1,
         "matrix",
     );
-    assert_eq!(doc["diagnostics"][0]["code"], "anchor-placeholder");
+    let codes: Vec<&str> = doc["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .filter_map(|d| d["code"].as_str())
+        .collect();
+    assert!(codes.contains(&"anchor-placeholder"), "{codes:?}");
+    assert!(codes.contains(&"invalid-review-date"), "{codes:?}");
     assert_envelope(
         &["bad-lowering", "--root", &root, "--format", "json"],
         1,
@@ -929,9 +936,12 @@ fn adding_a_runtime_as_the_readme_says_ends_green() {
         .count();
     let counts = format!("{count} descriptor(s), 1 invalid");
     assert!(todo.stdout.contains(&counts), "{}", todo.stdout);
-    // Step 2 with nothing to anchor yet: delete the placeholder items (`native: []`).
+    // Step 2 with nothing to anchor yet: write the review date and delete the
+    // placeholder items (`native: []`).
     let path = dir.path().join("capabilities/acme_serve_2_1_0.yaml");
-    let text = fs::read_to_string(&path).expect("read");
+    let text = fs::read_to_string(&path)
+        .expect("read")
+        .replace("reviewed: YYYY-MM-DD", "reviewed: 2026-01-01");
     let (head, rest) = text.split_once("native:\n").expect("a native list");
     let tail = &rest[rest.find("\n# adapters:").expect("the adapters comment")..];
     fs::write(&path, format!("{head}native: []\n{tail}")).expect("write");

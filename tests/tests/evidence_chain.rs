@@ -47,8 +47,13 @@ fn write(dir: &Path, rel: &str, text: &str) {
     fs::write(p, text).expect("write");
 }
 
+/// Copies a fixture into the scratch repository; a gate trace gets the
+/// fixtures' header line, so it records the runtime [`HEAD`] describes.
 fn copy(dir: &Path, from: &str, rel: &str) {
     let p = dir.join(rel);
+    if from.starts_with("tests/fixtures/traces/") {
+        return kvlower_tests::copy_trace_with_header(from, &p);
+    }
     fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
     fs::copy(repo_root().join(from), p).expect("copy");
 }
@@ -57,7 +62,7 @@ fn check(dir: &Path) -> kvlower_tests::Run {
     kvlower(&["check", "--root", &dir.display().to_string()])
 }
 
-const HEAD: &str = "runtime: {name: attack, version: '1', source: simulator}\nnon_claims: {default: an attack fixture}\n";
+const HEAD: &str = "runtime: {name: attack, version: '1', source: simulator, reviewed: 2026-01-01, identity: [{kind: vllm, version: 0.0.0-fixture}]}\nallow_cited_positives: attack fixtures judge cited rows too\nnon_claims: {default: an attack fixture}\n";
 
 /// Native evidence for every obligation of every bundle, each with `anchor`.
 fn native_everything(scope: &str, anchor: &str) -> String {
@@ -65,7 +70,7 @@ fn native_everything(scope: &str, anchor: &str) -> String {
     s.push_str("native:\n");
     for o in kvlower_core::Obligation::ALL {
         s.push_str(&format!(
-            "  - {{obligation: {o}, status: supported, scope: {scope}, anchor: {anchor}}}\n"
+            "  - {{obligation: {o}, status: supported, scope: {scope}, anchor: {anchor}, modes: all}}\n"
         ));
     }
     s
@@ -83,7 +88,7 @@ fn scaffold_placeholders_flipped_to_supported_anchor_nothing() {
     let text = fs::read_to_string(&path)
         .expect("scaffold")
         .replace("status: unknown", "status: supported")
-        .replace("scope: docs_only", "scope: runtime_trace")
+        .replace("scope: docs_only", "scope: runtime_trace\n    modes: all")
         .replace(
             "      note: placeholder",
             "      preserves_order: true\n      preserves_claim_scope: true\n      note: placeholder",
@@ -206,10 +211,10 @@ fn anchor_fields_are_validated_per_kind() {
 fn a_runtime_needs_a_visible_name_and_version() {
     let dir = scratch_repo(&["capabilities"]);
     for runtime in [
-        "{name: \"\", version: '1', source: simulator}",
-        "{name: x, version: \" \", source: simulator}",
-        "{name: \"\\u200B\", version: '1', source: simulator}",
-        "{name: \"a\\nb\", version: '1', source: simulator}",
+        "{name: \"\", version: '1', source: simulator, reviewed: 2026-01-01, identity: [{kind: other, version: '1'}]}",
+        "{name: x, version: \" \", source: simulator, reviewed: 2026-01-01, identity: [{kind: other, version: '1'}]}",
+        "{name: \"\\u200B\", version: '1', source: simulator, reviewed: 2026-01-01, identity: [{kind: other, version: '1'}]}",
+        "{name: \"a\\nb\", version: '1', source: simulator, reviewed: 2026-01-01, identity: [{kind: other, version: '1'}]}",
     ] {
         write(
             dir.path(),
@@ -274,7 +279,7 @@ fn a_failing_verdict_anchors_no_atom_and_no_precondition() {
         "claim_materialized_event",
     ] {
         text.push_str(&format!(
-            "      - {{obligation: {o}, status: supported, scope: litmus_trace, anchor: {paper}}}\n"
+            "      - {{obligation: {o}, status: supported, scope: litmus_trace, anchor: {paper}, modes: all}}\n"
         ));
     }
     write(dir.path(), "capabilities/a.yaml", &text);
@@ -339,7 +344,7 @@ fn redundant_support_passes_the_audit_suites() {
     ] {
         for _ in 0..2 {
             text.push_str(&format!(
-                "      - {{obligation: {o}, status: supported, scope: conformance_trace, anchor: {paper}}}\n"
+                "      - {{obligation: {o}, status: supported, scope: conformance_trace, anchor: {paper}, modes: all}}\n"
             ));
         }
     }
@@ -385,9 +390,9 @@ fn a_join_document_is_recognised_by_content_and_fits_only_its_depth() {
     write(
         dir.path(),
         "evidence/registry.yaml",
-        &text.replace("synthetic fixture (no real run)", "synthetic 0.0.0"),
+        &text.replace("synthetic fixture (no real run)", "0.0.0"),
     );
-    let head = "runtime: {name: synthetic TensorRT-LLM, version: '0.0.0', source: simulator}\nnon_claims: {default: an attack fixture}\n";
+    let head = "runtime: {name: synthetic TensorRT-LLM, version: '0.0.0', source: simulator, reviewed: 2026-01-01, identity: [{kind: trtllm, version: '0.0.0'}]}\nnon_claims: {default: an attack fixture}\n";
     let registry = kvlower_join::Registry::load(&registry_path).expect("registry");
     let events = fs::File::open(dir.path().join("evidence/events.jsonl")).expect("events");
     let report = kvlower_join::join_reader(
@@ -420,7 +425,7 @@ fn a_join_document_is_recognised_by_content_and_fits_only_its_depth() {
         "claim_materialized_event",
         "claim_scoped_telemetry",
     ] {
-        join.push_str(&format!("      - {{obligation: {o}, status: supported, scope: litmus_trace, anchor: {anchor}}}\n"));
+        join.push_str(&format!("      - {{obligation: {o}, status: supported, scope: litmus_trace, anchor: {anchor}, modes: all}}\n"));
     }
     write(dir.path(), "capabilities/a.yaml", &join);
     let rows_ok = rows(dir.path(), &join);
@@ -438,7 +443,12 @@ fn a_join_document_is_recognised_by_content_and_fits_only_its_depth() {
     let foreign = join.replacen(head, HEAD, 1);
     assert_ne!(foreign, join);
     assert!(positives(dir.path(), &foreign).is_empty());
-    let other_version = join.replacen("version: '0.0.0'", "version: '0.0.1'", 1);
+    let other_version = join.replacen(
+        "identity: [{kind: trtllm, version: '0.0.0'}]",
+        "identity: [{kind: trtllm, version: '0.0.1'}]",
+        1,
+    );
+    assert_ne!(other_version, join);
     assert!(positives(dir.path(), &other_version).is_empty());
     // The same document under native: evidence, or supplying enforcement at a deeper depth.
     let native = format!(
@@ -451,7 +461,7 @@ fn a_join_document_is_recognised_by_content_and_fits_only_its_depth() {
         ]
         .iter()
         .map(|o| format!(
-            "  - {{obligation: {o}, status: supported, scope: litmus_trace, anchor: {anchor}}}\n"
+            "  - {{obligation: {o}, status: supported, scope: litmus_trace, anchor: {anchor}, modes: all}}\n"
         ))
         .collect::<String>()
     );

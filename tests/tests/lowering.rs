@@ -2,12 +2,13 @@
 //! reproduction targets of docs/model.md, one test per fail-closed rule, and the
 //! monotonicity property (weakening evidence never helps).
 
-use kvlower_core::descriptor::{Anchor, AssumeRepoFilesPresent, Descriptor};
+use kvlower_core::descriptor::{Anchor, Descriptor};
 use kvlower_core::judgment::{Defeat, Judgment};
 use kvlower_core::{
     Catalog, CatalogDoc, Depth, Label, Mode, Obligation, Scope, Status, Subtype, judge,
 };
 use kvlower_load::{LoadedDescriptor, load_repository};
+use kvlower_tests::AssumeRepoFilesPresent;
 use kvlower_tests::repo_root;
 
 fn repo() -> (Catalog, Vec<LoadedDescriptor>) {
@@ -489,7 +490,7 @@ fn trace_anchors_must_preserve_order_and_claim_scope() {
 
 #[test]
 fn the_legacy_alias_loads_as_explicit_conflict_action() {
-    let src = "runtime: {name: t, version: '1', source: simulator}\nnon_claims: {default: test}\nnative:\n  - obligation: active_refusal_or_defer\n    status: missing\n    scope: docs_only\n    anchor: {kind: paper, section: x, note: y}\n";
+    let src = "runtime: {name: t, version: '1', source: simulator, reviewed: 2026-01-01, identity: [{kind: other, version: '1'}]}\nnon_claims: {default: test}\nnative:\n  - obligation: active_refusal_or_defer\n    status: missing\n    scope: docs_only\n    anchor: {kind: paper, section: x, note: y}\n";
     let d: Descriptor = kvlower_load::yaml::from_str(src).expect("parses");
     assert_eq!(d.native[0].obligation, Obligation::ExplicitConflictAction);
 }

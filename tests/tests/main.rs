@@ -6,6 +6,7 @@ mod audit_independent;
 mod audit_mutation;
 mod audit_provenance;
 mod bad_lowering;
+mod borrowed_evidence;
 mod catalog_floor;
 mod cli_audit;
 mod cli_check;

@@ -171,7 +171,7 @@ const NOT_EXPRESSED: &[(&str, &str)] = &[
 /// A valid descriptor to mutate: every anchor kind, an adapter with its
 /// preconditions, atoms, signals, proposals and non-claims.
 const BASE: &str = r#"# yaml-language-server: $schema=../schemas/descriptor.schema.json
-runtime: {name: Acme Serve, version: 1.2.0, source: source_tree, note: synthetic}
+runtime: {name: Acme Serve, version: 1.2.0, source: source_tree, note: synthetic, reviewed: 2026-01-01, identity: [{kind: other, version: '1'}]}
 native:
   - obligation: claim_identity
     status: missing

@@ -10,7 +10,7 @@ use std::fs;
 use kvlower_core::descriptor::Descriptor;
 use kvlower_core::{Depth, Label, Mode, judge};
 use kvlower_load::FsEnvironment;
-use kvlower_tests::{kvlower, repo_root, scratch_repo};
+use kvlower_tests::{kvlower, scratch_repo};
 
 const TRACE: &str = "traces/synthetic_reference_positive.jsonl";
 
@@ -24,7 +24,7 @@ fn descriptor(gate: &str, pass: bool) -> String {
         "{{kind: repo_file, path: {TRACE}, note: synthetic fixture, verdict: {{claim_id: \"fixture:reference-claim\", gate: reference_lifecycle, pass: {pass}}}}}"
     );
     let mut s = String::from(
-        "runtime: {name: synthetic, version: '0', source: simulator, note: a synthetic fixture}\nnon_claims: {default: \"synthetic fixture; claims nothing about a real runtime\"}\nadapters:\n  - depth: backend_patch\n    name: synthetic patch\n    preconditions:\n",
+        "runtime: {name: synthetic, version: '0', source: simulator, note: a synthetic fixture, reviewed: 2026-01-01, identity: [{kind: vllm, version: 0.0.0-fixture}]}\nallow_cited_positives: synthetic fixture\nnon_claims: {default: \"synthetic fixture; claims nothing about a real runtime\"}\nadapters:\n  - depth: backend_patch\n    name: synthetic patch\n    preconditions:\n",
     );
     for p in [
         "patch_stack_identified",
@@ -41,18 +41,17 @@ fn descriptor(gate: &str, pass: bool) -> String {
         "claim_materialized_event",
         "claim_scoped_telemetry",
     ] {
-        s.push_str(&format!("      - {{obligation: {o}, status: supported, scope: conformance_trace, anchor: {anchor}}}\n"));
+        s.push_str(&format!("      - {{obligation: {o}, status: supported, scope: conformance_trace, anchor: {anchor}, modes: all}}\n"));
     }
     s
 }
 
 fn scratch(descriptor_text: &str) -> tempfile::TempDir {
     let dir = scratch_repo(&["capabilities", "traces"]);
-    fs::copy(
-        repo_root().join("tests/fixtures/traces/scenarios/reference_positive.jsonl"),
-        dir.path().join(TRACE),
-    )
-    .expect("copy fixture");
+    kvlower_tests::copy_trace_with_header(
+        "tests/fixtures/traces/scenarios/reference_positive.jsonl",
+        &dir.path().join(TRACE),
+    );
     fs::write(
         dir.path().join("capabilities/synthetic.yaml"),
         descriptor_text,
@@ -138,11 +137,10 @@ fn a_failing_verdict_supports_nothing_even_when_it_reproduces() {
     // A verdict that reproduces, but as a failure: the post-hoc fixture fails the lifecycle gate.
     let text = descriptor("reference_lifecycle", false);
     let dir = scratch(&text);
-    fs::copy(
-        repo_root().join("tests/fixtures/traces/scenarios/reference_post_hoc.jsonl"),
-        dir.path().join(TRACE),
-    )
-    .expect("copy failing fixture");
+    kvlower_tests::copy_trace_with_header(
+        "tests/fixtures/traces/scenarios/reference_post_hoc.jsonl",
+        &dir.path().join(TRACE),
+    );
     let run = kvlower(&["check", "--root", &dir.path().display().to_string()]);
     assert!(
         !run.stderr.contains("anchor-verdict-disagrees"),
@@ -175,7 +173,7 @@ fn a_gate_counts_only_for_the_obligations_it_witnesses() {
     // The lifecycle gate witnesses I, P, M, T; it does not witness victim exclusion.
     let text = descriptor("reference_lifecycle", true).replace(
         "{obligation: claim_identity,",
-        "{obligation: victim_exclusion_before_violation, status: supported, scope: conformance_trace, anchor: {kind: paper, section: x, note: y}}\n      - {obligation: claim_identity,",
+        "{obligation: victim_exclusion_before_violation, status: supported, scope: conformance_trace, modes: all, anchor: {kind: paper, section: x, note: y}}\n      - {obligation: claim_identity,",
     );
     let mut d: Descriptor = kvlower_load::yaml::from_str(&text).expect("parses");
     let dir = scratch(&text);

@@ -51,7 +51,7 @@ fn scratch(fx: &Fixture) -> tempfile::TempDir {
     let text = fs::read_to_string(&registry_path).expect("registry");
     fs::write(
         &registry_path,
-        text.replace("synthetic fixture (no real run)", "synthetic 0.0.0"),
+        text.replace("synthetic fixture (no real run)", "0.0.0"),
     )
     .expect("write");
     let events_rel = format!("evidence/{}", fx.events);
@@ -78,8 +78,8 @@ fn scratch(fx: &Fixture) -> tempfile::TempDir {
         "{{kind: repo_file, path: {DOC}, note: synthetic join evidence, preserves_order: true, preserves_claim_scope: true}}"
     );
     let mut d = format!(
-        "runtime: {{name: synthetic {}, version: '0.0.0', source: simulator}}\nnon_claims: {{default: synthetic fixture}}\nadapters:\n  - depth: telemetry_join\n    name: synthetic join\n    preconditions:\n",
-        fx.format
+        "runtime: {{name: synthetic {}, version: '0.0.0', source: simulator, reviewed: 2026-01-01, identity: [{{kind: {}, version: '0.0.0'}}]}}\nallow_cited_positives: synthetic fixture (paper-cited preconditions)\nnon_claims: {{default: synthetic fixture}}\nadapters:\n  - depth: telemetry_join\n    name: synthetic join\n    preconditions:\n",
+        fx.format, fx.format
     );
     for p in kvlower_core::catalog::TELEMETRY_JOIN_PRECONDITIONS {
         d.push_str(&format!("      {p}: {pre}\n"));
@@ -91,7 +91,7 @@ fn scratch(fx: &Fixture) -> tempfile::TempDir {
         "claim_materialized_event",
         "claim_scoped_telemetry",
     ] {
-        d.push_str(&format!("      - {{obligation: {o}, status: supported, scope: litmus_trace, anchor: {anchor}}}\n"));
+        d.push_str(&format!("      - {{obligation: {o}, status: supported, scope: litmus_trace, anchor: {anchor}, modes: all}}\n"));
     }
     fs::write(dir.path().join("capabilities/synthetic.yaml"), d).expect("write");
     dir

@@ -133,7 +133,7 @@ fn descriptor_on(doc: &str, extra_item: &str) -> String {
         "{{kind: repo_file, path: {doc}, note: routing gate document, preserves_order: true, preserves_claim_scope: true}}"
     );
     let mut d = String::from(
-        "runtime: {name: synthetic, version: 'router 0.0.1, engine 0.0.2', source: simulator}\nnon_claims: {default: synthetic fixture}\nadapters:\n  - depth: routing_hook\n    name: synthetic routing adapter\n    preconditions:\n",
+        "runtime: {name: synthetic, version: 'router 0.0.1, engine 0.0.2', source: simulator, reviewed: 2026-01-01, identity: [{kind: vllm, version: fixture}]}\nnon_claims: {default: synthetic fixture}\nadapters:\n  - depth: routing_hook\n    name: synthetic routing adapter\n    preconditions:\n",
     );
     for p in [
         "route_decision_sees_accepted_claim",
@@ -150,7 +150,7 @@ fn descriptor_on(doc: &str, extra_item: &str) -> String {
         extra_item,
     ] {
         d.push_str(&format!(
-            "      - {{obligation: {o}, status: supported, scope: runtime_trace, anchor: {anchor}}}\n"
+            "      - {{obligation: {o}, status: supported, scope: runtime_trace, anchor: {anchor}, modes: all}}\n"
         ));
     }
     d
@@ -205,7 +205,7 @@ fn counted(dir: &tempfile::TempDir, obligation: &str) -> bool {
         .any(|l| l.trim_start().starts_with("[x]") && l.contains(obligation))
 }
 
-/// A routing document anchors only a descriptor naming the router and engine it
+/// A routing document anchors only a descriptor whose identity is the one it
 /// records: copied under a descriptor of another engine version, it counts for nothing.
 #[test]
 fn a_routing_document_of_another_runtime_anchors_nothing() {
@@ -216,8 +216,8 @@ fn a_routing_document_of_another_runtime_anchors_nothing() {
     fs::write(
         &path,
         text.replace(
-            "version: 'router 0.0.1, engine 0.0.2'",
-            "version: 'router 0.0.1, engine 0.0.3'",
+            "identity: [{kind: vllm, version: fixture}]",
+            "identity: [{kind: vllm, version: fixture-other}]",
         ),
     )
     .unwrap();

@@ -64,7 +64,7 @@ fn the_catalog_is_held_to_the_same_structure() {
     std::fs::write(&modes, text).expect("write");
     std::fs::write(
         dir.path().join("capabilities/x.yaml"),
-        "runtime: {name: x, version: '1', source: simulator}\nnon_claims: {default: none}\n",
+        "runtime: {name: x, version: '1', source: simulator, reviewed: 2026-01-01, identity: [{kind: other, version: '1'}]}\nnon_claims: {default: none}\n",
     )
     .expect("write");
     let root = dir.path().display().to_string();

@@ -99,7 +99,7 @@ fn kind_rules(kind: AnchorKind) -> (&'static [&'static str], &'static [&'static 
     }
 }
 
-fn field_ok(name: &str, value: &str, today: Option<(i32, u32, u32)>) -> bool {
+fn field_ok(name: &str, value: &str, today: (i32, u32, u32)) -> bool {
     if kvlower_core::text::has_control(value) {
         return false;
     }
@@ -123,8 +123,7 @@ fn field_ok(name: &str, value: &str, today: Option<(i32, u32, u32)>) -> bool {
                     && !rest.contains(char::is_whitespace)
             })
         }),
-        "retrieved" => kvlower_core::descriptor::parse_iso_date(value)
-            .is_some_and(|d| today.is_none_or(|t| d <= t)),
+        "retrieved" => kvlower_core::descriptor::parse_iso_date(value).is_some_and(|d| d <= today),
         "path" => !value.starts_with(['/', '\\']) && !value.split(['/', '\\']).any(|s| s == ".."),
         _ => true,
     }
@@ -171,6 +170,14 @@ pub fn anchor_holds(doc: &CatalogDoc, a: &Anchor, purpose: Purpose, env: &dyn En
     );
     let trace_ok = !observed_scope
         || (a.preserves_order && a.preserves_claim_scope && kind != AnchorKind::DocsPage);
+    // A public source shows a run only when it is a published trace or result file.
+    let published = a.path.as_deref().is_some_and(|p| {
+        let lower = p.to_ascii_lowercase();
+        [".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".log"]
+            .iter()
+            .any(|ext| lower.ends_with(ext))
+    });
+    let source_ok = !observed_scope || kind != AnchorKind::PublicSource || published;
     let verdict_ok = a.verdict.as_ref().is_none_or(|v| {
         let witnesses = match purpose {
             Purpose::Item { obligation, .. } => doc
@@ -185,7 +192,7 @@ pub fn anchor_holds(doc: &CatalogDoc, a: &Anchor, purpose: Purpose, env: &dyn En
         || a.path
             .as_deref()
             .is_some_and(|p| repo_file_holds(doc, p, a, purpose, env));
-    fields_ok && section_ok && note_ok && trace_ok && verdict_ok && file_ok
+    fields_ok && section_ok && note_ok && trace_ok && source_ok && verdict_ok && file_ok
 }
 
 /// What a repository file may back: never kvlower's own files; a join
@@ -215,7 +222,7 @@ fn repo_file_holds(
     match env.repo_file(path) {
         RepoFile::Missing | RepoFile::Refused { .. } | RepoFile::OwnFile => false,
         RepoFile::Plain => match &a.verdict {
-            Some(v) => env.trace_verdict_defect(path, v).is_none(),
+            Some(v) => env.trace_verdict(path, v).defect.is_none(),
             None => !purpose.run_time(),
         },
         RepoFile::JoinDocument(facts) => {
@@ -293,8 +300,10 @@ fn atoms_held(doc: &CatalogDoc, d: &Descriptor, env: &dyn Environment) -> BTreeS
 }
 
 /// Whether a mode scope (empty = all modes) covers `mode`.
+/// Whether a supported item's stated modes include `mode`: an item that states
+/// none supports none (its silence is not "every mode").
 fn covers(scope: &[Mode], mode: Mode) -> bool {
-    scope.is_empty() || scope.contains(&mode)
+    scope.contains(&mode)
 }
 
 /// What the `missing` items of one evidence list deny, per obligation: `None`
@@ -439,36 +448,65 @@ struct SeenFrom<'a> {
 }
 
 impl SeenFrom<'_> {
-    /// The document's kind is named by the descriptor, and each version number it
-    /// records is one of the descriptor's version words.
-    fn is_ours(&self, recorded: Option<&kvlower_core::descriptor::RecordedRuntime>) -> bool {
+    /// The evidence records exactly the descriptor's components: the same kinds
+    /// (known names, not `other`), versions (ASCII `[0-9A-Za-z][0-9A-Za-z._+-]*`,
+    /// compared case-blind, a `v` before a digit ignored) and patches.
+    fn is_ours(&self, recorded: Option<&kvlower_core::identity::RecordedRuntime>) -> bool {
+        fn version(v: &str) -> Option<String> {
+            let b = v.as_bytes();
+            let first_ok = b.first().is_some_and(u8::is_ascii_alphanumeric);
+            let rest_ok = b
+                .iter()
+                .all(|c| c.is_ascii_alphanumeric() || b"._+-".contains(c));
+            if !(first_ok && rest_ok) {
+                return None;
+            }
+            let v = v.to_ascii_lowercase();
+            Some(match v.strip_prefix('v') {
+                Some(r) if r.bytes().next().is_some_and(|c| c.is_ascii_digit()) => r.to_string(),
+                _ => v,
+            })
+        }
+        fn patch(p: &Option<String>) -> Option<Option<String>> {
+            match p {
+                None => Some(None),
+                Some(p) => {
+                    let b = p.as_bytes();
+                    let ok = b.first().is_some_and(u8::is_ascii_alphanumeric)
+                        && b.iter()
+                            .all(|c| c.is_ascii_alphanumeric() || b"._+-/@".contains(c));
+                    ok.then(|| Some(p.to_ascii_lowercase()))
+                }
+            }
+        }
         let Some(r) = recorded else {
             return false;
         };
-        let words = |s: &str| -> Vec<String> {
-            s.to_lowercase()
-                .split(|c: char| c.is_whitespace() || ",;()+".contains(c))
-                .filter(|w| !w.is_empty())
-                .map(String::from)
-                .collect()
-        };
-        let own = format!("{} {}", self.d.runtime.name, self.d.runtime.version).to_lowercase();
-        let kind_ok = match r.kind.as_deref().map(str::to_lowercase).as_deref() {
-            None => true,
-            Some("") => false,
-            Some("trtllm") => ["trtllm", "tensorrt-llm", "tensorrt_llm", "trt-llm"]
+        let mut mine = BTreeSet::new();
+        for c in &self.d.runtime.identity {
+            let kind = c.kind.name();
+            let (Some(v), Some(p)) = (version(&c.version), patch(&c.patch)) else {
+                return false;
+            };
+            if kind == "other" {
+                return false;
+            }
+            mine.insert((kind.to_string(), v, p));
+        }
+        let mut theirs = BTreeSet::new();
+        for c in &r.components {
+            let known = kvlower_core::identity::RuntimeKind::ALL
                 .iter()
-                .any(|k| own.contains(k)),
-            Some(k) => own.contains(k),
-        };
-        let version_words = words(&self.d.runtime.version);
-        let numbers: Vec<String> = r
-            .versions
-            .iter()
-            .flat_map(|v| words(v))
-            .filter(|w| w.bytes().any(|b| b.is_ascii_digit()))
-            .collect();
-        kind_ok && !numbers.is_empty() && numbers.iter().all(|n| version_words.contains(n))
+                .any(|k| k.name() == c.kind);
+            let (Some(v), Some(p)) = (version(&c.version), patch(&c.patch)) else {
+                return false;
+            };
+            if !known || c.kind == "other" {
+                return false;
+            }
+            theirs.insert((c.kind.clone(), v, p));
+        }
+        !mine.is_empty() && mine == theirs
     }
 }
 
@@ -481,15 +519,19 @@ impl Environment for SeenFrom<'_> {
         }
     }
 
-    fn trace_verdict_defect(
+    fn trace_verdict(
         &self,
         path: &str,
         verdict: &kvlower_core::descriptor::ClaimedVerdict,
-    ) -> Option<kvlower_core::descriptor::AnchorDefect> {
-        self.env.trace_verdict_defect(path, verdict)
+    ) -> kvlower_core::descriptor::TraceVerdictFacts {
+        let mut facts = self.env.trace_verdict(path, verdict);
+        if facts.defect.is_none() && !self.is_ours(facts.runtime.as_ref()) {
+            facts.defect = Some(kvlower_core::descriptor::AnchorDefect::TraceVerdictDisagrees);
+        }
+        facts
     }
 
-    fn today(&self) -> Option<(i32, u32, u32)> {
+    fn today(&self) -> (i32, u32, u32) {
         self.env.today()
     }
 }

@@ -37,12 +37,12 @@ fn main() -> std::io::Result<()> {
         )?;
     }
     let mut text = String::from(
-        "runtime: {name: bench, version: '1', source: simulator}\nnon_claims: {default: a benchmark fixture}\nnative:\n",
+        "runtime: {name: bench, version: '1', source: simulator, reviewed: 2026-01-01, identity: [{kind: other, version: '1'}]}\nnon_claims: {default: a benchmark fixture}\nnative:\n",
     );
     let anchor = "{kind: paper, section: \"§6\", note: benchmark item, preserves_order: true, preserves_claim_scope: true}";
     for _ in 0..n {
         text.push_str(&format!(
-            "  - {{obligation: claim_identity, status: supported, scope: litmus_trace, anchor: {anchor}}}\n"
+            "  - {{obligation: claim_identity, status: supported, scope: litmus_trace, anchor: {anchor}, modes: all}}\n"
         ));
     }
     text.push_str(&format!(

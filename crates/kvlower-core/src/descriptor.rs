@@ -32,6 +32,35 @@ pub struct Descriptor {
     pub proposals: Vec<Proposal>,
     /// What the rows of this runtime do not claim.
     pub non_claims: NonClaims,
+    /// Why positive rows may rest on cited anchors (the paper, a public source)
+    /// that `check` cannot re-run. Without it a `cited` positive row is a
+    /// finding (`cited-positive`): a positive a reviewer cannot reproduce must be
+    /// allowed in the open, in the descriptor's own diff. `--require-verified`
+    /// ignores it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_cited_positives: Option<String>,
+}
+
+/// `modes:` as written: a list of modes, or `all` (every mode, said explicitly).
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+enum ModesInput {
+    All(AllModes),
+    Only(Vec<Mode>),
+}
+
+/// The word `all`.
+#[derive(Deserialize, schemars::JsonSchema)]
+enum AllModes {
+    #[serde(rename = "all")]
+    All,
+}
+
+fn modes_or_all<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Mode>, D::Error> {
+    Ok(match ModesInput::deserialize(d)? {
+        ModesInput::All(AllModes::All) => Mode::ALL.to_vec(),
+        ModesInput::Only(modes) => modes,
+    })
 }
 
 /// Which runtime, which build, and what kind of source the evidence comes from.
@@ -44,6 +73,14 @@ pub struct RuntimeIdentity {
     pub version: String,
     /// What the evidence was read from (a source tree, a release container, ...).
     pub source: SourceKind,
+    /// The date (`YYYY-MM-DD`, not in the future) a person last checked this
+    /// descriptor against its runtime's public sources, so a reader of the matrix
+    /// can tell how current each row is. Old can be right: age is no finding.
+    pub reviewed: String,
+    /// The exact runtime components this descriptor describes: what an evidence
+    /// document must record, as the same set, to anchor anything here
+    /// (`docs/descriptor-format.md`, "Runtime identity").
+    pub identity: Vec<crate::identity::RuntimeComponent>,
     /// Free text about the runtime or build (shown in reports).
     #[serde(default)]
     pub note: String,
@@ -72,9 +109,17 @@ pub struct EvidenceItem {
     pub scope: Scope,
     /// Where the evidence can be checked.
     pub anchor: Anchor,
-    /// The modes whose path this evidence exercised; empty means every mode.
-    /// A run that exercised the hard-claim path is no witness for the offload path.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// The modes whose path this evidence exercised, or `all`. A run that
+    /// exercised the hard-claim path is no witness for the offload path. Left
+    /// out (empty), a `supported` item supports no mode — omission must not
+    /// widen evidence — and a `missing` item contradicts every mode (which only
+    /// lowers labels).
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "modes_or_all"
+    )]
+    #[schemars(with = "ModesInput")]
     pub modes: Vec<Mode>,
     /// What the evidence shows, in a sentence (shown by `kvlower explain`).
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -376,10 +421,13 @@ pub enum AnchorDefect {
     /// every claim passed, one `routing_hook` cannot supply, an atom, a precondition
     /// that did not hold).
     RoutingDocumentDoesNotWitness,
-    /// An evidence document (join or routing) of another runtime than the
-    /// descriptor's: its recorded runtime kind is not named by the descriptor's
-    /// runtime, or a version it records is not among the descriptor's version.
+    /// Evidence (a join or routing document, a gate trace) whose recorded runtime
+    /// identity is not exactly the descriptor's `runtime.identity`: another kind,
+    /// version or patch, none recorded, or one that does not decode.
     EvidenceOfAnotherRuntime,
+    /// Run-time scope on an anchor that cannot carry it: a docs page is
+    /// documentation, a public source naming source code is source inspection.
+    ScopeBeyondAnchor { most: Scope },
 }
 
 impl std::fmt::Display for AnchorDefect {
@@ -459,7 +507,7 @@ impl std::fmt::Display for AnchorDefect {
                 "the join document records depth {recorded}; it cannot anchor evidence at another depth"
             ),
             AnchorDefect::EvidenceOfAnotherRuntime => f.write_str(
-                "the evidence document records another runtime than this descriptor's (its runtime kind must be named in `runtime.name` or `runtime.version`, and every version it records must appear in `runtime.version`)",
+                "the evidence records another runtime than this descriptor's `runtime.identity` (or none, or one that cannot be decoded): it must record exactly the same kinds, versions and patches",
             ),
             AnchorDefect::JoinDocumentDoesNotWitness => f.write_str(
                 "a join document does not witness this (catalog `join_documents`: telemetry obligations and the preconditions that held)",
@@ -473,6 +521,10 @@ impl std::fmt::Display for AnchorDefect {
             AnchorDefect::RoutingDocumentWrongDepth { recorded } => write!(
                 f,
                 "the routing gate document records depth {recorded}; it cannot anchor evidence at another depth"
+            ),
+            AnchorDefect::ScopeBeyondAnchor { most } => write!(
+                f,
+                "this anchor can show at most `{most}` scope: a docs page is documentation, a public source file that is not a published trace or result is source inspection"
             ),
             AnchorDefect::RoutingDocumentDoesNotWitness => f.write_str(
                 "a routing gate document does not witness this (only routing_hook obligations every claim passed, and the preconditions that held)",
@@ -688,7 +740,35 @@ impl Anchor {
                 defects.push(AnchorDefect::DocsPageIsNotATrace);
             }
         }
+        if let Some(most) = scope.and_then(|s| self.scope_beyond_kind(s)) {
+            defects.push(AnchorDefect::ScopeBeyondAnchor { most });
+        }
         defects
+    }
+
+    /// The most an anchor of this kind can show, when `scope` claims more: a
+    /// scope is the anchor's to bound, not the author's to declare. A docs page
+    /// is documentation; a public source file is source inspection unless its
+    /// path names a published result (`.json`, `.jsonl`, `.ndjson`, `.csv`,
+    /// `.tsv`, `.log`: a trace or result table, as the paper's artifact
+    /// publishes). A paper anchor may carry any scope (a result the paper
+    /// reports); a repository file carries run-time scope only when re-run
+    /// (`AnchorDefect::NotReRunnable`).
+    fn scope_beyond_kind(&self, scope: Scope) -> Option<Scope> {
+        match self.kind? {
+            AnchorKind::DocsPage => (scope != Scope::DocsOnly).then_some(Scope::DocsOnly),
+            AnchorKind::PublicSource => {
+                let published_result = self.path.as_deref().is_some_and(|p| {
+                    let ext = p.rsplit_once('.').map_or("", |(_, e)| e);
+                    ["json", "jsonl", "ndjson", "csv", "tsv", "log"]
+                        .iter()
+                        .any(|r| ext.eq_ignore_ascii_case(r))
+                });
+                (scope.is_runtime_observed() && !published_result)
+                    .then_some(Scope::SourceInspection)
+            }
+            AnchorKind::Paper | AnchorKind::RepoFile => None,
+        }
     }
 
     /// A one-line, human-readable location of what the anchor names.
@@ -755,18 +835,7 @@ pub struct JoinDocumentFacts {
     /// The runtime the document's events came from, as its registry's cache identity
     /// names it (`None`: it names none). Evidence of one runtime anchors nothing of
     /// another: see [`crate::anchoring::recorded_runtime_fits`].
-    pub runtime: Option<RecordedRuntime>,
-}
-
-/// The runtime an evidence document records: a kind (`vllm`, `sglang`, `trtllm`, or
-/// a router) and the version strings of what ran.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct RecordedRuntime {
-    /// The runtime kind, when the document names one (a join's `runtime.kind`).
-    pub kind: Option<String>,
-    /// Every version string the document records (a join: the engine's; a routing
-    /// document: the router's and the engine's).
-    pub versions: Vec<String>,
+    pub runtime: Option<crate::identity::RecordedRuntime>,
 }
 
 /// What re-running a committed routing gate document showed.
@@ -782,42 +851,33 @@ pub struct RoutingDocumentFacts {
     /// The obligations every claim of the registry passed.
     pub witnessed: Vec<Obligation>,
     /// The router and engine the document records (`None`: it names none).
-    pub runtime: Option<RecordedRuntime>,
+    pub runtime: Option<crate::identity::RecordedRuntime>,
+}
+
+/// What re-running the gate on a committed trace showed, for one claimed verdict.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TraceVerdictFacts {
+    /// Why the claimed verdict does not hold (`None`: the re-run gives it).
+    pub defect: Option<AnchorDefect>,
+    /// The runtime the trace's header records (`None`: it has no header, so it
+    /// gates but anchors no descriptor; docs/trace-format.md, "The header").
+    pub runtime: Option<crate::identity::RecordedRuntime>,
 }
 
 /// Answers questions about the world outside the descriptor, so the judgment
 /// stays pure: the loader implements it over the file system. It reports
 /// facts; [`crate::anchoring::anchor_counts`] decides what they are worth.
+/// Every method is required: a default that cannot run a gate or read a clock
+/// would switch a check off for any new implementation.
 pub trait Environment {
     /// What the repository file a `repo_file` anchor names turned out to be.
     fn repo_file(&self, path: &str) -> RepoFile;
 
-    /// Whether re-running the gate on the trace at `path` gives `verdict`.
-    /// The default cannot run a gate, so it fails closed.
-    fn trace_verdict_defect(&self, _path: &str, _verdict: &ClaimedVerdict) -> Option<AnchorDefect> {
-        Some(AnchorDefect::TraceVerdictUnverified)
-    }
+    /// What re-running the gate on the trace at `path` showed for `verdict`.
+    fn trace_verdict(&self, path: &str, verdict: &ClaimedVerdict) -> TraceVerdictFacts;
 
-    /// Today's date, to refuse a `retrieved` date in the future; `None` when
-    /// unknown (then no date is refused for that reason).
-    fn today(&self) -> Option<(i32, u32, u32)> {
-        None
-    }
-}
-
-/// An environment in which every repository file exists and every claimed
-/// verdict is confirmed. For pure tests of the judgment only: it is fail-open
-/// by design, so no command uses it (they use `kvlower_load::FsEnvironment`).
-pub struct AssumeRepoFilesPresent;
-
-impl Environment for AssumeRepoFilesPresent {
-    fn repo_file(&self, _path: &str) -> RepoFile {
-        RepoFile::Plain
-    }
-
-    fn trace_verdict_defect(&self, _path: &str, _verdict: &ClaimedVerdict) -> Option<AnchorDefect> {
-        None
-    }
+    /// Today's date, to refuse a `retrieved` or `reviewed` date in the future.
+    fn today(&self) -> (i32, u32, u32);
 }
 
 #[cfg(test)]

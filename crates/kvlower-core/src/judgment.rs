@@ -64,6 +64,9 @@ pub enum Defeat {
     ScopeTooWeak { scope: crate::vocab::Scope },
     /// The evidence exercised other modes' paths, not this row's mode.
     NotExercisedForMode { modes: Vec<Mode> },
+    /// The item does not say which modes' paths it exercised (`modes:` left out):
+    /// omission must not widen evidence to every mode, so it supports none.
+    ModesNotStated,
     /// Rule 7: another item at the same depth says the obligation is `missing`.
     Contradicted { by: String },
 }
@@ -125,6 +128,9 @@ impl std::fmt::Display for Defeat {
                 list(&modes.iter().map(ToString::to_string).collect::<Vec<_>>())
             ),
             Defeat::Contradicted { by } => write!(f, "contradicted by `missing` evidence at {by}"),
+            Defeat::ModesNotStated => f.write_str(
+                "it does not say which modes' paths it exercised (`modes: [..]` or `modes: all`)",
+            ),
         }
     }
 }
@@ -856,7 +862,12 @@ fn item_defeats(
     env: &dyn Environment,
 ) -> Vec<Defeat> {
     let mut defeats = Vec::new();
-    if !item.modes.is_empty() && !item.modes.contains(&mode) {
+    if item.modes.is_empty() {
+        // Only a `supported` item could have counted; for any other the status says why.
+        if item.status == Status::Supported {
+            defeats.push(Defeat::ModesNotStated);
+        }
+    } else if !item.modes.contains(&mode) {
         defeats.push(Defeat::NotExercisedForMode {
             modes: item.modes.clone(),
         });

@@ -77,6 +77,7 @@ pub mod baseline;
 pub mod catalog;
 pub mod catalog_doc;
 pub mod descriptor;
+pub mod identity;
 pub mod judgment;
 pub mod matrix;
 pub mod text;

@@ -102,6 +102,9 @@ struct CacheInstance {
     rank: Option<i64>,
     /// Attention window size, when the event carries one.
     window: Option<i64>,
+    /// The publisher (capture rank): each endpoint is an engine's own cache, even
+    /// when two engines report the same data-parallel rank.
+    publisher: u16,
 }
 
 /// The event a stored block comes from, as every block of it shares.
@@ -492,6 +495,7 @@ impl<'r> Engine<'r> {
         let instance = CacheInstance {
             rank: d.rank,
             window: d.window,
+            publisher: d.stream,
         };
         match self.first_instance {
             None => self.first_instance = Some(instance),

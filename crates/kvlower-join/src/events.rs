@@ -123,6 +123,9 @@ pub(crate) struct Decoded {
     pub rank: Option<i64>,
     /// TRT-LLM `window_size`.
     pub window: Option<i64>,
+    /// The publisher it came from (the capture's rank, one per endpoint; 0 for
+    /// JSON Lines): two publishers are two caches, whatever ranks they report.
+    pub stream: u16,
     pub event: KvEvent,
     pub issues: Vec<Issue>,
 }
@@ -311,6 +314,7 @@ impl Decoder {
                 seq,
                 rank,
                 window: None,
+                stream: batch.stream,
                 event,
                 issues,
             });
@@ -338,10 +342,16 @@ impl Decoder {
             Value::Array(a) if a.first().is_some_and(Value::is_number) => {
                 self.decode_batch_line(v, frame, Some((seq, stream)))
             }
-            _ => Ok(DecodedLine {
-                batch: None,
-                events: decode_trt_line(v, frame)?,
-            }),
+            _ => {
+                let mut events = decode_trt_line(v, frame)?;
+                for e in &mut events {
+                    e.stream = stream;
+                }
+                Ok(DecodedLine {
+                    batch: None,
+                    events,
+                })
+            }
         }
     }
 }
@@ -957,6 +967,8 @@ fn decode_trt_event(v: &Value, path: &str, line: u64) -> Result<Decoded, DecodeE
         seq: None,
         rank,
         window,
+        // The caller sets the publisher of a capture frame.
+        stream: 0,
         event,
         issues,
     })

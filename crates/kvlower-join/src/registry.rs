@@ -156,12 +156,45 @@ pub struct HashDomain {
     pub encoding: HashEncoding,
 }
 
-/// The runtime that produced the events (kind is checked against `--format`).
+/// The runtime that produced the events (kind is checked against `--format`), as
+/// a join or routing document records it: a document anchors only a descriptor
+/// whose `runtime.identity` is exactly these components (docs/join.md, "Runtime
+/// identity").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RuntimeIdentity {
     pub kind: EventFormat,
+    /// The engine's exact release or commit (`0.32.0`), nothing else.
     pub version: String,
+    /// The local patch the engine ran with, if any, named as its descriptor names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch: Option<String>,
+    /// What else ran in the deployment (a router in front of the engine): a
+    /// document of vLLM behind Dynamo is not evidence of vLLM alone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub with: Vec<kvlower_core::identity::RuntimeComponent>,
+}
+
+impl RuntimeIdentity {
+    /// Every component, as the core compares them.
+    pub fn recorded(&self) -> kvlower_core::identity::RecordedRuntime {
+        let engine = kvlower_core::identity::RecordedComponent {
+            kind: self.kind.to_string(),
+            version: self.version.clone(),
+            patch: self.patch.clone(),
+        };
+        let others = self
+            .with
+            .iter()
+            .map(|c| kvlower_core::identity::RecordedComponent {
+                kind: c.kind.to_string(),
+                version: c.version.clone(),
+                patch: c.patch.clone(),
+            });
+        kvlower_core::identity::RecordedRuntime {
+            components: std::iter::once(engine).chain(others).collect(),
+        }
+    }
 }
 
 /// The LoRA adapter the claim's KV was computed with, or the base model.

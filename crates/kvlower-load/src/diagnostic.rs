@@ -50,6 +50,10 @@ kvlower_core::names! {
         RouteTraceInvalid = "route-trace-invalid",
         RouteRegistryUnreadable = "route-registry-unreadable",
         AnchorOtherRuntime = "anchor-other-runtime",
+        AnchorScopeBeyondKind = "anchor-scope-beyond-kind",
+        InvalidRuntimeIdentity = "invalid-runtime-identity",
+        InvalidReviewDate = "invalid-review-date",
+        ModesNotStated = "modes-not-stated",
     }
 }
 
@@ -138,7 +142,7 @@ impl Code {
             }
             Code::MissingResult => "A generated result is not committed; run `kvlower matrix`.",
             Code::CitedPositive => {
-                "With `check --require-verified`: a positive row rests on a cited anchor (the paper, a public source, a docs page) that `check` cannot re-run; anchor it to a committed trace with a verdict or a join document."
+                "A positive row rests on a cited anchor (the paper, a public source, a docs page) that `check` cannot re-run, and its descriptor does not say `allow_cited_positives: <reason>`; anchor it to committed evidence `check` re-runs, or allow it explicitly (with `--require-verified`, never allowed)."
             }
             Code::FileOutsideRoot => {
                 "A path resolves (through a link, `..` or an absolute path) outside the repository root; it is refused, not read."
@@ -168,7 +172,19 @@ impl Code {
                 "`kvlower route`: the routing trace is well-formed JSON whose values contradict the format (an unsupported schema version, a block size of 0, a request id twice, requests out of decision order, ...; docs/routing-trace.md)."
             }
             Code::AnchorOtherRuntime => {
-                "A repo_file anchor names an evidence document (a join or routing gate document) recorded on another runtime than the descriptor's: its runtime kind must be named in `runtime.name` or `runtime.version`, and every version it records must appear in `runtime.version`."
+                "A repo_file anchor names evidence (a join or routing gate document, a gate trace) whose recorded runtime identity is not exactly the descriptor's `runtime.identity` — another kind, version or patch, none recorded (a trace without its header line), or one that does not decode (docs/descriptor-format.md, \"Runtime identity\")."
+            }
+            Code::AnchorScopeBeyondKind => {
+                "An evidence item claims a scope its anchor cannot show: a docs_page is documentation (`docs_only`), a public_source naming source code or docs is `source_inspection`; run-time scopes rest on a re-run repository file, the paper, or a public_source naming a published trace or result (.json, .jsonl, .ndjson, .csv, .tsv, .log)."
+            }
+            Code::InvalidRuntimeIdentity => {
+                "`runtime.identity` is empty, names a kind twice, or has a version or patch that is not plain ASCII (`[0-9A-Za-z][0-9A-Za-z._+-]*`; a patch may also use `/` and `@`); such an identity matches no evidence."
+            }
+            Code::ModesNotStated => {
+                "A `supported` evidence item does not say which modes' paths it exercised; left out, it supports no mode (omission never widens evidence). Write `modes: [..]`, or `modes: all` when it exercised every mode's path."
+            }
+            Code::InvalidReviewDate => {
+                "`runtime.reviewed` is not an ISO date (YYYY-MM-DD) or lies in the future; write the date a person last checked the descriptor against its runtime's public sources."
             }
             Code::RouteRegistryUnreadable => {
                 "`kvlower route`: the claim registry the routing trace names cannot be read (the join's own error; docs/join.md)."
@@ -678,9 +694,13 @@ mod tests {
                 Code::RouteTraceInvalid => 37,
                 Code::RouteRegistryUnreadable => 38,
                 Code::AnchorOtherRuntime => 39,
+                Code::AnchorScopeBeyondKind => 40,
+                Code::InvalidRuntimeIdentity => 41,
+                Code::InvalidReviewDate => 42,
+                Code::ModesNotStated => 43,
             }
         }
-        assert_eq!(Code::ALL.len(), 40);
+        assert_eq!(Code::ALL.len(), 44);
         assert_eq!(Code::COUNT, Code::ALL.len());
         for (i, c) in Code::ALL.iter().enumerate() {
             assert_eq!(position(*c), i, "{c}");

@@ -9,7 +9,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use kvlower_core::anchoring::{JoinDocumentFacts, RoutingDocumentFacts};
+use kvlower_core::anchoring::{JoinDocumentFacts, RoutingDocumentFacts, TraceVerdictFacts};
 use kvlower_core::descriptor::{AnchorDefect, ClaimedVerdict, Environment, RepoFile};
 use kvlower_core::{Catalog, CatalogDoc, Descriptor};
 pub use kvlower_fs::{FileKind, Refusal};
@@ -530,12 +530,7 @@ impl FsEnvironment {
             .iter()
             .filter_map(|o| kvlower_core::Obligation::from_name(o.name()))
             .collect();
-        // A routing document records the router and the engine it ran; no kind (the
-        // router is not one of the join's runtime kinds), only their versions.
-        let runtime = Some(kvlower_core::descriptor::RecordedRuntime {
-            kind: None,
-            versions: vec![committed.router.clone(), committed.engine.clone()],
-        });
+        let runtime = committed.runtime.as_ref().map(|r| r.recorded());
         RoutingDocumentFacts {
             reproduces,
             depth: kvlower_core::Depth::from_name(&committed.depth),
@@ -581,12 +576,11 @@ impl FsEnvironment {
         let Ok(committed) = doc else {
             return JoinDocumentFacts::default();
         };
-        let runtime = committed.cache_identity.runtime.as_ref().map(|r| {
-            kvlower_core::descriptor::RecordedRuntime {
-                kind: Some(r.kind.to_string()),
-                versions: vec![r.version.clone()],
-            }
-        });
+        let runtime = committed
+            .cache_identity
+            .runtime
+            .as_ref()
+            .map(|r| r.recorded());
         JoinDocumentFacts {
             reproduces: self.rerun_join(&committed),
             depth: kvlower_core::Depth::from_name(&committed.depth),
@@ -633,7 +627,7 @@ impl Environment for FsEnvironment {
         facts
     }
 
-    fn trace_verdict_defect(&self, path: &str, verdict: &ClaimedVerdict) -> Option<AnchorDefect> {
+    fn trace_verdict(&self, path: &str, verdict: &ClaimedVerdict) -> TraceVerdictFacts {
         let mut cache = self.traces.borrow_mut();
         let report = cache.entry(path.to_string()).or_insert_with(|| {
             // Refused paths are never opened.
@@ -646,7 +640,10 @@ impl Environment for FsEnvironment {
             ))
         });
         let Some(report) = report else {
-            return Some(AnchorDefect::TraceVerdictUnverified);
+            return TraceVerdictFacts {
+                defect: Some(AnchorDefect::TraceVerdictUnverified),
+                runtime: None,
+            };
         };
         let agrees = report.claims.iter().any(|claim| {
             claim.claim_id == verdict.claim_id
@@ -655,16 +652,35 @@ impl Environment for FsEnvironment {
                     .iter()
                     .any(|(gate, result)| *gate == verdict.gate && result.pass == verdict.pass)
         });
-        // A malformed trace supports nothing, whatever its verdicts say.
-        (!agrees || !report.diagnostics.is_empty()).then_some(AnchorDefect::TraceVerdictDisagrees)
+        let runtime =
+            report
+                .runtime
+                .as_ref()
+                .map(|components| kvlower_core::identity::RecordedRuntime {
+                    components: components
+                        .iter()
+                        .map(|c| kvlower_core::identity::RecordedComponent {
+                            kind: c.kind.clone(),
+                            version: c.version.clone(),
+                            patch: c.patch.clone(),
+                        })
+                        .collect(),
+                });
+        TraceVerdictFacts {
+            // A malformed trace supports nothing, whatever its verdicts say.
+            defect: (!agrees || !report.diagnostics.is_empty())
+                .then_some(AnchorDefect::TraceVerdictDisagrees),
+            runtime,
+        }
     }
 
-    fn today(&self) -> Option<(i32, u32, u32)> {
+    fn today(&self) -> (i32, u32, u32) {
+        // A clock before 1970 (or unreadable) reads as 1970-01-01: every later date
+        // is then "in the future" and refused, which fails closed.
         let secs = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
-            .ok()?
-            .as_secs();
-        Some(civil_from_days(i64::try_from(secs / 86_400).ok()?))
+            .map_or(0, |d| d.as_secs());
+        civil_from_days(i64::try_from(secs / 86_400).unwrap_or(0))
     }
 }
 

@@ -74,6 +74,8 @@ pub(crate) fn descriptor(
         }
     }
     runtime_identity(file, src, d, out);
+    runtime_review_and_components(file, src, d, env, out);
+    modes_stated(file, src, d, out);
     let mut seen_depths = Vec::new();
     for (ai, adapter) in d.adapters.iter().enumerate() {
         let path = format!("adapters[{ai}]");
@@ -155,6 +157,8 @@ fn finding_code(defect: &AnchorDefect, supported: bool) -> Option<Code> {
         AnchorDefect::RepoFileRefused => Some(Code::AnchorRefused),
         // Mis-scoped whatever the item claims: another runtime's run is no evidence here.
         AnchorDefect::EvidenceOfAnotherRuntime => Some(Code::AnchorOtherRuntime),
+        // A self-declared scope is refused whatever the status: the anchor bounds it.
+        AnchorDefect::ScopeBeyondAnchor { .. } => Some(Code::AnchorScopeBeyondKind),
         // Only for `supported` evidence: a `missing` or `partial` item may
         // honestly rest on a file nothing re-runs.
         AnchorDefect::NotReRunnable => supported.then_some(Code::AnchorNotRerunnable),
@@ -194,7 +198,8 @@ fn hint(defect: &AnchorDefect, a: &Anchor) -> String {
         AnchorDefect::RepoFileMissing => format!("`{path}` does not exist: commit the file, or anchor to the public source or paper section instead"),
         AnchorDefect::RepoFileRefused => format!("`{path}` must be a regular file inside the repository (after following links), within the size cap"),
         AnchorDefect::OwnFile => "anchor to the trace, join document or public source that shows the obligation".into(),
-        AnchorDefect::EvidenceOfAnotherRuntime => format!("`{path}` was recorded on another runtime: anchor this runtime's own evidence, or name the runtime and every version the document records in `runtime.name`/`runtime.version`"),
+        AnchorDefect::EvidenceOfAnotherRuntime => format!("`{path}` records another runtime identity (or none): anchor this runtime's own evidence; `runtime.identity` must list exactly the kinds, versions and patches the evidence records"),
+        AnchorDefect::ScopeBeyondAnchor { most } => format!("set `scope: {most}`, or anchor a committed trace with a verdict, a join or routing document, the paper's section, or a published result file"),
         AnchorDefect::NotReRunnable => format!("add `verdict: {{claim_id: ..., gate: ..., pass: true}}` if `{path}` is a trace (check re-runs `kvlower gate`), or anchor a `kvlower join --output json` or `kvlower route --format json` document"),
         AnchorDefect::VerdictNeedsRepoFile => "a verdict can only be re-checked on a trace committed here".into(),
         AnchorDefect::TraceVerdictDisagrees | AnchorDefect::TraceVerdictUnverified => format!("run `kvlower gate {path}` to see what the trace supports, and fix the verdict or the trace"),
@@ -243,6 +248,126 @@ fn runtime_identity(file: &str, src: &str, d: &Descriptor, out: &mut Vec<Diagnos
                 .located_in(src)
                 .with_hint("remove newlines, tabs and escape characters from the name"),
             );
+        }
+    }
+}
+
+/// `runtime.reviewed` is a real date, not in the future; `runtime.identity`
+/// names each kind once, with a version (and patch) that decodes. Why findings
+/// and not only a failed match: an identity that can never match is a descriptor
+/// whose re-run evidence silently stops counting.
+fn runtime_review_and_components(
+    file: &str,
+    src: &str,
+    d: &Descriptor,
+    env: &dyn Environment,
+    out: &mut Vec<Diagnostic>,
+) {
+    let reviewed = d.runtime.reviewed.as_str();
+    match kvlower_core::descriptor::parse_iso_date(reviewed) {
+        None => out.push(
+            Diagnostic::new(
+                Code::InvalidReviewDate,
+                file,
+                format!("`runtime.reviewed` is not an ISO date: `{reviewed}`"),
+            )
+            .at_path("runtime.reviewed")
+            .located_in(src)
+            .with_hint("write the date you last checked this descriptor against the runtime's sources, as YYYY-MM-DD"),
+        ),
+        Some(date) if date > env.today() => out.push(
+            Diagnostic::new(
+                Code::InvalidReviewDate,
+                file,
+                format!("`runtime.reviewed` is in the future: `{reviewed}`"),
+            )
+            .at_path("runtime.reviewed")
+            .located_in(src)
+            .with_hint("a review date is the day the review happened"),
+        ),
+        Some(_) => {}
+    }
+    if d.runtime.identity.is_empty() {
+        out.push(
+            Diagnostic::new(
+                Code::InvalidRuntimeIdentity,
+                file,
+                "`runtime.identity` lists no component",
+            )
+            .at_path("runtime.identity")
+            .located_in(src)
+            .with_hint("list what runs, e.g. `identity: [{kind: vllm, version: 0.32.0}]`"),
+        );
+    }
+    let mut kinds = Vec::new();
+    for (i, c) in d.runtime.identity.iter().enumerate() {
+        let at = format!("runtime.identity[{i}]");
+        if kinds.contains(&c.kind) {
+            out.push(
+                Diagnostic::new(
+                    Code::InvalidRuntimeIdentity,
+                    file,
+                    format!("`{}` is named twice in `runtime.identity`", c.kind),
+                )
+                .at_path(format!("{at}.kind"))
+                .located_in(src)
+                .with_hint("one component per kind: a descriptor describes one build"),
+            );
+        }
+        kinds.push(c.kind);
+        if kvlower_core::identity::normalize_version(&c.version).is_none() {
+            out.push(
+                Diagnostic::new(
+                    Code::InvalidRuntimeIdentity,
+                    file,
+                    format!("`{at}.version` is not an exact version"),
+                )
+                .at_path(format!("{at}.version"))
+                .located_in(src)
+                .with_hint("write one release or commit in plain ASCII (`0.32.0`, `1.3.0rc14`, `06cff70502`): no spaces, no words"),
+            );
+        }
+        if c.patch
+            .as_deref()
+            .is_some_and(|p| kvlower_core::identity::normalize_patch(p).is_none())
+        {
+            out.push(
+                Diagnostic::new(
+                    Code::InvalidRuntimeIdentity,
+                    file,
+                    format!("`{at}.patch` is not a plain patch name"),
+                )
+                .at_path(format!("{at}.patch"))
+                .located_in(src)
+                .with_hint("name the patch in plain ASCII (letters, digits, `._+-/@`), exactly as its evidence records it"),
+            );
+        }
+    }
+}
+
+/// A `supported` item names the modes whose paths it exercised (or `all`): left
+/// out, the judgment gives it no mode, and this finding says why.
+fn modes_stated(file: &str, src: &str, d: &Descriptor, out: &mut Vec<Diagnostic>) {
+    let lists = std::iter::once(("native".to_string(), &d.native)).chain(
+        d.adapters
+            .iter()
+            .enumerate()
+            .map(|(ai, a)| (format!("adapters[{ai}].evidence"), &a.evidence)),
+    );
+    for (list, items) in lists {
+        for (i, e) in items.iter().enumerate() {
+            if e.status == Status::Supported && e.modes.is_empty() {
+                out.push(
+                    Diagnostic::new(
+                        Code::ModesNotStated,
+                        file,
+                        format!("`supported` evidence for `{}` names no mode", e.obligation),
+                    )
+                    .at_path(format!("{list}[{i}]"))
+                    .located_in(src)
+                    .with_hint("add `modes: [...]` with the modes whose path this evidence exercised, or `modes: all`"),
+                );
+            }
         }
     }
 }

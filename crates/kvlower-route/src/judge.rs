@@ -162,6 +162,7 @@ pub fn judge(
         registry: registry_name.into(),
         router: trace.router.clone(),
         engine: trace.engine.clone(),
+        runtime: None,
         requests: trace.requests.len(),
         preconditions,
         witnesses,

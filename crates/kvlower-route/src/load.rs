@@ -99,10 +99,12 @@ pub fn evaluate_with(
         });
     };
     let reg = Registry::load(&file)?;
-    Ok(judge(
+    let mut report = judge(
         &trace,
         &registered_claims(&reg, &trace),
         trace_name,
         &registry,
-    ))
+    );
+    report.runtime = reg.cache_identity.runtime.clone();
+    Ok(report)
 }

@@ -194,6 +194,10 @@ pub struct RouteReport {
     pub registry: String,
     pub router: String,
     pub engine: String,
+    /// The runtime identity of the registry's cache (engine, patch, and what ran
+    /// with it): the document anchors only a descriptor with exactly this identity.
+    #[serde(default)]
+    pub runtime: Option<kvlower_join::registry::RuntimeIdentity>,
     pub requests: usize,
     /// A precondition holds for the document when it held for every registered claim.
     pub preconditions: Vec<Held<RoutePrecondition>>,

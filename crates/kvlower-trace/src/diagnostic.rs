@@ -56,6 +56,8 @@ pub enum Problem {
     UnknownFamily,
     #[error("trace has no events")]
     EmptyTrace,
+    #[error("malformed trace header: {0}")]
+    BadHeader(String),
     #[error("read error: {0}")]
     Read(String),
     #[error("trace longer than {0} bytes; the rest was not read (no gate of it can pass)")]

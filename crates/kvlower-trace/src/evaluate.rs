@@ -219,6 +219,10 @@ pub(crate) struct TraceEvaluator {
     suppressed: u64,
     /// A diagnostic touched no claim in particular, so it touches every claim.
     taint_all: bool,
+    /// The runtime the header line recorded; only the first non-blank line may be one.
+    runtime: Option<Vec<crate::TraceComponent>>,
+    /// Whether a non-blank line (header or not) has been seen.
+    past_first_line: bool,
 }
 
 impl TraceEvaluator {
@@ -234,6 +238,8 @@ impl TraceEvaluator {
             diagnostics: Vec::new(),
             suppressed: 0,
             taint_all: false,
+            runtime: None,
+            past_first_line: false,
         }
     }
 
@@ -254,6 +260,21 @@ impl TraceEvaluator {
     /// Judges one line (1-based `line`, without its terminator).
     pub fn push_line(&mut self, line: u64, bytes: &[u8]) {
         let bytes = bytes.trim_ascii();
+        if !self.past_first_line && !bytes.is_empty() {
+            self.past_first_line = true;
+            match crate::header::parse(bytes) {
+                Some(Ok(runtime)) => {
+                    self.runtime = Some(runtime);
+                    return;
+                }
+                Some(Err(problem)) => {
+                    self.nonblank_lines = self.nonblank_lines.saturating_add(1);
+                    return self.line_problem(line, problem);
+                }
+                // An event: a trace without a header (it gates, but anchors nothing).
+                None => {}
+            }
+        }
         let parsed = parse(bytes);
         self.push_parsed(line, bytes, parsed);
     }
@@ -414,14 +435,19 @@ impl TraceEvaluator {
     /// Finishes the trace: emits one verdict per claim (in order of first appearance, the
     /// unclaimed row last) through `on_verdict`, and returns everything else.
     pub fn finish(mut self, on_verdict: &mut dyn FnMut(ClaimVerdict)) -> TraceOutline {
+        // A header and nothing else is a run that emitted no event: valid, and
+        // no gate passes. A file without even a header is still malformed.
+        let header_only = self.runtime.is_some() && self.nonblank_lines == 0;
         if let Machine::Undecided = self.machine {
-            let problem = if self.nonblank_lines == 0 {
-                Problem::EmptyTrace
-            } else {
-                Problem::UnknownFamily
-            };
-            self.diagnose(None, problem);
-            self.taint_all = true;
+            if !header_only {
+                let problem = if self.nonblank_lines == 0 {
+                    Problem::EmptyTrace
+                } else {
+                    Problem::UnknownFamily
+                };
+                self.diagnose(None, problem);
+                self.taint_all = true;
+            }
             self.undecided.clear();
             self.machine = Machine::Unknown;
         }
@@ -455,6 +481,7 @@ impl TraceEvaluator {
         TraceOutline {
             name: self.name,
             family,
+            runtime: self.runtime,
             events: self.events,
             diagnostics: self.diagnostics,
             tally,

@@ -115,6 +115,9 @@ pub struct TraceOutline {
     pub name: String,
     /// The trace's family.
     pub family: TraceFamily,
+    /// The runtime its header records (`None`: no header; it then anchors nothing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<Vec<crate::TraceComponent>>,
     /// Events judged (non-blank lines that parsed and passed the envelope checks).
     pub events: u64,
     /// Malformed-line and trace-level diagnostics, in line order (capped; see
@@ -131,6 +134,9 @@ pub struct TraceReport {
     pub name: String,
     /// The trace's family.
     pub family: TraceFamily,
+    /// The runtime its header records (`None`: no header; it then anchors nothing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<Vec<crate::TraceComponent>>,
     /// Events judged.
     pub events: u64,
     /// One verdict per claim, in order of first appearance; the unclaimed row (if any) last.
@@ -146,6 +152,7 @@ impl TraceReport {
         TraceReport {
             name: outline.name,
             family: outline.family,
+            runtime: outline.runtime,
             events: outline.events,
             claims,
             diagnostics: outline.diagnostics,

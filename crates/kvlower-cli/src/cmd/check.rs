@@ -116,9 +116,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
             &repo.catalog,
         ));
     }
-    if args.require_verified {
-        diagnostics.extend(cited_positives(&repo));
-    }
+    diagnostics.extend(cited_positives(&repo, args.require_verified));
     diagnostics.sort();
     if want_diffs && !diffs.is_empty() {
         write!(err, "{diffs}")?;
@@ -320,9 +318,20 @@ pub fn stray_files(root: &Path, generated: &[GeneratedFile]) -> Vec<Diagnostic> 
     findings
 }
 
-/// `--require-verified`: one finding per positive row that rests on a cited
-/// (not re-run) anchor.
-fn cited_positives(repo: &kvlower_load::Repository) -> Vec<Diagnostic> {
+/// One finding per positive row that rests on a cited (not re-run) anchor, unless
+/// its descriptor allows cited positives with a reason (`allow_cited_positives`)
+/// and `--require-verified` is not given.
+fn cited_positives(repo: &kvlower_load::Repository, require_verified: bool) -> Vec<Diagnostic> {
+    let allowed = |path: &str| {
+        !require_verified
+            && repo.descriptors.iter().any(|d| {
+                d.path == path
+                    && d.descriptor
+                        .allow_cited_positives
+                        .as_deref()
+                        .is_some_and(kvlower_core::text::has_visible)
+            })
+    };
     let env = kvlower_load::FsEnvironment::new(repo.root.clone());
     let rows = kvlower_core::matrix::judge_all(
         &repo.catalog,
@@ -333,6 +342,7 @@ fn cited_positives(repo: &kvlower_load::Repository) -> Vec<Diagnostic> {
     );
     rows.iter()
         .filter(|r| r.judgment.grade == Some(kvlower_core::Grade::Cited))
+        .filter(|r| !allowed(r.descriptor_path))
         .map(|r| {
             Diagnostic::new(
                 Code::CitedPositive,
@@ -343,8 +353,15 @@ fn cited_positives(repo: &kvlower_load::Repository) -> Vec<Diagnostic> {
                 ),
             )
             .with_hint(format!(
-                "run `kvlower explain {} --mode {} --depth {}` to see which anchors are cited",
-                r.descriptor_path, r.judgment.mode, r.judgment.depth
+                "run `kvlower explain {} --mode {} --depth {}` to see which anchors are cited; anchor them to evidence `check` re-runs{}",
+                r.descriptor_path,
+                r.judgment.mode,
+                r.judgment.depth,
+                if require_verified {
+                    ""
+                } else {
+                    ", or allow cited positives in the descriptor: `allow_cited_positives: <why>`"
+                }
             ))
         })
         .collect()

@@ -374,6 +374,7 @@ fn refused(name: &str, problem: Problem) -> TraceOutline {
     TraceOutline {
         name: name.to_owned(),
         family: TraceFamily::Unknown,
+        runtime: None,
         events: 0,
         diagnostics: vec![Diagnostic {
             line: None,

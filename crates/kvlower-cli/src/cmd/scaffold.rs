@@ -20,9 +20,14 @@ pub struct NewArgs {
     /// The release version or source commit the evidence is about (e.g. `1.2.0`, `3bafe17`)
     #[arg(long = "version", value_name = "VERSION")]
     pub runtime_version: String,
-    /// What the evidence is read from
+    /// What the evidence is read from: source_tree, release_container, documentation,
+    /// patched_source or simulator
     #[arg(long, value_name = "SOURCE", default_value = "source_tree", value_parser = parse_source)]
     pub source: SourceKind,
+    /// The runtime kind written into `runtime.identity` (vllm, sglang, trtllm, dynamo,
+    /// lmcache, mooncake, llm_d, lmdeploy, aibrix, tgi, blis, kv_deadline_scheduler, other)
+    #[arg(long, value_name = "KIND", default_value = "other", value_parser = parse_kind)]
+    pub kind: kvlower_core::identity::RuntimeKind,
     /// Repository root holding modes/ and capabilities/
     #[arg(long, default_value = ".")]
     pub root: PathBuf,
@@ -51,6 +56,17 @@ fn parse_source(s: &str) -> Result<SourceKind, String> {
     serde_json::from_value(serde_json::Value::String(s.to_string())).map_err(|_| {
         "expected one of: source_tree, release_container, documentation, patched_source, simulator"
             .to_string()
+    })
+}
+
+/// Parses a runtime kind with the descriptor format's own names.
+fn parse_kind(s: &str) -> Result<kvlower_core::identity::RuntimeKind, String> {
+    kvlower_core::identity::RuntimeKind::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = kvlower_core::identity::RuntimeKind::ALL
+            .iter()
+            .map(|k| k.name())
+            .collect();
+        format!("expected one of: {}", names.join(", "))
     })
 }
 
@@ -129,6 +145,7 @@ pub fn run(args: &NewArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::
             name: &args.runtime,
             version: &args.runtime_version,
             source: args.source,
+            kind: args.kind,
         },
         &rel,
     );
@@ -179,6 +196,7 @@ pub struct Identity<'a> {
     pub name: &'a str,
     pub version: &'a str,
     pub source: SourceKind,
+    pub kind: kvlower_core::identity::RuntimeKind,
 }
 
 /// The scaffold text for `runtime`, to be written at `rel`.
@@ -205,10 +223,15 @@ pub fn scaffold(catalog: &Catalog, runtime: &Identity<'_>, rel: &str) -> String 
     let quote = |v: &str| serde_json::to_string(v).unwrap_or_else(|_| "\"\"".to_string());
     let _ = writeln!(
         s,
-        "runtime:\n  name: {}\n  version: {}\n  source: {}  # source_tree | release_container | documentation | patched_source | simulator\n",
+        "runtime:\n  name: {}\n  version: {}\n  source: {}  # source_tree | release_container | documentation | patched_source | simulator\n  \
+         reviewed: YYYY-MM-DD  # the date you last checked this descriptor against the runtime's public sources\n  \
+         identity:  # exactly what evidence must record to anchor here (docs/descriptor-format.md)\n    \
+         - kind: {}\n      version: {}\n",
         quote(runtime.name),
         quote(runtime.version),
-        source_name(runtime.source)
+        source_name(runtime.source),
+        runtime.kind,
+        quote(runtime.version)
     );
     s.push_str("native:\n");
     for o in Obligation::ALL {

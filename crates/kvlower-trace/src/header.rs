@@ -1,0 +1,78 @@
+//! The trace header: an optional first line naming the runtime that produced the
+//! trace (docs/trace-format.md, "The header").
+//!
+//! Why: a verdict on a trace committed for runtime A must not anchor runtime B's
+//! descriptor. The header records the runtime identity; `kvlower check` lets a
+//! trace's verdict anchor only a descriptor whose `runtime.identity` is the same.
+//! A trace without a header still gates (campaigns of older traces keep working)
+//! but anchors nothing.
+
+use serde::{Deserialize, Serialize};
+
+use crate::diagnostic::Problem;
+
+/// The key that makes a first line a header, and the only format version so far.
+pub const HEADER_KEY: &str = "kvlower_trace_header";
+pub const HEADER_VERSION: u64 = 1;
+/// Components a header may list (a runtime and what it runs behind or on).
+const MAX_COMPONENTS: usize = 16;
+/// Bytes of one kind, version or patch string.
+const MAX_FIELD_BYTES: usize = 256;
+
+/// One runtime component as a trace header records it. Kept as the text the
+/// trace gave: whether it decodes (a known kind, an exact version) is for the
+/// judgment that compares it with a descriptor, which fails closed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceComponent {
+    pub kind: String,
+    pub version: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HeaderLine {
+    kvlower_trace_header: u64,
+    runtime: Vec<TraceComponent>,
+}
+
+/// Reads `bytes` (a trace's first non-blank line) as a header: `None` when the
+/// line is not one (no `kvlower_trace_header` key: an event), `Some(Err)` when it
+/// is one but malformed.
+pub(crate) fn parse(bytes: &[u8]) -> Option<Result<Vec<TraceComponent>, Problem>> {
+    // Only a JSON object naming the key is a header; anything else is left to the
+    // event parser, which reports it as it always has.
+    let value: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    if !value.as_object()?.contains_key(HEADER_KEY) {
+        return None;
+    }
+    let bad = |why: String| Some(Err(Problem::BadHeader(why)));
+    let header: HeaderLine = match serde_json::from_value(value) {
+        Ok(h) => h,
+        Err(e) => return bad(e.to_string()),
+    };
+    if header.kvlower_trace_header != HEADER_VERSION {
+        return bad(format!(
+            "unsupported {HEADER_KEY} {} (expected {HEADER_VERSION})",
+            header.kvlower_trace_header
+        ));
+    }
+    if header.runtime.is_empty() || header.runtime.len() > MAX_COMPONENTS {
+        return bad(format!(
+            "`runtime` must list 1 to {MAX_COMPONENTS} components"
+        ));
+    }
+    let too_long = header.runtime.iter().any(|c| {
+        c.kind.len() > MAX_FIELD_BYTES
+            || c.version.len() > MAX_FIELD_BYTES
+            || c.patch.as_ref().is_some_and(|p| p.len() > MAX_FIELD_BYTES)
+    });
+    if too_long {
+        return bad(format!(
+            "a runtime field is longer than {MAX_FIELD_BYTES} bytes"
+        ));
+    }
+    Some(Ok(header.runtime))
+}
