@@ -1,5 +1,6 @@
-//! `kvlower capture` against a real ZMQ PUB socket on 127.0.0.1 (bounded in time), and
-//! the capture file feeding `kvlower join` directly.
+//! `kvlower capture` against real ZMQ PUB sockets on 127.0.0.1 (bounded in time): the
+//! `zeromq` crate's, and libzmq's through pyzmq when it is installed; and the capture
+//! file feeding `kvlower join` directly. Hostile publishers: `capture_hostile.rs`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -111,44 +112,32 @@ claims:
     observe_at: {event_index: 2}
 "#;
 
-#[test]
-fn capture_from_a_pub_socket_feeds_join() {
+/// The three messages every publisher below sends: `[topic, seq, payload]`.
+fn messages() -> Vec<Vec<Vec<u8>>> {
+    let payloads = [
+        batch(1.0, &[stored(&[11, 12], None, &[1, 2, 3, 4])]),
+        batch(1.1, &[stored(&[21], None, &[7, 8])]),
+        batch(1.2, &[removed(&[21])]),
+    ];
+    payloads
+        .into_iter()
+        .enumerate()
+        .map(|(seq, p)| {
+            vec![
+                b"kv-events".to_vec(),
+                (seq as u64).to_be_bytes().to_vec(),
+                p,
+            ]
+        })
+        .collect()
+}
+
+/// Runs `kvlower capture` in-process against `endpoint`, calls `go` once it says it is
+/// subscribed (the publisher then sends [`messages`]), and checks the capture and the
+/// join it feeds.
+fn capture_and_join(endpoint: String, go: impl FnOnce()) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run.kvcap");
-    let (port_tx, port_rx) = mpsc::channel::<String>();
-    let (go_tx, go_rx) = mpsc::channel::<()>();
-    let publisher = std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let mut s = zeromq::PubSocket::new();
-            let ep = s.bind("tcp://127.0.0.1:0").await.unwrap();
-            port_tx.send(ep.to_string()).unwrap();
-            // Wait (bounded) for the capture to say it is subscribed.
-            let mut waited = 0;
-            while go_rx.try_recv().is_err() {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-                waited += 1;
-                assert!(waited < 1500, "capture never subscribed");
-            }
-            let payloads = [
-                batch(1.0, &[stored(&[11, 12], None, &[1, 2, 3, 4])]),
-                batch(1.1, &[stored(&[21], None, &[7, 8])]),
-                batch(1.2, &[removed(&[21])]),
-            ];
-            for (seq, p) in payloads.into_iter().enumerate() {
-                let mut m = ZmqMessage::from(b"kv-events".to_vec());
-                m.push_back((seq as u64).to_be_bytes().to_vec().into());
-                m.push_back(p.into());
-                s.send(m).await.unwrap();
-            }
-            // Keep the socket open long enough for the frames to leave.
-            tokio::time::sleep(Duration::from_millis(500)).await;
-        });
-    });
-    let endpoint = port_rx.recv_timeout(Duration::from_secs(10)).unwrap();
     let (line_tx, line_rx) = mpsc::channel::<String>();
     let out_arg = out.display().to_string();
     let capture = std::thread::spawn(move || {
@@ -176,10 +165,10 @@ fn capture_from_a_pub_socket_feeds_join() {
     });
     let first = line_rx.recv_timeout(Duration::from_secs(20)).unwrap();
     assert_eq!(first, "kvlower capture: subscribed");
-    go_tx.send(()).unwrap();
-    assert_eq!(capture.join().unwrap(), 0);
-    publisher.join().unwrap();
+    go();
+    let code = capture.join().unwrap();
     let summary: Vec<String> = line_rx.try_iter().collect();
+    assert_eq!(code, 0, "{summary:?}");
     assert!(
         summary.iter().any(|l| l.contains("3 frames")),
         "{summary:?}"
@@ -233,6 +222,103 @@ fn capture_from_a_pub_socket_feeds_join() {
     assert_eq!(status("kept"), "materialized");
     assert_eq!(status("evicted"), "lost");
     assert_eq!(doc["stream"]["sequence_checked"], true);
+}
+
+/// An independent ZMTP peer: the `zeromq` crate's PUB socket (kvlower's own client is
+/// crates/kvlower-capture/src/zmtp.rs; this checks it against code it does not share).
+#[test]
+fn capture_from_a_pub_socket_feeds_join() {
+    let (port_tx, port_rx) = mpsc::channel::<String>();
+    let (go_tx, go_rx) = mpsc::channel::<()>();
+    let publisher = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let mut s = zeromq::PubSocket::new();
+            let ep = s.bind("tcp://127.0.0.1:0").await.unwrap();
+            port_tx.send(ep.to_string()).unwrap();
+            // Wait (bounded) for the capture to say it is subscribed.
+            let mut waited = 0;
+            while go_rx.try_recv().is_err() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                waited += 1;
+                assert!(waited < 1500, "capture never subscribed");
+            }
+            for parts in messages() {
+                let mut it = parts.into_iter();
+                let mut m = ZmqMessage::from(it.next().unwrap());
+                for p in it {
+                    m.push_back(p.into());
+                }
+                s.send(m).await.unwrap();
+            }
+            // Keep the socket open long enough for the frames to leave.
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        });
+    });
+    let endpoint = port_rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    capture_and_join(endpoint, || go_tx.send(()).unwrap());
+    publisher.join().unwrap();
+}
+
+/// The same against libzmq itself, through pyzmq: `KVLOWER_TEST_PYTHON` (default
+/// `python3`) must import `zmq`; without it the test prints a note and passes.
+#[test]
+fn capture_from_a_libzmq_publisher_via_pyzmq() {
+    let python = std::env::var("KVLOWER_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let has_zmq = std::process::Command::new(&python)
+        .args(["-c", "import zmq"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has_zmq {
+        eprintln!(
+            "note: skipped capture_from_a_libzmq_publisher_via_pyzmq: `{python} -c 'import zmq'` \
+             failed (pip install pyzmq, or set KVLOWER_TEST_PYTHON)"
+        );
+        return;
+    }
+    // The messages as hex, one per line, parts separated by spaces.
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    let spec: Vec<String> = messages()
+        .iter()
+        .map(|m| m.iter().map(|p| hex(p)).collect::<Vec<_>>().join(" "))
+        .collect();
+    const SCRIPT: &str = r#"
+import sys, time, zmq
+msgs = [[bytes.fromhex(p) for p in line.split(" ")] for line in sys.argv[1:]]
+ctx = zmq.Context()
+s = ctx.socket(zmq.PUB)
+port = s.bind_to_random_port("tcp://127.0.0.1")
+print(port, flush=True)
+sys.stdin.readline()
+for m in msgs:
+    s.send_multipart(m)
+time.sleep(0.5)
+s.close(linger=1000)
+ctx.term()
+"#;
+    let mut child = std::process::Command::new(&python)
+        .arg("-c")
+        .arg(SCRIPT)
+        .args(&spec)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut port = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut port).unwrap();
+    let endpoint = format!("tcp://127.0.0.1:{}", port.trim());
+    let mut stdin = child.stdin.take().unwrap();
+    capture_and_join(endpoint, move || {
+        stdin.write_all(b"go\n").unwrap();
+        stdin.flush().unwrap();
+    });
+    assert!(child.wait().unwrap().success());
 }
 
 #[test]

@@ -7,6 +7,7 @@ mod audit_mutation;
 mod audit_provenance;
 mod bad_lowering;
 mod borrowed_evidence;
+mod capture_hostile;
 mod catalog_floor;
 mod cli_audit;
 mod cli_check;

@@ -152,12 +152,7 @@ impl<W: Write> CaptureWriter<W> {
         let total: u64 = parts.iter().map(|p| p.len() as u64).sum();
         let nparts = u8::try_from(parts.len()).unwrap_or(u8::MAX);
         if total > MAX_FRAME_BYTES || parts.len() > usize::from(MAX_PARTS) {
-            self.out.write_all(&[KIND_DROPPED])?;
-            self.out.write_all(&rank.to_be_bytes())?;
-            self.out.write_all(&recv_unix_ns.to_be_bytes())?;
-            self.out.write_all(&total.to_be_bytes())?;
-            self.out.write_all(&[nparts])?;
-            self.trailer.dropped += 1;
+            self.dropped(rank, recv_unix_ns, total, nparts)?;
             return Ok(false);
         }
         self.out.write_all(&[KIND_FRAME])?;
@@ -172,6 +167,24 @@ impl<W: Write> CaptureWriter<W> {
         }
         self.trailer.frames += 1;
         Ok(true)
+    }
+
+    /// Appends a `dropped` record: a message of `bytes` bytes in `parts` parts that was
+    /// received but not kept (over [`MAX_FRAME_BYTES`] or [`MAX_PARTS`]).
+    pub fn dropped(
+        &mut self,
+        rank: u16,
+        recv_unix_ns: u64,
+        bytes: u64,
+        parts: u8,
+    ) -> io::Result<()> {
+        self.out.write_all(&[KIND_DROPPED])?;
+        self.out.write_all(&rank.to_be_bytes())?;
+        self.out.write_all(&recv_unix_ns.to_be_bytes())?;
+        self.out.write_all(&bytes.to_be_bytes())?;
+        self.out.write_all(&[parts])?;
+        self.trailer.dropped += 1;
+        Ok(())
     }
 
     /// Writes the `end` record and returns the inner writer and the counts.

@@ -7,11 +7,15 @@
 //!
 //! - [`file`]: the versioned capture file (`docs/capture-format.md`): writer and a
 //!   bounded reader. No networking; `kvlower-join` reads captures through it.
-//! - [`subscribe`] (feature `zmq`): the subscriber behind `kvlower capture`.
+//! - [`subscribe`] (feature `zmq`): the subscriber behind `kvlower capture`, on
+//!   [`zmtp`], a bounded ZMTP 3 SUB client (every declared size is checked against a
+//!   cap before it is read).
 
 pub mod file;
 #[cfg(feature = "zmq")]
 pub mod subscribe;
+#[cfg(feature = "zmq")]
+pub mod zmtp;
 
 pub use file::{
     CaptureError, CaptureHeader, CaptureReader, CaptureWriter, Endpoint, EventFrame, MAGIC,

@@ -1,23 +1,36 @@
 //! The live subscriber behind `kvlower capture` (feature `zmq`).
 //!
-//! One SUB socket per endpoint (rank = position on the command line), subscribed to
-//! every topic. Frames go, as they arrive, into a temporary file beside the output;
-//! when a stop condition holds the `end` record is written, the file is synced and
-//! renamed over the output, so a reader sees either no capture or a complete one.
+//! One SUB connection per endpoint (rank = position on the command line), subscribed
+//! to every topic. Messages go, as they arrive, into a temporary file beside the
+//! output; when a stop condition holds the `end` record is written, the file is synced
+//! and renamed over the output, so a reader sees either no capture or a complete one.
 //!
-//! ZeroMQ is the pure-Rust `zeromq` crate (no libzmq, no C++ toolchain). A PUB socket
-//! drops messages for a subscriber that falls behind; the frames' own sequence numbers
-//! make such a loss visible to the join (a `sequence_gap`), never silent.
+//! ZeroMQ is [`crate::zmtp`]: a bounded ZMTP 3 SUB client of this crate, which checks
+//! every size a peer declares against a cap before reading or allocating, so a hostile
+//! publisher is refused with [`SubscribeError::Refused`] instead of exhausting memory.
+//! A PUB socket drops messages for a subscriber that falls behind, and a connection
+//! that is lost is re-established while the capture runs; the frames' own sequence
+//! numbers make such a loss visible to the join (a `sequence_gap`), never silent.
 
 use std::collections::BTreeMap;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use tokio::sync::mpsc;
-use zeromq::{Socket, SocketOptions, SocketRecv, SubSocket};
+use tokio::net::TcpStream;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::time::Instant;
 
 use crate::file::{CaptureHeader, CaptureWriter, Endpoint};
+use crate::zmtp::{Received, SubConnection, ZmtpError};
+
+/// Received messages waiting to be written hold at most this many bytes together (a
+/// kept message is at most `MAX_FRAME_BYTES`); a publisher beyond it waits, and its
+/// PUB socket drops what its own queue cannot hold.
+pub const MAX_QUEUED_BYTES: u32 = 64 * 1024 * 1024;
+/// Pause between connection attempts (while connecting, and after a lost connection).
+const RETRY: Duration = Duration::from_millis(100);
 
 /// What to subscribe to and when to stop.
 #[derive(Debug, Clone)]
@@ -30,7 +43,8 @@ pub struct CaptureOptions {
     /// Stop after this long without a frame (counted from the subscription while no
     /// frame has arrived yet).
     pub until_idle: Option<Duration>,
-    /// How long to wait for each publisher to accept the connection.
+    /// How long to wait for the publishers to accept the connection and complete the
+    /// ZMTP handshake (never longer than `duration`).
     pub connect_timeout: Duration,
     /// Operator-declared engine facts, recorded in the header.
     pub meta: BTreeMap<String, String>,
@@ -66,17 +80,51 @@ pub struct CaptureSummary {
     pub stop: StopReason,
 }
 
+/// Why no capture was written. Every variant has a stable [`code`](Self::code).
 #[derive(Debug, thiserror::Error)]
 pub enum SubscribeError {
+    /// No ZMTP publisher answered at the endpoint in time.
     #[error("{endpoint}: {message}")]
-    Endpoint { endpoint: String, message: String },
+    Unreachable { endpoint: String, message: String },
+    /// The peer broke the ZMTP protocol or a cap: the connection was closed.
+    #[error("{endpoint}: publisher refused: {message}; connection closed")]
+    Refused { endpoint: String, message: String },
     #[error("{}: {source}", path.display())]
     Output {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// Invalid options, or the async runtime could not start.
     #[error("{0}")]
-    Runtime(String),
+    Setup(String),
+}
+
+impl SubscribeError {
+    /// A stable code per kind of failure (`kvlower codes` lists them).
+    pub fn code(&self) -> &'static str {
+        match self {
+            SubscribeError::Unreachable { .. } => "capture-publisher-unreachable",
+            SubscribeError::Refused { .. } => "capture-publisher-refused",
+            SubscribeError::Output { .. } => "capture-output-unwritable",
+            SubscribeError::Setup(_) => "capture-setup-failed",
+        }
+    }
+
+    /// How to fix it.
+    pub fn hint(&self) -> &'static str {
+        match self {
+            SubscribeError::Unreachable { .. } => {
+                "start the runtime with its KV-event publisher first, check HOST:PORT, or give a longer --connect-timeout / --duration"
+            }
+            SubscribeError::Refused { .. } => {
+                "the endpoint must be a ZMTP 3 PUB socket (NULL security) whose messages stay within the caps of docs/capture-format.md"
+            }
+            SubscribeError::Output { .. } => "name a file in an existing, writable folder",
+            SubscribeError::Setup(_) => {
+                "give 1 to 65535 --endpoint tcp://HOST:PORT; if they are right, the system refused a runtime resource (threads, timers, sockets)"
+            }
+        }
+    }
 }
 
 fn now_ns() -> u64 {
@@ -86,8 +134,8 @@ fn now_ns() -> u64 {
         .unwrap_or(0)
 }
 
-/// Checks an endpoint before connecting: only `tcp://HOST:PORT` is accepted.
-pub fn check_endpoint(e: &str) -> Result<(), String> {
+/// The `HOST:PORT` of an endpoint, or why it is not `tcp://HOST:PORT`.
+fn address(e: &str) -> Result<&str, String> {
     let rest = e
         .strip_prefix("tcp://")
         .ok_or_else(|| format!("`{e}`: an endpoint is tcp://HOST:PORT"))?;
@@ -100,8 +148,13 @@ pub fn check_endpoint(e: &str) -> Result<(), String> {
     port.parse::<u16>()
         .ok()
         .filter(|p| *p != 0)
-        .map(|_| ())
+        .map(|_| rest)
         .ok_or_else(|| format!("`{e}`: port must be 1-65535"))
+}
+
+/// Checks an endpoint before connecting: only `tcp://HOST:PORT` is accepted.
+pub fn check_endpoint(e: &str) -> Result<(), String> {
+    address(e).map(|_| ())
 }
 
 /// Subscribes, calls `on_subscribed` once every socket is connected and subscribed,
@@ -113,8 +166,11 @@ pub fn capture(
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| SubscribeError::Runtime(e.to_string()))?;
-    rt.block_on(run(opts, on_subscribed))
+        .map_err(|e| SubscribeError::Setup(format!("cannot start the async runtime: {e}")))?;
+    let result = rt.block_on(run(opts, on_subscribed));
+    // A name lookup still running on the blocking pool must not hold the exit.
+    rt.shutdown_timeout(Duration::from_millis(100));
+    result
 }
 
 fn out_err(path: &Path) -> impl Fn(std::io::Error) -> SubscribeError + '_ {
@@ -124,20 +180,174 @@ fn out_err(path: &Path) -> impl Fn(std::io::Error) -> SubscribeError + '_ {
     }
 }
 
+/// One connection attempt: TCP, then the ZMTP handshake, each bounded by `deadline`.
+async fn attempt(
+    endpoint: &str,
+    addr: &str,
+    deadline: Instant,
+) -> Result<SubConnection<TcpStream>, Attempt> {
+    let stream = match tokio::time::timeout_at(deadline, TcpStream::connect(addr)).await {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) => return Err(Attempt::Failed(format!("cannot connect: {e}"))),
+        Err(_) => return Err(Attempt::Failed("the connection was not accepted".into())),
+    };
+    let _ = stream.set_nodelay(true);
+    match tokio::time::timeout_at(deadline, SubConnection::handshake(stream)).await {
+        Ok(Ok(c)) => Ok(c),
+        Ok(Err(ZmtpError::Refused(message))) => Err(Attempt::Refused(SubscribeError::Refused {
+            endpoint: endpoint.to_string(),
+            message,
+        })),
+        Ok(Err(ZmtpError::Io(e))) => Err(Attempt::Failed(format!(
+            "the connection ended during the ZMTP handshake: {e}"
+        ))),
+        Err(_) => Err(Attempt::Failed(
+            "the peer accepted the connection but did not complete the ZMTP handshake".into(),
+        )),
+    }
+}
+
+enum Attempt {
+    /// Worth retrying (nothing listening yet, reset, timed out).
+    Failed(String),
+    /// A peer that is not a publisher within the caps: final.
+    Refused(SubscribeError),
+}
+
+/// Connects and subscribes, retrying until `deadline`; a refused peer is final.
+async fn connect(
+    endpoint: &str,
+    addr: &str,
+    deadline: Instant,
+    wait: Duration,
+) -> Result<SubConnection<TcpStream>, SubscribeError> {
+    loop {
+        let last = match attempt(endpoint, addr, deadline).await {
+            Ok(c) => return Ok(c),
+            Err(Attempt::Refused(e)) => return Err(e),
+            Err(Attempt::Failed(m)) => m,
+        };
+        if Instant::now() + RETRY >= deadline {
+            return Err(SubscribeError::Unreachable {
+                endpoint: endpoint.to_string(),
+                message: format!(
+                    "no ZMTP publisher answered within {:.1} s ({last})",
+                    wait.as_secs_f64()
+                ),
+            });
+        }
+        tokio::time::sleep(RETRY).await;
+    }
+}
+
+/// What a receiving task reports.
+enum Event {
+    Message {
+        rank: u16,
+        recv_unix_ns: u64,
+        message: Received,
+        /// Its share of [`MAX_QUEUED_BYTES`], released once written.
+        _budget: OwnedSemaphorePermit,
+    },
+    Fatal(SubscribeError),
+}
+
+/// Receives one rank's messages until the capture stops (which aborts this task), or
+/// until the peer is refused. A lost connection is re-established (`handshake_wait`
+/// per attempt); messages published meanwhile are lost, and show as a sequence gap.
+async fn receive(
+    rank: u16,
+    endpoint: String,
+    addr: String,
+    mut conn: SubConnection<TcpStream>,
+    tx: mpsc::Sender<Event>,
+    budget: Arc<Semaphore>,
+    handshake_wait: Duration,
+) {
+    loop {
+        match conn.recv().await {
+            Ok(message) => {
+                let recv_unix_ns = now_ns();
+                let bytes = match &message {
+                    Received::Kept(parts) => parts.iter().map(Vec::len).sum::<usize>(),
+                    Received::Dropped { .. } => 0,
+                };
+                // A kept message is at most MAX_FRAME_BYTES < MAX_QUEUED_BYTES.
+                let n = u32::try_from(bytes)
+                    .unwrap_or(MAX_QUEUED_BYTES)
+                    .clamp(1, MAX_QUEUED_BYTES);
+                let Ok(permit) = budget.clone().acquire_many_owned(n).await else {
+                    return;
+                };
+                let ev = Event::Message {
+                    rank,
+                    recv_unix_ns,
+                    message,
+                    _budget: permit,
+                };
+                if tx.send(ev).await.is_err() {
+                    return;
+                }
+            }
+            Err(ZmtpError::Refused(message)) => {
+                let _ = tx
+                    .send(Event::Fatal(SubscribeError::Refused { endpoint, message }))
+                    .await;
+                return;
+            }
+            Err(ZmtpError::Io(_)) => loop {
+                tokio::time::sleep(RETRY).await;
+                match attempt(&endpoint, &addr, Instant::now() + handshake_wait).await {
+                    Ok(c) => {
+                        conn = c;
+                        break;
+                    }
+                    Err(Attempt::Refused(e)) => {
+                        let _ = tx.send(Event::Fatal(e)).await;
+                        return;
+                    }
+                    Err(Attempt::Failed(_)) => {}
+                }
+            },
+        }
+    }
+}
+
+fn write_message<W: std::io::Write>(
+    writer: &mut CaptureWriter<W>,
+    per_rank: &mut [u64],
+    rank: u16,
+    recv_unix_ns: u64,
+    message: &Received,
+) -> std::io::Result<()> {
+    match message {
+        Received::Kept(parts) => {
+            let refs: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+            if writer.frame(rank, recv_unix_ns, &refs)? {
+                if let Some(c) = per_rank.get_mut(usize::from(rank)) {
+                    *c += 1;
+                }
+            }
+        }
+        Received::Dropped { bytes, parts } => {
+            writer.dropped(rank, recv_unix_ns, *bytes, *parts)?;
+        }
+    }
+    Ok(())
+}
+
 async fn run(
     opts: &CaptureOptions,
     on_subscribed: &mut dyn FnMut(),
 ) -> Result<CaptureSummary, SubscribeError> {
     if opts.endpoints.is_empty() || opts.endpoints.len() > usize::from(u16::MAX) {
-        return Err(SubscribeError::Runtime(
+        return Err(SubscribeError::Setup(
             "give between 1 and 65535 --endpoint".into(),
         ));
     }
+    let mut addrs = Vec::with_capacity(opts.endpoints.len());
     for e in &opts.endpoints {
-        check_endpoint(e).map_err(|message| SubscribeError::Endpoint {
-            endpoint: e.clone(),
-            message,
-        })?;
+        addrs.push(address(e).map_err(SubscribeError::Setup)?.to_string());
     }
     // Open the temporary output first: a wrong --out fails before any connection.
     let dir = match opts.out.parent() {
@@ -149,25 +359,18 @@ async fn run(
         .tempfile_in(&dir)
         .map_err(out_err(&opts.out))?;
 
-    let mut sockets = Vec::with_capacity(opts.endpoints.len());
-    for e in &opts.endpoints {
-        let mut o = SocketOptions::default();
-        o.connect_timeout(opts.connect_timeout);
-        let mut s = SubSocket::with_options(o);
-        s.connect(e).await.map_err(|err| SubscribeError::Endpoint {
-            endpoint: e.clone(),
-            message: format!("cannot connect: {err}"),
-        })?;
-        s.subscribe("")
-            .await
-            .map_err(|err| SubscribeError::Endpoint {
-                endpoint: e.clone(),
-                message: format!("cannot subscribe: {err}"),
-            })?;
-        sockets.push(s);
+    // One wait for all publishers, never longer than the capture itself.
+    let wait = match opts.duration {
+        Some(d) => opts.connect_timeout.min(d),
+        None => opts.connect_timeout,
+    };
+    let deadline = Instant::now() + wait;
+    let mut conns = Vec::with_capacity(opts.endpoints.len());
+    for (e, a) in opts.endpoints.iter().zip(&addrs) {
+        conns.push(connect(e, a, deadline, wait).await?);
     }
-    // The subscription travels to the publisher after `subscribe` returns; give it a
-    // moment so that "subscribed" means the publisher has it.
+    // The subscription travels to the publisher after the handshake; give it a moment
+    // so that "subscribed" means the publisher has it.
     tokio::time::sleep(Duration::from_millis(200)).await;
 
     let endpoints = opts
@@ -185,34 +388,30 @@ async fn run(
     let mut writer =
         CaptureWriter::new(BufWriter::new(file), &header).map_err(out_err(&opts.out))?;
 
-    let (tx, mut rx) = mpsc::channel::<(u16, u64, zeromq::ZmqMessage)>(1024);
-    let (etx, mut erx) = mpsc::channel::<(u16, String)>(16);
+    let (tx, mut rx) = mpsc::channel::<Event>(1024);
+    let budget = Arc::new(Semaphore::new(MAX_QUEUED_BYTES as usize));
     let mut tasks = Vec::new();
-    for (rank, mut s) in sockets.into_iter().enumerate() {
-        let tx = tx.clone();
-        let etx = etx.clone();
+    for (rank, ((conn, e), a)) in conns
+        .into_iter()
+        .zip(&opts.endpoints)
+        .zip(&addrs)
+        .enumerate()
+    {
         let rank = u16::try_from(rank).unwrap_or(u16::MAX);
-        tasks.push(tokio::spawn(async move {
-            loop {
-                match s.recv().await {
-                    Ok(m) => {
-                        if tx.send((rank, now_ns(), m)).await.is_err() {
-                            break;
-                        }
-                    }
-                    Err(e) => {
-                        let _ = etx.send((rank, e.to_string())).await;
-                        break;
-                    }
-                }
-            }
-        }));
+        tasks.push(tokio::spawn(receive(
+            rank,
+            e.clone(),
+            a.clone(),
+            conn,
+            tx.clone(),
+            budget.clone(),
+            opts.connect_timeout,
+        )));
     }
     drop(tx);
-    drop(etx);
     on_subscribed();
 
-    let start = tokio::time::Instant::now();
+    let start = Instant::now();
     let mut last = start;
     let mut per_rank = vec![0u64; opts.endpoints.len()];
     let far = Duration::from_secs(365 * 24 * 3600);
@@ -221,23 +420,18 @@ async fn run(
     let stop = loop {
         let idle_at = last + opts.until_idle.unwrap_or(far);
         tokio::select! {
-            m = rx.recv() => match m {
-                Some((rank, ns, msg)) => {
-                    last = tokio::time::Instant::now();
-                    let parts = msg.into_vec();
-                    let refs: Vec<&[u8]> = parts.iter().map(|b| b.as_ref()).collect();
-                    writer.frame(rank, ns, &refs).map_err(out_err(&opts.out))?;
-                    if let Some(c) = per_rank.get_mut(usize::from(rank)) {
-                        *c += 1;
-                    }
+            ev = rx.recv() => match ev {
+                Some(Event::Message { rank, recv_unix_ns, message, .. }) => {
+                    last = Instant::now();
+                    write_message(&mut writer, &mut per_rank, rank, recv_unix_ns, &message)
+                        .map_err(out_err(&opts.out))?;
+                }
+                Some(Event::Fatal(e)) => {
+                    abort_all(&tasks);
+                    return Err(e);
                 }
                 None => {
-                    // Every receiver ended: report the first socket error.
-                    let (rank, e) = erx.recv().await.unwrap_or((0, "closed".into()));
-                    return Err(SubscribeError::Endpoint {
-                        endpoint: opts.endpoints.get(usize::from(rank)).cloned().unwrap_or_default(),
-                        message: format!("receive failed: {e}"),
-                    });
+                    return Err(SubscribeError::Setup("every receiver ended".into()));
                 }
             },
             _ = tokio::time::sleep_until(deadline) => break StopReason::Duration,
@@ -246,16 +440,18 @@ async fn run(
             _ = sigterm.recv() => break StopReason::Signal,
         }
     };
-    for t in &tasks {
-        t.abort();
-    }
-    // Frames already queued were received before the stop: keep them.
-    while let Ok((rank, ns, msg)) = rx.try_recv() {
-        let parts = msg.into_vec();
-        let refs: Vec<&[u8]> = parts.iter().map(|b| b.as_ref()).collect();
-        writer.frame(rank, ns, &refs).map_err(out_err(&opts.out))?;
-        if let Some(c) = per_rank.get_mut(usize::from(rank)) {
-            *c += 1;
+    abort_all(&tasks);
+    // Messages already queued were received before the stop: keep them.
+    while let Ok(ev) = rx.try_recv() {
+        match ev {
+            Event::Message {
+                rank,
+                recv_unix_ns,
+                message,
+                ..
+            } => write_message(&mut writer, &mut per_rank, rank, recv_unix_ns, &message)
+                .map_err(out_err(&opts.out))?,
+            Event::Fatal(e) => return Err(e),
         }
     }
     let (buf, trailer) = writer.finish().map_err(out_err(&opts.out))?;
@@ -275,6 +471,12 @@ async fn run(
         per_rank,
         stop,
     })
+}
+
+fn abort_all(tasks: &[tokio::task::JoinHandle<()>]) {
+    for t in tasks {
+        t.abort();
+    }
 }
 
 /// SIGTERM as a stream (a capture under a supervisor stops cleanly, like Ctrl-C).

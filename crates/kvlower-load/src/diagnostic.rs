@@ -54,6 +54,10 @@ kvlower_core::names! {
         InvalidRuntimeIdentity = "invalid-runtime-identity",
         InvalidReviewDate = "invalid-review-date",
         ModesNotStated = "modes-not-stated",
+        CapturePublisherUnreachable = "capture-publisher-unreachable",
+        CapturePublisherRefused = "capture-publisher-refused",
+        CaptureOutputUnwritable = "capture-output-unwritable",
+        CaptureSetupFailed = "capture-setup-failed",
     }
 }
 
@@ -188,6 +192,18 @@ impl Code {
             }
             Code::RouteRegistryUnreadable => {
                 "`kvlower route`: the claim registry the routing trace names cannot be read (the join's own error; docs/join.md)."
+            }
+            Code::CapturePublisherUnreachable => {
+                "`kvlower capture`: no ZMTP publisher accepted the connection and completed the handshake within --connect-timeout (at most --duration); nothing was written (docs/capture-format.md)."
+            }
+            Code::CapturePublisherRefused => {
+                "`kvlower capture`: the peer is not a ZMTP 3 PUB/XPUB socket with NULL security, broke the framing, or declared a message over the caps (1 GiB, 255 parts, 64 KiB per command); the connection was closed and nothing was written (docs/capture-format.md)."
+            }
+            Code::CaptureOutputUnwritable => {
+                "`kvlower capture`: the capture file (or its temporary file beside it) could not be created, written, synced or renamed into place."
+            }
+            Code::CaptureSetupFailed => {
+                "`kvlower capture`: the options name no endpoint (or more than 65535), or the async runtime could not start."
             }
         }
     }
@@ -698,9 +714,13 @@ mod tests {
                 Code::InvalidRuntimeIdentity => 41,
                 Code::InvalidReviewDate => 42,
                 Code::ModesNotStated => 43,
+                Code::CapturePublisherUnreachable => 44,
+                Code::CapturePublisherRefused => 45,
+                Code::CaptureOutputUnwritable => 46,
+                Code::CaptureSetupFailed => 47,
             }
         }
-        assert_eq!(Code::ALL.len(), 44);
+        assert_eq!(Code::ALL.len(), 48);
         assert_eq!(Code::COUNT, Code::ALL.len());
         for (i, c) in Code::ALL.iter().enumerate() {
             assert_eq!(position(*c), i, "{c}");

@@ -9,8 +9,9 @@
 //! socket is connected and subscribed, then records until the stop condition (or
 //! Ctrl-C / SIGTERM), and writes the file atomically. `join --events FILE` reads it.
 //!
-//! Exit: 0 the capture was written; 1 a publisher could not be reached or the file
-//! could not be written; 2 usage.
+//! Exit: 0 the capture was written; 1 a publisher could not be reached, a peer was
+//! refused (not a ZMTP 3 publisher, or over a cap of docs/capture-format.md) or the
+//! file could not be written, printed as `error[code]: ...` (`kvlower codes`); 2 usage.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -38,7 +39,8 @@ pub struct CaptureArgs {
     /// Engine facts to record in the header, e.g. kv_cache_report_mode=incremental
     #[arg(long = "meta", value_name = "KEY=VALUE")]
     pub meta: Vec<String>,
-    /// Seconds to wait for each publisher to accept the connection
+    /// Seconds to wait for the publishers to accept the connection and complete the
+    /// ZMTP handshake (at most --duration)
     #[arg(long, value_name = "S", default_value_t = 60.0)]
     pub connect_timeout: f64,
 }
@@ -127,8 +129,39 @@ pub fn run(args: &CaptureArgs, _out: &mut dyn Write, err: &mut dyn Write) -> any
             Ok(Exit::Success)
         }
         Err(e) => {
-            writeln!(err, "error: {e}")?;
+            writeln!(err, "error[{}]: {e}", e.code())?;
+            writeln!(err, "  hint: {}", e.hint())?;
             Ok(Exit::Findings)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kvlower_capture::subscribe::SubscribeError;
+    use kvlower_load::Code;
+
+    /// Every code `kvlower capture` prints is a documented code (`kvlower codes`,
+    /// `kvlower explain-code`).
+    #[test]
+    fn every_capture_error_code_is_a_known_code() {
+        let errors = [
+            SubscribeError::Unreachable {
+                endpoint: String::new(),
+                message: String::new(),
+            },
+            SubscribeError::Refused {
+                endpoint: String::new(),
+                message: String::new(),
+            },
+            SubscribeError::Output {
+                path: "x".into(),
+                source: std::io::Error::other("x"),
+            },
+            SubscribeError::Setup(String::new()),
+        ];
+        for e in &errors {
+            assert!(Code::from_name(e.code()).is_some(), "{}", e.code());
         }
     }
 }
