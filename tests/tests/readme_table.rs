@@ -23,12 +23,21 @@ const SECTION: &str = "## Runtimes compared";
 
 /// Descriptors of runtimes the paper did not audit: none may be positive.
 const UNAUDITED: &[&str] = &[
-    "capabilities/vllm_upstream_main.yaml",
+    "capabilities/vllm_upstream_9dc4946.yaml",
     "capabilities/lmcache_v1_3bafe17.yaml",
     "capabilities/mooncake_store_9cbe45f.yaml",
     "capabilities/llm_d_7be1e62.yaml",
     "capabilities/kv_deadline_scheduler_6e203b8.yaml",
     "capabilities/blis_615e627.yaml",
+    "capabilities/blis_f90a1e3.yaml",
+    "capabilities/lmdeploy_0.16.0.yaml",
+    "capabilities/mooncake_store_3b5a594.yaml",
+    "capabilities/vllm_0.33.0.yaml",
+    "capabilities/tensorrt_llm_0076e939.yaml",
+    "capabilities/sglang_0.5.23.yaml",
+    "capabilities/lmcache_0.5.6.yaml",
+    "capabilities/llm_d_kv_cache_v0.8.1.yaml",
+    "capabilities/tgi_3.3.7.yaml",
 ];
 
 /// One table line per descriptor: its path, runtime name and one cell per mode.
