@@ -791,7 +791,7 @@ fn matrix_regenerates_the_readme_table_and_check_verifies_it() {
     assert!(readme.starts_with("# scratch\n\n## Runtimes compared\n"));
     assert!(readme.ends_with("<!-- kvlower:runtimes-table:end -->\n\n## After\n"));
     assert!(
-        readme.contains("| Fine | `capabilities/fine.yaml` | unknown |"),
+        readme.contains("| Fine | `capabilities/fine.yaml` | 2026-01-01 | unknown |"),
         "{readme}"
     );
     assert!(!readme.contains("| stale |"));
@@ -960,7 +960,9 @@ fn adding_a_runtime_as_the_readme_says_ends_green() {
     assert_eq!(check.code, 0, "{}{}", check.stdout, check.stderr);
     let readme = fs::read_to_string(dir.path().join("README.md")).expect("read");
     assert!(
-        readme.contains("| Acme Serve | `capabilities/acme_serve_2_1_0.yaml` | unknown |"),
+        readme.contains(
+            "| Acme Serve | `capabilities/acme_serve_2_1_0.yaml` | 2026-01-01 | unknown |"
+        ),
         "the README table gains the runtime"
     );
     let matrix = fs::read_to_string(dir.path().join("results/lowering-matrix.json")).expect("read");

@@ -44,6 +44,7 @@ const UNAUDITED: &[&str] = &[
 struct Line {
     path: String,
     runtime: String,
+    reviewed: String,
     cells: BTreeMap<Mode, (Label, String)>,
 }
 
@@ -64,17 +65,20 @@ impl Line {
 }
 
 fn render(lines: &[Line]) -> String {
-    let mut out = String::from("| runtime | descriptor |");
+    let mut out = String::from("| runtime | descriptor | reviewed |");
     for mode in Mode::ALL {
         out.push_str(&format!(" {} |", mode.name()));
     }
-    out.push_str("\n|---|---|");
+    out.push_str("\n|---|---|---|");
     for _ in Mode::ALL {
         out.push_str("---|");
     }
     out.push('\n');
     for line in lines {
-        out.push_str(&format!("| {} | `{}` |", line.runtime, line.path));
+        out.push_str(&format!(
+            "| {} | `{}` | {} |",
+            line.runtime, line.path, line.reviewed
+        ));
         for mode in Mode::ALL {
             let cell = line.cells.get(mode).map_or("—", |(_, c)| c.as_str());
             out.push_str(&format!(" {cell} |"));
@@ -104,6 +108,7 @@ fn table_from_judgment() -> (String, Vec<(String, Mode, Label)>) {
             lines.push(Line {
                 path: row.descriptor_path.to_owned(),
                 runtime: row.descriptor.runtime.name.clone(),
+                reviewed: row.descriptor.runtime.reviewed.clone(),
                 cells: BTreeMap::new(),
             });
         }
@@ -138,6 +143,7 @@ fn table_from_results() -> String {
             lines.push(Line {
                 path: path.clone(),
                 runtime: String::new(),
+                reviewed: s("reviewed"),
                 cells: BTreeMap::new(),
             });
         }

@@ -27,8 +27,9 @@ pub const END: &str = "<!-- kvlower:runtimes-table:end -->";
 /// A README larger than this is not a README this tool maintains.
 const MAX_README_BYTES: u64 = 1 << 20;
 
-/// One table line: descriptor path, runtime name, and the greatest (label, cell) per mode.
-type Line<'a> = (&'a str, &'a str, BTreeMap<Mode, (Label, String)>);
+/// One table line: descriptor path, runtime name, review date, and the greatest
+/// (label, cell) per mode.
+type Line<'a> = (&'a str, &'a str, &'a str, BTreeMap<Mode, (Label, String)>);
 
 /// The table (header, separator, one line per descriptor), every cell escaped.
 pub fn runtimes_table(rows: &[MatrixRow<'_>]) -> String {
@@ -39,6 +40,7 @@ pub fn runtimes_table(rows: &[MatrixRow<'_>]) -> String {
             lines.push((
                 row.descriptor_path,
                 row.descriptor.runtime.name.as_str(),
+                row.descriptor.runtime.reviewed.as_str(),
                 BTreeMap::new(),
             ));
         }
@@ -56,24 +58,29 @@ pub fn runtimes_table(rows: &[MatrixRow<'_>]) -> String {
             j.label.name().to_string()
         };
         if let Some(line) = lines.last_mut() {
-            let entry = line.2.entry(j.mode).or_insert((j.label, cell.clone()));
+            let entry = line.3.entry(j.mode).or_insert((j.label, cell.clone()));
             // A strictly greater label replaces; a tie keeps the shallower depth seen first.
             if j.label > entry.0 {
                 *entry = (j.label, cell);
             }
         }
     }
-    let mut out = String::from("| runtime | descriptor |");
+    let mut out = String::from("| runtime | descriptor | reviewed |");
     for mode in Mode::ALL {
         out.push_str(&format!(" {} |", mode.name()));
     }
-    out.push_str("\n|---|---|");
+    out.push_str("\n|---|---|---|");
     for _ in Mode::ALL {
         out.push_str("---|");
     }
     out.push('\n');
-    for (path, runtime, cells) in &lines {
-        out.push_str(&format!("| {} | {} |", md_cell(runtime), md_code(path)));
+    for (path, runtime, reviewed, cells) in &lines {
+        out.push_str(&format!(
+            "| {} | {} | {} |",
+            md_cell(runtime),
+            md_code(path),
+            md_cell(reviewed)
+        ));
         for mode in Mode::ALL {
             let cell = cells.get(mode).map_or("—", |(_, c)| c.as_str());
             out.push_str(&format!(" {cell} |"));

@@ -106,6 +106,8 @@ impl CatalogPin {
 pub struct JsonRow<'a> {
     pub descriptor: &'a str,
     pub runtime: String,
+    /// The date the descriptor was last checked against its runtime's sources.
+    pub reviewed: &'a str,
     pub mode: Mode,
     pub depth: kvlower_core::Depth,
     pub label: Label,
@@ -137,6 +139,7 @@ fn json_row<'a>(row: &MatrixRow<'a>) -> JsonRow<'a> {
     JsonRow {
         descriptor: row.descriptor_path,
         runtime: runtime_name(row),
+        reviewed: row.descriptor.runtime.reviewed.as_str(),
         mode: j.mode,
         depth: j.depth,
         label: j.label,
@@ -230,9 +233,10 @@ pub fn matrix_markdown(rows: &[MatrixRow<'_>], catalog: &kvlower_core::Catalog) 
             current = row.descriptor_path;
             let _ = writeln!(
                 md,
-                "\n## {} ({})\n",
+                "\n## {} ({})\n\nReviewed against its runtime's sources on {}.\n",
                 md_cell(&runtime_name(row)),
-                md_code(current)
+                md_code(current),
+                md_cell(&row.descriptor.runtime.reviewed)
             );
             md.push_str(
                 "| mode | depth | label | subtype | grade | satisfied | missing | signals | why |\n",
