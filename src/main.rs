@@ -6,7 +6,9 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
-    let mut out = stdout.lock();
+    // Buffered: a campaign's verdicts are many short lines, and the locked stdout
+    // alone is line-buffered (one write per line). Flushed below, on every exit.
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut err = stderr.lock();
     let code = kvlower_cli::run(std::env::args_os(), &mut out, &mut err);
     // A closed pipe (`kvlower matrix | head`) is not an error worth reporting.
