@@ -2,6 +2,14 @@
 
 use std::path::PathBuf;
 
+/// How many cases a property test runs: `quick` by default, `deep` when the
+/// environment sets `KVLOWER_DEEP_TESTS` (to anything but `0`), so the default
+/// `cargo test` stays fast and a deep run keeps the full depth.
+pub fn cases(quick: u32, deep: u32) -> u32 {
+    let on = std::env::var_os("KVLOWER_DEEP_TESTS").is_some_and(|v| !v.is_empty() && v != "0");
+    if on { deep } else { quick }
+}
+
 /// The repository root (this crate lives in `<root>/tests`).
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -571,12 +571,12 @@ fn differential(cases: u32) -> BTreeMap<String, usize> {
 
 #[test]
 fn oracle_and_checker_agree_on_generated_descriptors() {
-    const CASES: u32 = 3000;
-    let seen = differential(CASES);
+    let cases = kvlower_tests::cases(600, 3000);
+    let seen = differential(cases);
     let rows: usize = seen.values().sum();
     assert_eq!(
         rows,
-        CASES as usize * Mode::ALL.len() * Depth::ALL.len(),
+        cases as usize * Mode::ALL.len() * Depth::ALL.len(),
         "every generated row compared"
     );
     eprintln!("label distribution over {rows} generated rows: {seen:?}");

@@ -207,7 +207,7 @@ fn apply(lines: &mut Vec<Vec<u8>>, m: &Mutation) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(1024))]
+    #![proptest_config(ProptestConfig::with_cases(kvlower_tests::cases(256, 1024)))]
 
     /// Arbitrary bytes in any format: a located error or a well-formed report, never a panic.
     #[test]

@@ -636,7 +636,7 @@ mod monotonicity {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+        #![proptest_config(ProptestConfig { cases: kvlower_tests::cases(32, 256), ..ProptestConfig::default() })]
 
         #[test]
         fn weakening_evidence_never_adds_an_obligation_or_a_positive(
