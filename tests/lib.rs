@@ -39,6 +39,21 @@ pub fn kvlower(args: &[&str]) -> Run {
     }
 }
 
+/// Runs `kvlower ARGS` in-process as if started in `start` (what a user does after
+/// `cd start`): the root is found by walking up from it and relative paths on the
+/// command line are relative to it ([`kvlower_cli::run_in`]).
+pub fn kvlower_in(start: &std::path::Path, args: &[&str]) -> Run {
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let argv = std::iter::once("kvlower").chain(args.iter().copied());
+    let code = kvlower_cli::run_in(start, argv, &mut out, &mut err).as_u8();
+    Run {
+        code,
+        stdout: String::from_utf8_lossy(&out).into_owned(),
+        stderr: String::from_utf8_lossy(&err).into_owned(),
+    }
+}
+
 /// A scratch repository: a temporary directory holding the real catalog
 /// (`modes/modes.yaml`) and the given empty subdirectories.
 pub fn scratch_repo(subdirs: &[&str]) -> tempfile::TempDir {
@@ -53,6 +68,13 @@ pub fn scratch_repo(subdirs: &[&str]) -> tempfile::TempDir {
         std::fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
     }
     dir
+}
+
+/// Copies the repository's `kvlower.toml` into `to`: a copy of the repository's
+/// results keeps what the repository keeps (every audit suite; docs/config.md).
+pub fn copy_config(to: &std::path::Path) {
+    std::fs::copy(repo_root().join("kvlower.toml"), to.join("kvlower.toml"))
+        .expect("copy kvlower.toml");
 }
 
 /// Copies the directory tree `from` into `to` (directories and regular files: the

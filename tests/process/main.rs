@@ -108,3 +108,22 @@ fn the_real_binary_with_an_open_pipe_prints_and_exits_as_documented() {
         serde_json::from_slice(&output.stdout).expect("one JSON document on stdout");
     assert_eq!(doc["command"], "check");
 }
+
+/// Root discovery as a user hits it: the real binary, started in a subfolder,
+/// finds the root (this repository's `kvlower.toml`) and checks the whole set.
+#[test]
+fn check_from_a_subfolder_finds_the_root() {
+    let output = Command::new(env!("CARGO_BIN_EXE_kvlower"))
+        .args(["check", "-q"])
+        .current_dir(root().join("capabilities"))
+        .output()
+        .expect("run kvlower");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("all results fresh"), "{stdout}");
+}

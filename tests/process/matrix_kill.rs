@@ -109,6 +109,8 @@ fn killed_matrix_runs_leave_old_new_or_a_journal_and_the_next_run_cleans_up() {
     ] {
         copy_dir(&repo_root().join(sub), &root.join(sub));
     }
+    // What this repository keeps (every audit suite; docs/config.md).
+    std::fs::copy(repo_root().join("kvlower.toml"), root.join("kvlower.toml")).expect("copy");
     let new = generated_set(root);
     assert!(new.len() > 3);
 

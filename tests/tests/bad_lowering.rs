@@ -271,6 +271,7 @@ fn bad_lowering_command_writes_the_results_and_check_fails_on_a_wrong_case() {
     ] {
         copy_dir(&repo_root().join(sub), &dir.path().join(sub));
     }
+    kvlower_tests::copy_config(dir.path());
     let root = dir.path().display().to_string();
     let run = kvlower(&["bad-lowering", "--root", &root]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);

@@ -202,6 +202,12 @@ fn control_characters_from_yaml_values_are_escaped_in_human_output() {
 fn pipes_and_newlines_never_break_generated_markdown_tables() {
     let dir = hostile_repo(false);
     let root = root_of(&dir);
+    // The central result table is one of the opted-in results (docs/config.md).
+    fs::write(
+        dir.path().join("kvlower.toml"),
+        "[results]\ncentral_result_table = true\n",
+    )
+    .expect("write");
     let matrix = kvlower(&["matrix", "--root", &root]);
     assert_eq!(matrix.code, 0, "{}", matrix.stderr);
     for file in [
@@ -781,6 +787,12 @@ fn matrix_regenerates_the_readme_table_and_check_verifies_it() {
     let dir = scratch_repo(&["capabilities"]);
     let root = root_of(&dir);
     fs::write(dir.path().join("README.md"), README).expect("write");
+    // A repository keeps the README table only when it opts in (docs/config.md).
+    fs::write(
+        dir.path().join("kvlower.toml"),
+        "[results]\nreadme_table = true\n",
+    )
+    .expect("write");
     fs::write(
         dir.path().join("capabilities/fine.yaml"),
         format!("{VALID_HEAD}non_claims: {{default: nothing}}\n"),
@@ -906,6 +918,7 @@ fn adding_a_runtime_as_the_readme_says_ends_green() {
         }
     }
     fs::copy(src.join("README.md"), dir.path().join("README.md")).expect("copy README");
+    kvlower_tests::copy_config(dir.path());
     let root = root_of(&dir);
     assert_eq!(
         kvlower(&["check", "--root", &root]).code,

@@ -32,6 +32,7 @@ fn sandbox() -> tempfile::TempDir {
     ] {
         copy_dir(&repo_root().join(sub), &dir.path().join(sub));
     }
+    kvlower_tests::copy_config(dir.path());
     dir
 }
 

@@ -12,6 +12,7 @@ mod catalog_floor;
 mod cli_audit;
 mod cli_check;
 mod cli_output;
+mod config_root;
 mod corpus;
 mod evidence_chain;
 mod files;

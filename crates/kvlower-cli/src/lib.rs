@@ -7,11 +7,13 @@
 
 use std::ffi::OsString;
 use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
 
 pub mod audit;
 pub mod cmd;
+pub mod config;
 pub mod generated;
 pub mod output;
 pub mod readme;
@@ -93,9 +95,27 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
+    run_in(Path::new("."), args, out, err)
+}
+
+/// [`run`] as if started in the directory `start`: the root is found by walking up
+/// from it when `--root` is not given, and relative paths on the command line
+/// (`--root`, `check`'s descriptors, `explain`'s descriptor) are relative to it.
+/// What the tests use to run kvlower "from a subfolder" in-process.
+pub fn run_in<I, T>(start: &Path, args: I, out: &mut dyn Write, err: &mut dyn Write) -> Exit
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
-    let cli = match Cli::try_parse_from(&args) {
-        Ok(cli) => cli,
+    let parsed = command()
+        .try_get_matches_from(&args)
+        .and_then(|m| Ok((<Cli as clap::FromArgMatches>::from_arg_matches(&m)?, m)));
+    let cli = match parsed {
+        Ok((mut cli, matches)) => {
+            locate(&mut cli, &matches, start);
+            cli
+        }
         Err(e) => {
             let is_info = matches!(
                 e.kind(),
@@ -166,6 +186,44 @@ where
             );
             Exit::Findings
         }
+    }
+}
+
+/// Resolves the root of every command that has one ([`config::resolve_root`]:
+/// `--root` when given, else found by walking up from `start`) and makes the
+/// command's own paths relative to `start`.
+fn locate(cli: &mut Cli, matches: &clap::ArgMatches, start: &Path) {
+    let Some((_, sub)) = matches.subcommand() else {
+        return;
+    };
+    let explicit = |m: &clap::ArgMatches| {
+        m.value_source("root") == Some(clap::parser::ValueSource::CommandLine)
+    };
+    let resolve = |root: &mut PathBuf, m: &clap::ArgMatches| {
+        *root = config::resolve_root(explicit(m).then_some(root.as_path()), start);
+    };
+    match &mut cli.command {
+        Command::Check(a) => {
+            resolve(&mut a.root, sub);
+            for path in &mut a.descriptors {
+                *path = config::join(start, path);
+            }
+        }
+        Command::Matrix(a) => resolve(&mut a.root, sub),
+        Command::Explain(a) => {
+            resolve(&mut a.root, sub);
+            a.descriptor = config::join(start, &a.descriptor);
+        }
+        Command::New(a) => resolve(&mut a.root, sub),
+        Command::Schema(a) => resolve(&mut a.root, sub),
+        Command::BadLowering(a) => resolve(&mut a.root, sub),
+        Command::Catalog(a) => {
+            let cmd::catalog::CatalogCommand::Diff(d) = &mut a.command;
+            if let Some((_, verb)) = sub.subcommand() {
+                resolve(&mut d.root, verb);
+            }
+        }
+        _ => {}
     }
 }
 

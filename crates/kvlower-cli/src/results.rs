@@ -26,17 +26,19 @@ pub struct Generated {
     pub audit: kvlower_audit::Audit,
 }
 
-/// Computes every generated result, running the audit suites once; the
-/// matrix and the suites judge through one environment, so each anchored
-/// trace is read and evaluated once.
-pub fn generate(repo: &Repository) -> Generated {
+/// Computes the generated results `config` keeps (docs/config.md), running the
+/// audit suites once; the matrix and the suites judge through one environment,
+/// so each anchored trace is read and evaluated once.
+pub fn generate(repo: &Repository, config: &crate::config::Config) -> Generated {
     let env = FsEnvironment::new(repo.root.clone());
     let audit = crate::audit::run(repo, &env);
-    let files = files(repo, &env, &audit);
+    let mut files = files(repo, &env, &audit);
+    files.retain(|f| config.keeps(f.path));
     Generated { files, audit }
 }
 
-/// Every generated file, from an audit already run.
+/// Every file kvlower can generate, from an audit already run (before
+/// `kvlower.toml` chooses which of them the repository keeps).
 pub fn files(
     repo: &Repository,
     env: &FsEnvironment,

@@ -58,6 +58,7 @@ kvlower_core::names! {
         CapturePublisherRefused = "capture-publisher-refused",
         CaptureOutputUnwritable = "capture-output-unwritable",
         CaptureSetupFailed = "capture-setup-failed",
+        ConfigInvalid = "config-invalid",
     }
 }
 
@@ -204,6 +205,9 @@ impl Code {
             }
             Code::CaptureSetupFailed => {
                 "`kvlower capture`: the options name no endpoint (or more than 65535), or the async runtime could not start."
+            }
+            Code::ConfigInvalid => {
+                "`kvlower.toml` at the repository root is not valid: an unknown key, a value of the wrong type, or not TOML (docs/config.md lists every key)."
             }
         }
     }
@@ -718,9 +722,10 @@ mod tests {
                 Code::CapturePublisherRefused => 45,
                 Code::CaptureOutputUnwritable => 46,
                 Code::CaptureSetupFailed => 47,
+                Code::ConfigInvalid => 48,
             }
         }
-        assert_eq!(Code::ALL.len(), 48);
+        assert_eq!(Code::ALL.len(), 49);
         assert_eq!(Code::COUNT, Code::ALL.len());
         for (i, c) in Code::ALL.iter().enumerate() {
             assert_eq!(position(*c), i, "{c}");

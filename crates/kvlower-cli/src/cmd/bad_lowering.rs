@@ -20,7 +20,8 @@ use crate::output::{SimpleFormat, envelope_json, report_error};
 #[derive(Debug, clap::Args)]
 pub struct BadLoweringArgs {
     /// Repository root holding modes/, capabilities/, bad_lowering/ and results/
-    #[arg(long, default_value = ".")]
+    /// [default: the nearest directory, from here up, holding kvlower.toml or modes/modes.yaml]
+    #[arg(long, default_value = ".", hide_default_value = true)]
     pub root: PathBuf,
     /// Output format (`json`: the shared envelope, the cases as its payload)
     #[arg(long, value_enum, default_value_t = SimpleFormat::Human)]

@@ -30,7 +30,8 @@ pub enum CatalogCommand {
 #[derive(Debug, clap::Args)]
 pub struct DiffArgs {
     /// Repository root holding modes/modes.yaml
-    #[arg(long, default_value = ".")]
+    /// [default: the nearest directory, from here up, holding kvlower.toml or modes/modes.yaml]
+    #[arg(long, default_value = ".", hide_default_value = true)]
     pub root: PathBuf,
     #[command(flatten)]
     pub report: ReportOptions,

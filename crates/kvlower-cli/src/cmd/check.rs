@@ -30,11 +30,16 @@ pub enum CheckFormat {
 
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
-    /// Repository root holding modes/, capabilities/ and results/
-    #[arg(long, default_value = ".")]
+    /// Only these descriptors (paths from the current directory); the generated
+    /// results are compared only when every descriptor is checked
+    pub descriptors: Vec<PathBuf>,
+    /// Repository root holding modes/, capabilities/ and results/ [default: the
+    /// nearest directory, from here up, holding kvlower.toml or modes/modes.yaml]
+    #[arg(long, default_value = ".", hide_default_value = true)]
     pub root: PathBuf,
     /// Fail (exit 1) on any positive row whose grade is `cited`: accept only
-    /// positives that `check` re-ran from files committed here
+    /// positives that `check` re-ran from files committed here (also
+    /// `require_verified = true` under `[check]` in kvlower.toml)
     #[arg(long)]
     pub require_verified: bool,
     /// Output format
@@ -65,7 +70,34 @@ impl CheckArgs {
 }
 
 pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
-    let (repo, mut diagnostics) = match load_repository(&args.root) {
+    let config = match crate::config::load(&args.root) {
+        Ok(config) => config,
+        Err(finding) => {
+            let summary = "kvlower check: 1 finding(s) in kvlower.toml; nothing judged";
+            emit(args, Exit::Findings, &[*finding], summary, out, err)?;
+            return Ok(Exit::Findings);
+        }
+    };
+    let require_verified = args.require_verified || config.check.require_verified;
+    let loaded = if args.descriptors.is_empty() {
+        load_repository(&args.root)
+    } else {
+        match load_only(&args.root, &args.descriptors) {
+            Ok(loaded) => loaded,
+            Err(message) => {
+                report_error(
+                    args.report_options().format,
+                    "check",
+                    Exit::Usage,
+                    &message,
+                    out,
+                    err,
+                )?;
+                return Ok(Exit::Usage);
+            }
+        }
+    };
+    let (repo, mut diagnostics) = match loaded {
         Ok(loaded) => loaded,
         Err(LoadFailure::NoDescriptors { dir }) => {
             let message = format!(
@@ -99,10 +131,19 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
     let mut diffs = String::new();
     let human = matches!(args.format, CheckFormat::Human | CheckFormat::Github);
     let want_diffs = human && !args.quiet;
-    if diagnostics.is_empty() {
+    // Only the whole set of descriptors regenerates the results (`None`: compared).
+    let partial = (!args.descriptors.is_empty()).then(|| {
+        let total = kvlower_load::descriptor_files(&args.root)
+            .map_or(0, |(files, misnamed)| files.len() + misnamed.len());
+        format!(
+            "; results not compared ({} of {total} descriptors checked)",
+            args.descriptors.len()
+        )
+    });
+    if diagnostics.is_empty() && partial.is_none() {
         // The audit suites run once, inside `generate`; their failures are
         // findings of the same run.
-        let generated = generate(&repo);
+        let generated = generate(&repo, &config);
         for file in &generated.files {
             let sink = want_diffs.then_some(&mut diffs);
             if let Some(d) = freshness(&repo.root, file, sink) {
@@ -110,13 +151,17 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
             }
         }
         diagnostics.extend(stray_files(&repo.root, &generated.files));
-        diagnostics.extend(crate::audit::diagnostics(&generated.audit));
+        diagnostics.extend(
+            crate::audit::diagnostics(&generated.audit)
+                .into_iter()
+                .filter(|d| config.keeps(&d.file)),
+        );
         diagnostics.extend(crate::cmd::catalog::pin_diagnostic(
             &repo.root,
             &repo.catalog,
         ));
     }
-    diagnostics.extend(cited_positives(&repo, args.require_verified));
+    diagnostics.extend(cited_positives(&repo, require_verified));
     diagnostics.sort();
     if want_diffs && !diffs.is_empty() {
         write!(err, "{diffs}")?;
@@ -128,7 +173,9 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
     let summary = format!(
         "kvlower check: {found} descriptor(s), {invalid} invalid, {} finding(s){}",
         diagnostics.len(),
-        if diagnostics.is_empty() {
+        if let Some(partial) = &partial {
+            partial.clone()
+        } else if diagnostics.is_empty() {
             "; all results fresh".to_string()
         } else if stale {
             format!(
@@ -146,6 +193,72 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
     };
     emit(args, exit, &diagnostics, &summary, out, err)?;
     Ok(exit)
+}
+
+/// Loads the catalog and only the descriptors named on the command line
+/// (`check PATH...`); a path outside `root/capabilities/` is a usage error.
+fn load_only(
+    root: &Path,
+    paths: &[PathBuf],
+) -> Result<Result<(kvlower_load::Repository, Vec<Diagnostic>), LoadFailure>, String> {
+    let base = canonical(&root.join(CAPABILITIES_DIR));
+    let mut rels = Vec::new();
+    for path in paths {
+        let full = canonical(path);
+        let name = full
+            .strip_prefix(&base)
+            .ok()
+            .filter(|rest| rest.components().count() == 1)
+            .and_then(|rest| rest.to_str());
+        let Some(name) = name else {
+            return Err(format!(
+                "{} is not a descriptor of this repository (expected a file in {})",
+                path.display(),
+                root.join(CAPABILITIES_DIR).display()
+            ));
+        };
+        rels.push(format!("{CAPABILITIES_DIR}/{name}"));
+    }
+    rels.sort();
+    rels.dedup();
+    let mut diagnostics = Vec::new();
+    let Some(catalog) = kvlower_load::load_catalog(root, &mut diagnostics) else {
+        diagnostics.sort();
+        return Ok(Err(LoadFailure::Invalid(diagnostics)));
+    };
+    let env = kvlower_load::FsEnvironment::new(root.to_path_buf());
+    let mut descriptors = Vec::new();
+    for rel in rels {
+        if let Some(descriptor) =
+            kvlower_load::load_descriptor(root, &rel, &catalog, &env, &mut diagnostics)
+        {
+            descriptors.push(kvlower_load::LoadedDescriptor {
+                path: rel,
+                descriptor,
+            });
+        }
+    }
+    diagnostics.sort();
+    let repo = kvlower_load::Repository {
+        root: root.to_path_buf(),
+        catalog,
+        descriptors,
+    };
+    Ok(Ok((repo, diagnostics)))
+}
+
+/// `path` with links and `..` resolved when it exists (else made absolute), so
+/// that a descriptor named from a subfolder matches the root's `capabilities/`.
+fn canonical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path)
+        .or_else(|_| {
+            // A missing file: resolve its directory, keep its name.
+            let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+            let dir = std::fs::canonicalize(parent.unwrap_or(Path::new(".")))?;
+            Ok::<_, std::io::Error>(dir.join(path.file_name().unwrap_or_default()))
+        })
+        .or_else(|_| std::path::absolute(path))
+        .unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// Prints the report in `check`'s format.

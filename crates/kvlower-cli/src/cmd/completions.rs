@@ -41,7 +41,8 @@ pub struct SchemaArgs {
     pub kind: SchemaKind,
     /// Repository root: the descriptor schema follows its modes/modes.yaml (which
     /// preconditions belong to which depth); the built-in catalog when it has none
-    #[arg(long, default_value = ".")]
+    /// [default: the nearest directory, from here up, holding kvlower.toml or modes/modes.yaml]
+    #[arg(long, default_value = ".", hide_default_value = true)]
     pub root: PathBuf,
 }
 

@@ -26,7 +26,8 @@ pub struct ExplainArgs {
     #[arg(long, value_parser = parse_depth)]
     pub depth: Option<Depth>,
     /// Repository root holding modes/modes.yaml (and the files repo_file anchors name)
-    #[arg(long, default_value = ".")]
+    /// [default: the nearest directory, from here up, holding kvlower.toml or modes/modes.yaml]
+    #[arg(long, default_value = ".", hide_default_value = true)]
     pub root: PathBuf,
     #[command(flatten)]
     pub report: ReportOptions,

@@ -33,7 +33,8 @@ pub const JOURNAL: &str = "results/.kvlower-journal";
 #[derive(Debug, clap::Args)]
 pub struct MatrixArgs {
     /// Repository root holding modes/, capabilities/ and results/
-    #[arg(long, default_value = ".")]
+    /// [default: the nearest directory, from here up, holding kvlower.toml or modes/modes.yaml]
+    #[arg(long, default_value = ".", hide_default_value = true)]
     pub root: PathBuf,
     /// Output format (`json`: the shared envelope, the files written as its payload)
     #[arg(long, value_enum, default_value_t = SimpleFormat::Human)]
@@ -55,6 +56,23 @@ pub struct MatrixPayload<'a> {
 
 pub fn run(args: &MatrixArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
     let json = args.format == SimpleFormat::Json;
+    let config = match crate::config::load(&args.root) {
+        Ok(config) => config,
+        Err(finding) => {
+            let summary = "kvlower matrix: 1 finding(s) in kvlower.toml; nothing written";
+            if json {
+                write!(
+                    out,
+                    "{}",
+                    envelope_json::<()>("matrix", Exit::Findings, summary, &[*finding], None, None)
+                )?;
+            } else {
+                print_findings(err, &[*finding])?;
+                writeln!(err, "{summary}")?;
+            }
+            return Ok(Exit::Findings);
+        }
+    };
     let (repo, diagnostics) = match load_repository(&args.root) {
         Ok(loaded) => loaded,
         Err(LoadFailure::NoDescriptors { dir }) => {
@@ -111,7 +129,7 @@ pub fn run(args: &MatrixArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
         }
         return Ok(Exit::Findings);
     }
-    let files = generate(&repo).files;
+    let files = generate(&repo, &config).files;
     let outcome = write_set(&args.root, &files)?;
     let unchanged = files.len() - outcome.written.len();
     let summary = format!(

@@ -29,7 +29,8 @@ pub struct NewArgs {
     #[arg(long, value_name = "KIND", default_value = "other", value_parser = parse_kind)]
     pub kind: kvlower_core::identity::RuntimeKind,
     /// Repository root holding modes/ and capabilities/
-    #[arg(long, default_value = ".")]
+    /// [default: the nearest directory, from here up, holding kvlower.toml or modes/modes.yaml]
+    #[arg(long, default_value = ".", hide_default_value = true)]
     pub root: PathBuf,
     /// Print the descriptor instead of writing capabilities/<runtime>.yaml
     #[arg(long)]
