@@ -168,6 +168,16 @@ fn verbose_check_says_which_root_and_files_it_read() {
     );
     let quiet = kvlower(&["check", "--root", &root, "-q"]);
     assert!(!quiet.stderr.contains("read descriptor"));
+    // Even when nothing can be loaded, -v says where it looked.
+    let empty = tempfile::tempdir().expect("tempdir");
+    let empty = root_of(empty.path());
+    let run = kvlower(&["check", "--root", &empty, "-v"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains(&format!("kvlower check: root {empty}")),
+        "{}",
+        run.stderr
+    );
 }
 
 /// `KVLOWER_OUTPUT_FORMAT` (given here without touching the process environment).

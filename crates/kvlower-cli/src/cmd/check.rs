@@ -74,6 +74,9 @@ impl CheckArgs {
 }
 
 pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
+    if args.verbose {
+        crate::cmd::check_extras::verbose_root(&args.root, err)?;
+    }
     let (repo, mut diagnostics) = match load_repository(&args.root) {
         Ok(loaded) => loaded,
         Err(LoadFailure::NoDescriptors { dir }) => {

@@ -15,17 +15,22 @@ pub fn inert_warnings_of(repo: &Repository) -> Vec<Diagnostic> {
         .collect()
 }
 
-/// `check -v`: the root (as given and resolved), the catalog and every descriptor read.
-pub fn check_inputs(repo: &Repository, err: &mut dyn Write) -> std::io::Result<()> {
-    let resolved = std::fs::canonicalize(&repo.root).map_or_else(
-        |_| repo.root.display().to_string(),
+/// `check -v`, before loading: the root, as given and resolved.
+pub fn verbose_root(root: &std::path::Path, err: &mut dyn Write) -> std::io::Result<()> {
+    let resolved = std::fs::canonicalize(root).map_or_else(
+        |_| "does not resolve".to_string(),
         |p| p.display().to_string(),
     );
     writeln!(
         err,
-        "kvlower check: root {} ({resolved})",
-        crate::output::escape_control(&repo.root.display().to_string())
-    )?;
+        "kvlower check: root {} ({})",
+        crate::output::escape_control(&root.display().to_string()),
+        crate::output::escape_control(&resolved)
+    )
+}
+
+/// `check -v`, once loaded: the catalog and every descriptor read.
+pub fn check_inputs(repo: &Repository, err: &mut dyn Write) -> std::io::Result<()> {
     writeln!(err, "kvlower check: read catalog {MODES_PATH}")?;
     for d in &repo.descriptors {
         writeln!(
