@@ -241,3 +241,48 @@ fn completions_and_schema_print() {
         fs::read_to_string(repo_root().join("schemas/descriptor.schema.json")).expect("committed")
     );
 }
+
+/// Issue 25 item 12: every code has what / why / example / fix, `explain-code`
+/// prints all four, and docs/diagnostic-codes.md (named by SARIF's rule help) is current.
+#[test]
+fn every_code_has_what_why_example_and_fix() {
+    for code in kvlower_load::Code::ALL {
+        let doc = code.doc();
+        for (part, text) in [
+            ("what", doc.what),
+            ("why", doc.why),
+            ("example", doc.example),
+            ("fix", doc.fix),
+        ] {
+            assert!(
+                text.trim().len() > 10,
+                "{}: `{part}` is empty or too short",
+                code.name()
+            );
+        }
+        assert_eq!(doc.what, code.explanation());
+        let run = kvlower(&["explain-code", code.name()]);
+        assert_eq!(run.code, 0);
+        for text in [doc.why, doc.example, doc.fix] {
+            assert!(run.stdout.contains(text), "{}: {}", code.name(), run.stdout);
+        }
+        let json = kvlower(&["explain-code", code.name(), "--format", "json"]);
+        let v: serde_json::Value = serde_json::from_str(&json.stdout).expect("json");
+        assert_eq!(v["payload"]["fix"], doc.fix);
+        assert_eq!(v["payload"]["severity"], code.severity().name());
+    }
+    insta::assert_snapshot!(
+        "explain_code_inert_adapter",
+        kvlower(&["explain-code", "inert-adapter"]).stdout
+    );
+    let path = repo_root().join("docs/diagnostic-codes.md");
+    if std::env::var_os("KVLOWER_BLESS_DOCS").is_some() {
+        fs::write(&path, kvlower_cli::cmd::codes::codes_markdown()).expect("write");
+    }
+    let committed = fs::read_to_string(&path).expect("docs/diagnostic-codes.md");
+    assert_eq!(
+        committed,
+        kvlower_cli::cmd::codes::codes_markdown(),
+        "docs/diagnostic-codes.md is generated from the codes: run this test with KVLOWER_BLESS_DOCS=1"
+    );
+}

@@ -305,8 +305,29 @@ fn sarif_output_is_valid_sarif_2_1_0_with_rules_and_located_results() {
     for (rule, code) in rules.iter().zip(kvlower_load::Code::ALL) {
         assert_eq!(rule["id"], code.name());
         assert_eq!(rule["fullDescription"]["text"], code.explanation());
+        // SARIF1001: a rule's `name` must not equal its `id`; none is given.
+        assert!(rule.get("name").is_none(), "{rule}");
+        // No helpUri: kvlower has no public URL, and SARIF needs an absolute one;
+        // the help text names the repository's own page instead.
+        assert!(rule.get("helpUri").is_none(), "{rule}");
+        assert!(
+            rule["help"]["text"]
+                .as_str()
+                .is_some_and(|t| t.contains(&format!("docs/diagnostic-codes.md#{}", code.name()))),
+            "{rule}"
+        );
+        assert_eq!(
+            rule["defaultConfiguration"]["level"],
+            code.severity().name()
+        );
     }
-    let results = log["runs"][0]["results"].as_array().expect("results");
+    // The repository's own warnings (inert evidence) are `warning` results.
+    let all = log["runs"][0]["results"].as_array().expect("results");
+    let results: Vec<&serde_json::Value> = all.iter().filter(|r| r["level"] == "error").collect();
+    assert!(
+        all.iter()
+            .all(|r| r["level"] == "error" || r["level"] == "warning")
+    );
     assert_eq!(results.len(), 1);
     let r = &results[0];
     assert_eq!(r["ruleId"], "unknown-name");
@@ -318,6 +339,9 @@ fn sarif_output_is_valid_sarif_2_1_0_with_rules_and_located_results() {
     assert_eq!(loc["artifactLocation"]["uri"], "capabilities/broken.yaml");
     assert_eq!(loc["region"]["startLine"], 4);
     assert_eq!(loc["region"]["startColumn"], 11);
+    // The region ends where the offending token does (`sorce_tree`, 10 characters).
+    assert_eq!(loc["region"]["endLine"], 4);
+    assert_eq!(loc["region"]["endColumn"], 21);
     // A clean repository is a valid, empty log; nothing to check is a failed invocation.
     let clean = kvlower(&[
         "check",

@@ -32,6 +32,7 @@ mod route_gate;
 mod route_scale;
 mod schema;
 mod self_contained;
+mod ux_cli;
 mod verified_evidence;
 mod verified_join;
 mod verified_route;

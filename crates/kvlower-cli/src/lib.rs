@@ -108,6 +108,37 @@ where
     T: Into<OsString> + Clone,
 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let format = std::env::var_os(FORMAT_ENV);
+    run_with(start, args, format.as_deref(), out, err)
+}
+
+/// The environment variable that sets `--format` of every command that has one
+/// (like `RUFF_OUTPUT_FORMAT`); a `--format` on the command line wins.
+pub const FORMAT_ENV: &str = "KVLOWER_OUTPUT_FORMAT";
+
+/// [`run`] with the value of [`FORMAT_ENV`] given (tests set it without touching
+/// the process environment).
+pub fn run_with_env_format(
+    args: Vec<OsString>,
+    env_format: Option<&std::ffi::OsStr>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Exit {
+    run_with(Path::new("."), args, env_format, out, err)
+}
+
+/// [`run_in`] with the value of [`FORMAT_ENV`] given.
+fn run_with(
+    start: &Path,
+    args: Vec<OsString>,
+    env_format: Option<&std::ffi::OsStr>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Exit {
+    let args = match env_format {
+        Some(value) if !value.is_empty() => with_env_format(args, value),
+        _ => args,
+    };
     let parsed = command()
         .try_get_matches_from(&args)
         .and_then(|m| Ok((<Cli as clap::FromArgMatches>::from_arg_matches(&m)?, m)));
@@ -225,6 +256,37 @@ fn locate(cli: &mut Cli, matches: &clap::ArgMatches, start: &Path) {
         }
         _ => {}
     }
+}
+
+/// Inserts `--format VALUE` right after the subcommand (`catalog diff` with its
+/// verb) when that command takes `--format` and the command line gives none.
+fn with_env_format(mut args: Vec<OsString>, value: &std::ffi::OsStr) -> Vec<OsString> {
+    let given = args
+        .iter()
+        .skip(1)
+        .any(|a| a == "--format" || a.to_str().is_some_and(|a| a.starts_with("--format=")));
+    if given {
+        return args;
+    }
+    let root = command();
+    let mut cmd = &root;
+    let mut at = 1;
+    while let Some(word) = args.get(at).and_then(|a| a.to_str()) {
+        match cmd.find_subcommand(word) {
+            Some(sub) => {
+                cmd = sub;
+                at += 1;
+            }
+            None => break,
+        }
+    }
+    let takes_format = at > 1 && cmd.get_arguments().any(|a| a.get_long() == Some("format"));
+    if takes_format {
+        let mut flag = OsString::from("--format=");
+        flag.push(value);
+        args.insert(at, flag);
+    }
+    args
 }
 
 /// The subcommand named on the command line (`catalog diff` with its verb), for

@@ -191,6 +191,8 @@ pub struct JsonDiagnostic<'a> {
     pub line: Option<usize>,
     pub column: Option<usize>,
     pub code: &'static str,
+    /// `error` or `warning` (a warning fails `check` only with `--deny-warnings`).
+    pub severity: &'static str,
     pub yaml_path: &'a str,
     pub message: &'a str,
     pub hint: Option<&'a str>,
@@ -203,6 +205,7 @@ impl<'a> From<&'a Diagnostic> for JsonDiagnostic<'a> {
             line: d.location.map(|l| l.0),
             column: d.location.map(|l| l.1),
             code: d.code.name(),
+            severity: d.severity.name(),
             yaml_path: &d.yaml_path,
             message: &d.message,
             hint: d.hint.as_deref(),
@@ -378,10 +381,11 @@ pub fn render_human(d: &Diagnostic, color: bool, root: Option<&Path>) -> String 
     if let Some((line, col)) = d.location {
         header.push_str(&format!(":{line}:{col}"));
     }
-    let tag = if color {
-        "\x1b[1;31merror\x1b[0m"
-    } else {
-        "error"
+    let tag = match (color, d.is_warning()) {
+        (true, false) => "\x1b[1;31merror\x1b[0m",
+        (true, true) => "\x1b[1;33mwarning\x1b[0m",
+        (false, false) => "error",
+        (false, true) => "warning",
     };
     header.push_str(&format!(
         ": {tag}[{}]: {}",
@@ -395,7 +399,12 @@ pub fn render_human(d: &Diagnostic, color: bool, root: Option<&Path>) -> String 
         (Some(root), Some((line, col))) => source_line(root, &d.file, line).map(|text| {
             let text = visible(&text);
             let span = token_span(&text, col);
-            let group = Group::with_level(Level::ERROR).element(
+            let level = if d.is_warning() {
+                Level::WARNING
+            } else {
+                Level::ERROR
+            };
+            let group = Group::with_level(level).element(
                 Snippet::source(text.clone())
                     .line_start(line)
                     .path(file.to_string())
@@ -482,11 +491,15 @@ pub fn markdown_findings(diagnostics: &[Diagnostic]) -> String {
         if let Some(h) = &d.hint {
             finding.push_str(&format!("<br>hint: {}", md_cell(h)));
         }
+        let code = if d.is_warning() {
+            format!("`{}` (warning)", d.code)
+        } else {
+            format!("`{}`", d.code)
+        };
         s.push_str(&format!(
-            "| {} | {} | `{}` | {} |\n",
+            "| {} | {} | {code} | {} |\n",
             md_code(&d.file),
             line,
-            d.code,
             finding
         ));
     }
@@ -525,7 +538,7 @@ pub fn github_annotation(d: &Diagnostic) -> String {
         .map(|l| escape_control(l).into_owned())
         .collect::<Vec<_>>()
         .join("\n");
-    format!("::error {props}::{}", data(&message))
+    format!("::{} {props}::{}", d.severity, data(&message))
 }
 
 // ------------------------------------------------------------------ SARIF
@@ -534,18 +547,25 @@ pub fn github_annotation(d: &Diagnostic) -> String {
 /// (its `explain-code` text), one result per finding with its location.
 /// `error` marks a run that could not judge (exit 2): the invocation is then
 /// `executionSuccessful: false` with the message as a notification.
-pub fn sarif(diagnostics: &[Diagnostic], error: Option<&str>) -> String {
+pub fn sarif(diagnostics: &[Diagnostic], error: Option<&str>, root: Option<&Path>) -> String {
     use serde_json::{Value, json};
     let rules: Vec<Value> = Code::ALL
         .iter()
         .map(|c| {
             json!({
                 "id": c.name(),
-                "name": c.name(),
                 "shortDescription": {"text": c.explanation()},
                 "fullDescription": {"text": c.explanation()},
-                "help": {"text": format!("{}\nRun `kvlower explain-code {}`.", c.explanation(), c.name())},
-                "defaultConfiguration": {"level": "error"}
+                // No helpUri: SARIF needs an absolute URI, and kvlower has no public
+                // one yet (naming an unreachable URL is worse than none). The help
+                // text points at the repository's own page and command instead.
+                "help": {"text": format!(
+                    "{}\nRun `kvlower explain-code {}`, or see {CODES_DOC}#{} in the kvlower repository.",
+                    c.explanation(),
+                    c.name(),
+                    c.name()
+                )},
+                "defaultConfiguration": {"level": c.severity().name()}
             })
         })
         .collect();
@@ -563,18 +583,32 @@ pub fn sarif(diagnostics: &[Diagnostic], error: Option<&str>) -> String {
                 "artifactLocation": {"uri": sarif_uri(&d.file), "uriBaseId": "%SRCROOT%"}
             });
             if let Some((line, col)) = d.location {
-                physical["region"] = json!({"startLine": line, "startColumn": col});
+                physical["region"] = sarif_region(root, &d.file, line, col);
             }
             let mut result = json!({
                 "ruleId": d.code.name(),
                 "ruleIndex": Code::ALL.iter().position(|c| *c == d.code).unwrap_or(0),
-                "level": "error",
+                "level": d.severity.name(),
                 "message": {"text": text},
                 "locations": [{"physicalLocation": physical}]
             });
             if !d.yaml_path.is_empty() {
                 result["locations"][0]["logicalLocations"] =
                     json!([{"fullyQualifiedName": d.yaml_path, "kind": "member"}]);
+            }
+            if !d.related.is_empty() {
+                result["relatedLocations"] = d
+                    .related
+                    .iter()
+                    .enumerate()
+                    .map(|(i, f)| {
+                        json!({
+                            "id": i,
+                            "physicalLocation": {"artifactLocation": {"uri": sarif_uri(f), "uriBaseId": "%SRCROOT%"}},
+                            "message": {"text": "a descriptor whose rows changed"}
+                        })
+                    })
+                    .collect();
             }
             result
         })
@@ -591,7 +625,6 @@ pub fn sarif(diagnostics: &[Diagnostic], error: Option<&str>) -> String {
             "tool": {"driver": {
                 "name": "kvlower",
                 "version": env!("CARGO_PKG_VERSION"),
-                "informationUri": "https://github.com/kvlower/kvlower",
                 "rules": rules
             }},
             "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "the repository root (--root)"}}},
@@ -600,6 +633,24 @@ pub fn sarif(diagnostics: &[Diagnostic], error: Option<&str>) -> String {
         }]
     });
     crate::generated::to_json(&log)
+}
+
+/// Where every diagnostic code is documented, relative to the repository root.
+pub const CODES_DOC: &str = "docs/diagnostic-codes.md";
+
+/// A SARIF region for a finding at `line`:`col` of `file`: the token the caret of
+/// the human report covers (end column exclusive, 1-based), one character when the
+/// source line cannot be read.
+fn sarif_region(root: Option<&Path>, file: &str, line: usize, col: usize) -> serde_json::Value {
+    let end = root
+        .and_then(|root| source_line(root, file, line))
+        .map(|text| {
+            let text = visible(&text);
+            let span = token_span(&text, col);
+            col + text[span].chars().count().max(1)
+        })
+        .unwrap_or(col + 1);
+    serde_json::json!({"startLine": line, "startColumn": col, "endLine": line, "endColumn": end})
 }
 
 /// A relative path as a URI reference: every byte but unreserved characters and

@@ -59,10 +59,50 @@ kvlower_core::names! {
         CaptureOutputUnwritable = "capture-output-unwritable",
         CaptureSetupFailed = "capture-setup-failed",
         ConfigInvalid = "config-invalid",
+        InertAdapter = "inert-adapter",
+        InertTraceScope = "inert-trace-scope",
+        InertScope = "inert-scope",
+        SignalNotProposed = "signal-not-proposed",
+    }
+}
+
+/// How bad a finding is. Errors fail `check` (exit 1); warnings are reported but
+/// fail it only under `--deny-warnings`. A warning never changes a label: it
+/// describes evidence the judgment already ignores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+impl Severity {
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+impl std::fmt::Display for Severity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
 impl Code {
+    /// The severity of every finding with this code.
+    pub fn severity(self) -> Severity {
+        match self {
+            Code::InertAdapter
+            | Code::InertTraceScope
+            | Code::InertScope
+            | Code::SignalNotProposed => Severity::Warning,
+            _ => Severity::Error,
+        }
+    }
+
     /// One sentence on what the code means and how to fix it.
     pub fn explanation(self) -> &'static str {
         match self {
@@ -209,6 +249,18 @@ impl Code {
             Code::ConfigInvalid => {
                 "`kvlower.toml` at the repository root is not valid: an unknown key, a value of the wrong type, or not TOML (docs/config.md lists every key)."
             }
+            Code::InertAdapter => {
+                "An adapter has `supported` evidence but not every trust-boundary precondition of its depth anchored, so none of its evidence can ever count."
+            }
+            Code::InertTraceScope => {
+                "A `supported` trace-scoped item whose anchor does not state `preserves_order: true` and `preserves_claim_scope: true` never counts."
+            }
+            Code::InertScope => {
+                "A `supported` item with scope `docs_only` or `source_inspection` never makes a positive row (fail-closed rule 4)."
+            }
+            Code::SignalNotProposed => {
+                "A signal suggests a mode of which the catalog lists it as a forbidden lowering, and no proposal offers it as that mode: the row can be `approximate` for it, never `rejected`."
+            }
         }
     }
 }
@@ -241,6 +293,11 @@ pub struct Diagnostic {
     pub yaml_path: String,
     pub message: String,
     pub hint: Option<String>,
+    /// Error or warning ([`Code::severity`]).
+    pub severity: Severity,
+    /// Other files that caused the finding, where known (a stale result's
+    /// descriptors); SARIF's `relatedLocations`.
+    pub related: Vec<String>,
 }
 
 impl Diagnostic {
@@ -252,7 +309,14 @@ impl Diagnostic {
             yaml_path: String::new(),
             message: message.into(),
             hint: None,
+            severity: code.severity(),
+            related: Vec::new(),
         }
+    }
+
+    /// Whether this finding is a warning (reported, never failing `check` by itself).
+    pub fn is_warning(&self) -> bool {
+        self.severity == Severity::Warning
     }
 
     pub fn at(mut self, line: usize, col: usize) -> Diagnostic {
@@ -646,6 +710,7 @@ mod tests {
             RouteError::Refused {
                 path: path.clone(),
                 message: String::new(),
+                hint: "",
             },
             RouteError::Malformed {
                 path: path.clone(),
@@ -723,9 +788,13 @@ mod tests {
                 Code::CaptureOutputUnwritable => 46,
                 Code::CaptureSetupFailed => 47,
                 Code::ConfigInvalid => 48,
+                Code::InertAdapter => 49,
+                Code::InertTraceScope => 50,
+                Code::InertScope => 51,
+                Code::SignalNotProposed => 52,
             }
         }
-        assert_eq!(Code::ALL.len(), 49);
+        assert_eq!(Code::ALL.len(), 53);
         assert_eq!(Code::COUNT, Code::ALL.len());
         for (i, c) in Code::ALL.iter().enumerate() {
             assert_eq!(position(*c), i, "{c}");

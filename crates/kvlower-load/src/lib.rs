@@ -14,12 +14,14 @@ use kvlower_core::descriptor::{AnchorDefect, ClaimedVerdict, Environment, RepoFi
 use kvlower_core::{Catalog, CatalogDoc, Descriptor};
 pub use kvlower_fs::{FileKind, Refusal};
 
+pub mod code_doc;
 pub mod diagnostic;
 mod validate;
 /// Every YAML call goes through this one crate (re-exported for callers).
 pub use kvlower_yaml as yaml;
 
-pub use diagnostic::{Code, Diagnostic};
+pub use code_doc::CodeDoc;
+pub use diagnostic::{Code, Diagnostic, Severity};
 
 /// Where the catalog lives, relative to the root.
 pub const MODES_PATH: &str = "modes/modes.yaml";
@@ -753,6 +755,57 @@ fn civil_from_days(z: i64) -> (i32, u32, u32) {
         u32::try_from(m).unwrap_or(1),
         u32::try_from(d).unwrap_or(1),
     )
+}
+
+/// Warnings for a loaded descriptor's inert evidence (evidence the judgment can
+/// never count: [`kvlower_core::judgment::inert_evidence`]), located in its source.
+/// They never change a label; `check` prints them and fails on them only with
+/// `--deny-warnings`.
+pub fn inert_warnings(
+    root: &Path,
+    loaded: &LoadedDescriptor,
+    catalog: &Catalog,
+    env: &dyn Environment,
+) -> Vec<Diagnostic> {
+    use kvlower_core::judgment::{Inert, inert_evidence};
+    let found = inert_evidence(catalog, &loaded.descriptor, env);
+    if found.is_empty() {
+        return Vec::new();
+    }
+    let mut ignored = Vec::new();
+    let src = read_source(root, &loaded.path, &mut ignored);
+    let structure = src.as_deref().and_then(|s| yaml::structure(s).ok());
+    found
+        .into_iter()
+        .map(|inert| {
+            let (code, hint) = match &inert.why {
+                Inert::PreconditionsUnmet { .. } => (
+                    Code::InertAdapter,
+                    "anchor every precondition of the depth (`kvlower explain` lists them), or mark the items `missing`/`unknown`",
+                ),
+                Inert::TraceScopeNotPreserved { .. } => (
+                    Code::InertTraceScope,
+                    "state `preserves_order: true` and `preserves_claim_scope: true` on the anchor when the trace keeps them; otherwise use scope `source_inspection`",
+                ),
+                Inert::ScopeTooWeak { .. } => (
+                    Code::InertScope,
+                    "anchor the item to a trace the runtime produced, or write `status: unknown` with the docs or source reading as its anchor",
+                ),
+                Inert::ForbiddenSignalNotProposed { .. } => (
+                    Code::SignalNotProposed,
+                    "add a `proposals:` entry when someone offers the primitive as that mode, so the row is `rejected` rather than `approximate`",
+                ),
+            };
+            let mut d = Diagnostic::new(code, loaded.path.clone(), inert.why.to_string())
+                .at_path(inert.path.clone())
+                .with_hint(hint);
+            d.location = structure.as_ref().and_then(|s| s.location_of(&inert.path));
+            match &src {
+                Some(src) => d.located_in(src),
+                None => d,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

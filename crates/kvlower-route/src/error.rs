@@ -10,7 +10,12 @@ use std::path::PathBuf;
 pub enum RouteError {
     /// Refused before or while reading (missing, not a regular file, over its cap).
     #[error("{path}: {message}")]
-    Refused { path: PathBuf, message: String },
+    Refused {
+        path: PathBuf,
+        message: String,
+        /// How to fix this refusal (it differs for a missing file, a FIFO, a cap).
+        hint: &'static str,
+    },
     /// Not JSON, or JSON of the wrong shape: located at line:col (and a JSON path).
     #[error("{path}:{line}:{column}: {json_path}{message}")]
     Malformed {
@@ -59,9 +64,7 @@ impl RouteError {
     /// How to fix it.
     pub fn hint(&self) -> &'static str {
         match self {
-            RouteError::Refused { .. } => {
-                "name the trace file itself (not a directory, FIFO or device); it must stay under 64 MiB"
-            }
+            RouteError::Refused { hint, .. } => hint,
             RouteError::Malformed { .. } => {
                 "regenerate the trace with scripts/live-dynamo/run.sh, or fix the field named above (unknown fields are refused)"
             }
@@ -70,5 +73,25 @@ impl RouteError {
                 "the trace's `registry` is relative to the trace's folder; fix or regenerate that registry"
             }
         }
+    }
+}
+
+/// The hint for a file [`kvlower_fs`] refused, per reason: a missing file wants its
+/// path checked, a FIFO or directory wants the file itself, a large one the cap.
+pub fn refusal_hint(refusal: &kvlower_fs::Refusal) -> &'static str {
+    use kvlower_fs::Refusal;
+    match refusal {
+        Refusal::Missing { .. } => {
+            "check the path: --trace names the routing trace file (docs/routing-trace.md)"
+        }
+        Refusal::PermissionDenied { .. } => "check the file's permissions",
+        Refusal::OutsideRoot { .. } => {
+            "keep the file inside its folder; a link must not point outside it"
+        }
+        Refusal::NotRegular { .. } | Refusal::PseudoFile { .. } | Refusal::WouldBlock { .. } => {
+            "name the trace file itself (not a directory, FIFO or device; docs/files.md)"
+        }
+        Refusal::TooLarge { .. } => "a routing trace must stay under its cap (docs/files.md)",
+        Refusal::Io { .. } => "check that the file is readable",
     }
 }

@@ -72,6 +72,7 @@ pub fn evaluate_with(
         RouteError::Refused {
             path: PathBuf::from(trace_name),
             message: e.to_string(),
+            hint: crate::error::refusal_hint(&e),
         }
     })?;
     let named = Path::new(trace_name);
@@ -96,6 +97,7 @@ pub fn evaluate_with(
             path: PathBuf::from(&registry),
             message: "the registry is missing or refused (outside the root, not a regular file)"
                 .into(),
+            hint: "the trace's `registry` is relative to the trace's folder; check that it names a regular file there",
         });
     };
     let reg = Registry::load(&file)?;

@@ -117,6 +117,72 @@ pub enum RouteReason {
 }
 
 impl RouteReason {
+    /// The reason in words, for human output (the JSON document keeps the tagged form).
+    pub fn describe(&self) -> String {
+        match self {
+            RouteReason::NoClaimedRequest => {
+                "no request carries the claim: overlap scores and worker choices alone are not routed reuse".into()
+            }
+            RouteReason::UnknownClaim { request_id } => {
+                format!("request {request_id} carries a claim id the registry does not hold")
+            }
+            RouteReason::ClaimUnusable => {
+                "the registry entry cannot be used (no tokens, no predicate, a registry-level reason, too few tokens, or another block size)".into()
+            }
+            RouteReason::NotRegisteredBeforeDecision { request_id } => format!(
+                "the claim was not registered before the router decided request {request_id}"
+            ),
+            RouteReason::ClaimTokensNotCarried { request_id } => format!(
+                "request {request_id}'s tokens do not begin with the claim's required tokens"
+            ),
+            RouteReason::AmbiguousClaimPrefix { other } => format!(
+                "claim {other} starts with the same first block: attribution is ambiguous"
+            ),
+            RouteReason::UnknownWorker {
+                request_id,
+                worker_id,
+            } => format!(
+                "worker {worker_id} (request {request_id}) is not in the worker map"
+            ),
+            RouteReason::AmbiguousWorkerNamespace { worker_id } => format!(
+                "worker {worker_id} is not fixed to one cache namespace (two namespaces, or shared with another worker)"
+            ),
+            RouteReason::UnmappedUnattributedPrefix {
+                request_id,
+                worker_id,
+            } => format!(
+                "request {request_id} without the claim carried its tokens to worker {worker_id}, which the map does not fix to one namespace"
+            ),
+            RouteReason::ServedElsewhere { request_id } => format!(
+                "request {request_id} was served by another worker than the router chose"
+            ),
+            RouteReason::NoReuseRequest => {
+                "only one request carries the claim: nothing was reused".into()
+            }
+            RouteReason::PlacementAlreadyCached { request_id } => format!(
+                "placement request {request_id} already hit the claim's blocks: someone else placed them"
+            ),
+            RouteReason::EarlierUnattributedPrefix { request_id } => format!(
+                "earlier request {request_id} without the claim carried its prefix to the same namespace"
+            ),
+            RouteReason::InterleavedUnattributedPrefix { request_id } => format!(
+                "request {request_id} without the claim carried its prefix to the same namespace between placement and reuse"
+            ),
+            RouteReason::RouteCostMissing { request_id } => format!(
+                "the reuse decision for request {request_id} has no overlap row for some mapped worker"
+            ),
+            RouteReason::RouteCostDoesNotCoverClaim { request_id } => format!(
+                "at request {request_id} the chosen worker's device overlap does not cover the claim's blocks"
+            ),
+            RouteReason::ReuseOnOtherNamespace { request_id } => format!(
+                "reuse request {request_id} was served on another cache namespace than the placement"
+            ),
+            RouteReason::ReuseMissed { request_id } => format!(
+                "reuse request {request_id}: the engine's prefix-cache hit did not cover the claim"
+            ),
+        }
+    }
+
     /// The precondition this reason defeats, or `None` when it defeats obligations only.
     pub fn precondition(&self) -> Option<RoutePrecondition> {
         use RoutePrecondition as P;
@@ -256,7 +322,7 @@ impl RouteReport {
                 c.claim_id
             );
             for r in &c.reasons {
-                let _ = writeln!(s, "      {}", serde_json::to_string(r).unwrap_or_default());
+                let _ = writeln!(s, "      {}", r.describe());
             }
         }
         for u in &self.unattributed_requests {

@@ -21,8 +21,23 @@ use std::time::Duration;
 use kvlower_capture::subscribe::{CaptureOptions, capture, check_endpoint};
 
 use crate::Exit;
+use crate::output::{SimpleFormat, envelope_json, report_error};
+
+/// How to turn on the KV-event publisher `capture` subscribes to (`kvlower capture --help`).
+const AFTER_HELP: &str = "\
+Turning on KV events (the publisher kvlower capture subscribes to):
+  vLLM:  vllm serve MODEL --kv-events-config \\
+           '{\"enable_kv_cache_events\": true, \"publisher\": \"zmq\", \"endpoint\": \"tcp://*:5557\"}'
+         then: kvlower capture --endpoint tcp://127.0.0.1:5557 --out run.kvcap --until-idle 5
+         (in Python, the same fields as vllm.config.KVEventsConfig: scripts/live-vllm/driver.py)
+  SGLang, TensorRT-LLM: their KV-event options differ by version; see the runtime's own
+         server arguments and KV-cache-event documentation. `kvlower join` reads their events
+         as a capture or as JSON Lines (docs/join.md).
+Start the capture before the engine serves its first request (sequence 0).
+File format, ranks, stop conditions and caps: docs/capture-format.md";
 
 #[derive(Debug, clap::Args)]
+#[command(after_help = AFTER_HELP)]
 pub struct CaptureArgs {
     /// A publisher, tcp://HOST:PORT (repeat once per data-parallel rank, in rank order)
     #[arg(long = "endpoint", value_name = "tcp://HOST:PORT", required = true)]
@@ -43,6 +58,19 @@ pub struct CaptureArgs {
     /// ZMTP handshake (at most --duration)
     #[arg(long, value_name = "S", default_value_t = 60.0)]
     pub connect_timeout: f64,
+    /// Output format (`json`: the shared envelope on stdout, the capture's counts as its payload)
+    #[arg(long, value_enum, default_value_t = SimpleFormat::Human)]
+    pub format: SimpleFormat,
+}
+
+/// The payload of `capture --format json`.
+#[derive(serde::Serialize)]
+struct CapturePayload<'a> {
+    out: &'a str,
+    frames: u64,
+    per_rank: &'a [u64],
+    dropped: u64,
+    stop: String,
 }
 
 fn seconds(name: &str, v: Option<f64>) -> Result<Option<Duration>, String> {
@@ -73,7 +101,8 @@ fn parse_meta(items: &[String]) -> Result<BTreeMap<String, String>, String> {
     Ok(meta)
 }
 
-pub fn run(args: &CaptureArgs, _out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
+pub fn run(args: &CaptureArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
+    let json = args.format == SimpleFormat::Json;
     let checked = (|| -> Result<_, String> {
         for e in &args.endpoints {
             check_endpoint(e)?;
@@ -92,7 +121,7 @@ pub fn run(args: &CaptureArgs, _out: &mut dyn Write, err: &mut dyn Write) -> any
     let (duration, until_idle, connect_timeout, meta) = match checked {
         Ok(v) => v,
         Err(e) => {
-            writeln!(err, "error: {e}")?;
+            report_error(args.format.shared(), "capture", Exit::Usage, &e, out, err)?;
             return Ok(Exit::Usage);
         }
     };
@@ -109,7 +138,55 @@ pub fn run(args: &CaptureArgs, _out: &mut dyn Write, err: &mut dyn Write) -> any
         let _ = writeln!(err, "kvlower capture: subscribed");
         let _ = err.flush();
     };
-    match capture(&opts, &mut announce) {
+    let result = capture(&opts, &mut announce);
+    let shown = args.out.display().to_string();
+    if json {
+        let (exit, summary, diagnostics, error, payload) = match &result {
+            Ok(s) => (
+                Exit::Success,
+                format!(
+                    "kvlower capture: {} frames, {} dropped as oversized; stopped: {}; wrote {shown}",
+                    s.frames, s.dropped, s.stop
+                ),
+                Vec::new(),
+                None,
+                Some(CapturePayload {
+                    out: &shown,
+                    frames: s.frames,
+                    per_rank: &s.per_rank,
+                    dropped: s.dropped,
+                    stop: s.stop.to_string(),
+                }),
+            ),
+            Err(e) => {
+                let code = kvlower_load::Code::from_name(e.code())
+                    .unwrap_or(kvlower_load::Code::CaptureSetupFailed);
+                let d = kvlower_load::Diagnostic::new(code, shown.clone(), e.to_string())
+                    .with_hint(e.hint());
+                (
+                    Exit::Findings,
+                    format!("kvlower capture: nothing written ({})", e.code()),
+                    vec![d],
+                    Some(e.to_string()),
+                    None,
+                )
+            }
+        };
+        write!(
+            out,
+            "{}",
+            envelope_json(
+                "capture",
+                exit,
+                &summary,
+                &diagnostics,
+                error.as_deref(),
+                payload
+            )
+        )?;
+        return Ok(exit);
+    }
+    match result {
         Ok(s) => {
             let per_rank: Vec<String> = s
                 .per_rank

@@ -51,6 +51,15 @@ pub struct CheckArgs {
     /// Print only the summary line
     #[arg(short, long)]
     pub quiet: bool,
+    /// Fail (exit 1) on warnings too (inert evidence: `kvlower codes` marks them)
+    #[arg(long)]
+    pub deny_warnings: bool,
+    /// Report every finding but exit 0 (usage errors still exit 2), e.g. to collect SARIF
+    #[arg(long)]
+    pub exit_zero: bool,
+    /// Say on stderr which root, catalog and descriptors were read
+    #[arg(short, long)]
+    pub verbose: bool,
 }
 
 impl CheckArgs {
@@ -70,6 +79,9 @@ impl CheckArgs {
 }
 
 pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
+    if args.verbose {
+        crate::cmd::check_extras::verbose_root(&args.root, err)?;
+    }
     let config = match crate::config::load(&args.root) {
         Ok(config) => config,
         Err(finding) => {
@@ -106,7 +118,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
                 args.root.display()
             );
             if args.format == CheckFormat::Sarif {
-                write!(out, "{}", sarif(&[], Some(&message)))?;
+                write!(out, "{}", sarif(&[], Some(&message), None))?;
             } else {
                 report_error(
                     args.report_options().format,
@@ -124,10 +136,18 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
                 "kvlower check: {} finding(s); nothing judged",
                 diagnostics.len()
             );
-            emit(args, Exit::Findings, &diagnostics, &summary, out, err)?;
-            return Ok(Exit::Findings);
+            let exit = if args.exit_zero {
+                Exit::Success
+            } else {
+                Exit::Findings
+            };
+            emit(args, exit, &diagnostics, &summary, out, err)?;
+            return Ok(exit);
         }
     };
+    if args.verbose {
+        crate::cmd::check_extras::check_inputs(&repo, err)?;
+    }
     let mut diffs = String::new();
     let human = matches!(args.format, CheckFormat::Human | CheckFormat::Github);
     let want_diffs = human && !args.quiet;
@@ -162,6 +182,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
         ));
     }
     diagnostics.extend(cited_positives(&repo, require_verified));
+    diagnostics.extend(crate::cmd::check_extras::inert_warnings_of(&repo));
     diagnostics.sort();
     if want_diffs && !diffs.is_empty() {
         write!(err, "{diffs}")?;
@@ -169,13 +190,14 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
     let stale = diagnostics
         .iter()
         .any(|d| matches!(d.code, Code::StaleResult | Code::MissingResult));
+    let warnings = diagnostics.iter().filter(|d| d.is_warning()).count();
+    let errors = diagnostics.len() - warnings;
     let (found, invalid) = descriptor_counts(&repo, &diagnostics);
     let summary = format!(
-        "kvlower check: {found} descriptor(s), {invalid} invalid, {} finding(s){}",
-        diagnostics.len(),
+        "kvlower check: {found} descriptor(s), {invalid} invalid, {errors} finding(s){}{}",
         if let Some(partial) = &partial {
             partial.clone()
-        } else if diagnostics.is_empty() {
+        } else if errors == 0 {
             "; all results fresh".to_string()
         } else if stale {
             format!(
@@ -184,12 +206,18 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
             )
         } else {
             String::new()
+        },
+        if warnings > 0 {
+            format!("; {warnings} warning(s)")
+        } else {
+            String::new()
         }
     );
-    let exit = if diagnostics.is_empty() {
-        Exit::Success
-    } else {
+    let failing = errors > 0 || (args.deny_warnings && warnings > 0);
+    let exit = if failing && !args.exit_zero {
         Exit::Findings
+    } else {
+        Exit::Success
     };
     emit(args, exit, &diagnostics, &summary, out, err)?;
     Ok(exit)
@@ -271,7 +299,7 @@ fn emit(
     err: &mut dyn Write,
 ) -> std::io::Result<()> {
     if args.format == CheckFormat::Sarif {
-        return write!(out, "{}", sarif(diagnostics, None));
+        return write!(out, "{}", sarif(diagnostics, None, Some(&args.root)));
     }
     report(
         &args.report_options(),
@@ -293,7 +321,7 @@ fn descriptor_counts(
     let prefix = format!("{CAPABILITIES_DIR}/");
     let invalid: BTreeSet<&str> = diagnostics
         .iter()
-        .filter(|d| d.file.starts_with(&prefix))
+        .filter(|d| !d.is_warning() && d.file.starts_with(&prefix))
         .map(|d| d.file.as_str())
         .collect();
     let mut found: BTreeSet<&str> = repo.descriptors.iter().map(|d| d.path.as_str()).collect();
@@ -340,14 +368,17 @@ pub fn freshness(
     if let Some(diffs) = diffs {
         diffs.push_str(&bounded_diff(file.path, &bytes, &file.contents));
     }
-    Some(
-        Diagnostic::new(
-            Code::StaleResult,
-            file.path,
-            "committed result differs from the regenerated one",
-        )
-        .with_hint("run `kvlower matrix` and commit the result"),
+    let stale = Diagnostic::new(
+        Code::StaleResult,
+        file.path,
+        "committed result differs from the regenerated one",
     )
+    .with_hint("run `kvlower matrix` and commit the result");
+    Some(crate::cmd::check_extras::with_stale_causes(
+        stale,
+        &bytes,
+        &file.contents,
+    ))
 }
 
 /// A unified diff of `committed` against `regenerated`, bounded in time

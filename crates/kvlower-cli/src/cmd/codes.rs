@@ -29,14 +29,66 @@ pub struct ExplainCodeArgs {
 #[derive(Serialize)]
 struct JsonCode {
     code: &'static str,
+    severity: &'static str,
     explanation: &'static str,
+    what: &'static str,
+    why: &'static str,
+    example: &'static str,
+    fix: &'static str,
 }
 
 fn json_code(c: Code) -> JsonCode {
+    let doc = c.doc();
     JsonCode {
         code: c.name(),
+        severity: c.severity().name(),
         explanation: c.explanation(),
+        what: doc.what,
+        why: doc.why,
+        example: doc.example,
+        fix: doc.fix,
     }
+}
+
+/// `explain-code CODE` for people: `code: what` (the one-line summary; a warning
+/// says so), then why / example / fix.
+pub fn code_text(c: Code) -> String {
+    let doc = c.doc();
+    let warning = if c.severity() == kvlower_load::Severity::Warning {
+        " (a warning: `check` fails on it only with --deny-warnings)"
+    } else {
+        ""
+    };
+    format!(
+        "{}: {}{warning}\n\nWhy:     {}\nExample: {}\nFix:     {}\n",
+        c.name(),
+        doc.what,
+        doc.why,
+        doc.example,
+        doc.fix
+    )
+}
+
+/// docs/diagnostic-codes.md: every code with what / why / example / fix (the
+/// help text of `check --format sarif`; a test keeps the file equal to this).
+pub fn codes_markdown() -> String {
+    let mut s = String::from(
+        "# Diagnostic codes\n\nGenerated from `crates/kvlower-load/src/code_doc.rs` (`kvlower explain-code CODE` prints the same).\n\
+         Warnings (inert evidence) fail `kvlower check` only with `--deny-warnings`.\n",
+    );
+    for c in Code::ALL {
+        let doc = c.doc();
+        s.push_str(&format!(
+            "\n## {}\n\n*{}.* {}\n\n- **Why:** {}\n- **Example:** {}\n- **Fix:** {}\n",
+            c.name(),
+            c.severity(),
+            doc.what,
+            doc.why,
+            doc.example,
+            doc.fix
+        ));
+    }
+    s
 }
 
 pub fn run_codes(
@@ -55,7 +107,12 @@ pub fn run_codes(
         return Ok(Exit::Success);
     }
     for code in Code::ALL {
-        writeln!(out, "{:<26} {}", code.name(), code.explanation())?;
+        let tag = if code.severity() == kvlower_load::Severity::Warning {
+            "(warning) "
+        } else {
+            ""
+        };
+        writeln!(out, "{:<26} {tag}{}", code.name(), code.explanation())?;
     }
     Ok(Exit::Success)
 }
@@ -81,7 +138,7 @@ pub fn run_explain_code(
                 )
             )?;
         } else {
-            writeln!(out, "{}: {}", code.name(), code.explanation())?;
+            write!(out, "{}", code_text(*code))?;
         }
         return Ok(Exit::Success);
     }

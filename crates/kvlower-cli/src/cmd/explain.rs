@@ -36,18 +36,57 @@ pub struct ExplainArgs {
 fn parse_mode(s: &str) -> Result<Mode, String> {
     Mode::from_name(s).ok_or_else(|| {
         let names: Vec<&str> = Mode::ALL.iter().map(|m| m.name()).collect();
-        format!("unknown mode `{s}`; expected one of: {}", names.join(", "))
+        unknown_name("mode", s, &names)
     })
 }
 
 fn parse_depth(s: &str) -> Result<Depth, String> {
     Depth::from_name(s).ok_or_else(|| {
         let names: Vec<&str> = Depth::ALL.iter().map(|d| d.name()).collect();
-        format!("unknown depth `{s}`; expected one of: {}", names.join(", "))
+        unknown_name("depth", s, &names)
     })
 }
 
+/// "unknown mode `x`", with the closest name (as `check` suggests one) and the list.
+fn unknown_name(what: &str, given: &str, names: &[&str]) -> String {
+    let shown = crate::output::escape_control(given);
+    let closest = names
+        .iter()
+        .map(|n| (strsim::jaro_winkler(given, n), *n))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    match closest {
+        Some((_, name)) => format!(
+            "unknown {what} `{shown}`; did you mean `{name}`? (expected one of: {})",
+            names.join(", ")
+        ),
+        None => format!(
+            "unknown {what} `{shown}`; expected one of: {}",
+            names.join(", ")
+        ),
+    }
+}
+
 pub fn run(args: &ExplainArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
+    // A descriptor that does not exist is a wrong command line (exit 2), not a
+    // finding in an input (exit 1).
+    let missing = std::fs::symlink_metadata(&args.descriptor)
+        .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
+    if missing {
+        let message = format!(
+            "no such descriptor: {} (give a path such as capabilities/<name>.yaml)",
+            args.descriptor.display()
+        );
+        report_error(
+            args.report.format,
+            "explain",
+            Exit::Usage,
+            &message,
+            out,
+            err,
+        )?;
+        return Ok(Exit::Usage);
+    }
     let mut diagnostics = Vec::new();
     let catalog = load_catalog(&args.root, &mut diagnostics);
     let shown = args.descriptor.to_string_lossy().replace('\\', "/");

@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 
 use kvlower_trace::{
     CampaignSummary, ClaimVerdict, Control, Diagnostic, GateResult, MAX_TRACE_BYTES, Problem,
-    TraceFamily, TraceGate, TraceOutline, TraceTally,
+    Requirement, TraceFamily, TraceGate, TraceOutline, TraceTally,
 };
 use rayon::prelude::*;
 use serde::Serialize;
@@ -59,12 +59,21 @@ pub enum FailOn {
     Fail,
 }
 
+/// `gate --format`'s help: what gate itself prints (not `check`'s findings).
+const FORMAT_HELP: &str = "Output format: human, json, github or markdown";
+const FORMAT_LONG_HELP: &str = "\
+Output format:
+  human     one line per claim on stdout (`TRACE: claim ID [family]: GATE PASS; GATE FAIL (missing: ...); GATE n/a`),
+            the campaign counts when several traces, then the tally `N runs, N passed, N failed`;
+            malformed lines on stderr as `TRACE:LINE: error[code]: message`
+  json      the shared envelope on stdout (payload: results and campaign; docs/output.md)
+  github    `::error` annotations for malformed lines on stdout (nothing else);
+            the human report on stderr
+  markdown  a table of verdicts and the campaign counts on stdout";
+
 #[derive(Debug, clap::Args)]
+#[command(mut_arg("format", |a| a.help(FORMAT_HELP).long_help(FORMAT_LONG_HELP).hide_possible_values(true)))]
 pub struct GateArgs {
-    /// human: one line per claim, then the campaign summary and the tally on stdout,
-    /// diagnostics on stderr; json: the shared envelope (payload: results and campaign);
-    /// github: `::error` annotations for malformed lines plus the human report;
-    /// markdown: a table
     #[command(flatten)]
     pub report: ReportOptions,
     /// Exit 1 also when some run did not pass (`fail`), for CI
@@ -525,7 +534,7 @@ struct HumanSink<'a> {
     color_err: bool,
 }
 
-fn human_gate(name: TraceGate, result: &GateResult, color: bool) -> String {
+fn human_gate(name: TraceGate, result: &GateResult, applies: bool, color: bool) -> String {
     let (pass, fail) = if color {
         ("\x1b[32mPASS\x1b[0m", "\x1b[31mFAIL\x1b[0m")
     } else {
@@ -533,10 +542,49 @@ fn human_gate(name: TraceGate, result: &GateResult, color: bool) -> String {
     };
     if result.pass {
         format!("{name} {pass}")
+    } else if !applies {
+        format!("{name} n/a")
     } else {
         let missing: Vec<&str> = result.missing.iter().map(|r| r.name()).collect();
         format!("{name} {fail} (missing: {})", missing.join(", "))
     }
+}
+
+/// The requirements that only a run with an injected restore failure can show.
+const FAILURE_ONLY: [Requirement; 5] = [
+    Requirement::ControlledCpuToGpuLoadFailure,
+    Requirement::ClaimScopedRestorationFailed,
+    Requirement::FailClosedActiveRequestRefused,
+    Requirement::SchedulerSideRestorationFailed,
+    Requirement::SchedulerSideActiveRequestRefused,
+];
+
+/// Whether a failing gate applies to this run, for human and Markdown output only
+/// (the verdicts, the JSON and the tally are unchanged). The two connector paths
+/// exclude each other: the observation gate does not apply to a run whose failure
+/// outcome passed, and the failure-outcome gate not to a run whose observation
+/// passed or that shows none of what only an injected failure shows. A control
+/// row keeps every gate: why it failed is the point of the control.
+fn gate_applies(v: &ClaimVerdict, gate: TraceGate, result: &GateResult) -> bool {
+    if result.pass || !v.controls_rejected.is_empty() {
+        return true;
+    }
+    match gate {
+        TraceGate::ConnectorObservation => !v.passes(TraceGate::ConnectorFailureOutcome),
+        TraceGate::ConnectorFailureOutcome => {
+            !v.passes(TraceGate::ConnectorObservation)
+                && !FAILURE_ONLY.iter().all(|r| result.missing.contains(r))
+        }
+        _ => true,
+    }
+}
+
+/// The gates of a verdict, each with its PASS / FAIL (missing ...) / n/a.
+fn human_gates(v: &ClaimVerdict, color: bool) -> Vec<String> {
+    v.gates
+        .iter()
+        .map(|(n, r)| human_gate(*n, r, gate_applies(v, *n, r), color))
+        .collect()
 }
 
 impl Sink for HumanSink<'_> {
@@ -552,13 +600,11 @@ impl Sink for HumanSink<'_> {
             Some(id) => format!("claim {id}"),
             None => "unclaimed events".to_owned(),
         };
-        let gates: Vec<String> = v
-            .gates
-            .iter()
-            .map(|(n, r)| human_gate(*n, r, self.color_out))
-            .collect();
+        let gates = human_gates(v, self.color_out);
+        let github = self.github;
+        let o: &mut dyn Write = if github { self.err } else { self.out };
         write!(
-            self.out,
+            o,
             "{}: {} [{}]: {}",
             escape_control(trace),
             escape_control(&who),
@@ -567,9 +613,9 @@ impl Sink for HumanSink<'_> {
         )?;
         if !v.controls_rejected.is_empty() {
             let controls: Vec<&str> = v.controls_rejected.iter().map(|c| c.name()).collect();
-            write!(self.out, "; rejected as control: {}", controls.join(", "))?;
+            write!(o, "; rejected as control: {}", controls.join(", "))?;
         }
-        writeln!(self.out)
+        writeln!(o)
     }
 
     fn diagnostic(&mut self, trace: &str, d: &Diagnostic) -> io::Result<()> {
@@ -601,8 +647,14 @@ impl Sink for HumanSink<'_> {
         traces: usize,
         _exit: Exit,
     ) -> io::Result<()> {
+        // With `github`, stdout carries the annotations only (one document); the
+        // human report goes to stderr (docs/output.md).
+        let o: &mut dyn Write = if self.github {
+            &mut *self.err
+        } else {
+            &mut *self.out
+        };
         if traces > 1 || self.quiet {
-            let o = &mut self.out;
             writeln!(o, "campaign: {} runs", s.runs)?;
             writeln!(
                 o,
@@ -635,7 +687,7 @@ impl Sink for HumanSink<'_> {
                 s.reference_passes, s.reference_runs
             )?;
         }
-        writeln!(self.out, "{}", tally(s))?;
+        writeln!(o, "{}", tally(s))?;
         if !diagnostics.is_empty() {
             writeln!(
                 self.err,
@@ -723,6 +775,7 @@ impl Sink for JsonSink<'_> {
                 line: d.line.and_then(|l| usize::try_from(l).ok()),
                 column: None,
                 code: code_of(&d.problem).name(),
+                severity: code_of(&d.problem).severity().name(),
                 yaml_path: "",
                 message,
                 hint: None,
@@ -757,11 +810,7 @@ impl Sink for MarkdownSink<'_> {
         if self.quiet {
             return Ok(());
         }
-        let gates: Vec<String> = v
-            .gates
-            .iter()
-            .map(|(n, r)| human_gate(*n, r, false))
-            .collect();
+        let gates = human_gates(v, false);
         let controls: Vec<&str> = v.controls_rejected.iter().map(|c| c.name()).collect();
         writeln!(
             self.out,

@@ -174,7 +174,8 @@ pub fn run(args: &JoinArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
     let (Some(registry), Some(events), Some(format)) =
         (&args.registry, &args.events, events_format)
     else {
-        let message = "kvlower join --registry needs --events-format";
+        let message = "kvlower join --registry needs --events-format vllm|sglang|trtllm \
+                       (the runtime that wrote the events; docs/join.md)";
         return Ok(fail(Exit::Usage, message, out, err)?);
     };
     match kvlower_join::join_paths(registry, events, format.into()) {
