@@ -315,10 +315,13 @@ impl<R: Read> CaptureReader<R> {
                             format!("frame larger than the cap of {MAX_FRAME_BYTES} bytes"),
                         ));
                     }
-                    let mut p = Vec::new();
-                    let got = (&mut self.inp).take(u64::from(len)).read_to_end(&mut p)?;
+                    // The length is within the frame cap (checked above), so the part is
+                    // allocated once at its size and filled by as few reads as the
+                    // reader needs (one `read_to_end` per part grew it 8 KiB at a time).
+                    let mut p = vec![0u8; len as usize];
+                    let got = read_full(&mut self.inp, &mut p)?;
                     self.offset += got as u64;
-                    if got as u64 != u64::from(len) {
+                    if got != p.len() {
                         return Err(CaptureError::Truncated {
                             offset: self.offset,
                         });
@@ -376,6 +379,20 @@ impl<R: Read> CaptureReader<R> {
             Err(self.malformed(at, format!("rank {rank} is not in the header")))
         }
     }
+}
+
+/// Reads until `buf` is full or the input ends; returns how many bytes were read.
+fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match r.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
 }
 
 fn read_exact_or<R: Read>(r: &mut R, buf: &mut [u8], offset: u64) -> Result<(), CaptureError> {

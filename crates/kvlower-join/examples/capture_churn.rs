@@ -2,7 +2,9 @@
 //! throughput and memory benchmark of `kvlower join` on captures: one vLLM >= 0.24
 //! batch per frame (`[ts, [event], 0]`, events maps tagged `type`), sequence numbers
 //! from 0, alternating stores and removals of blocks no claim needs. Memory must stay
-//! flat as N grows; the figures are in the README.
+//! flat as N grows; the figures are in the README. With a third argument `live`, every
+//! event is a store and none is removed: the capture leaves N blocks live (the memory
+//! per live block benchmark, `bench/join-vs-dynamo/`).
 //!
 //! ```text
 //! cargo run --release -p kvlower-join --example capture_churn -- 1000000 /tmp/churn.kvcap
@@ -21,6 +23,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let n: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(100_000);
     let out = args.next().unwrap_or_else(|| "churn.kvcap".into());
+    let live = args.next().as_deref() == Some("live");
     let header = CaptureHeader::new(
         vec![Endpoint {
             rank: 0,
@@ -39,10 +42,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         p.clear();
         let hash = 1_000_000 + i;
         let token = 50_000 + (i % 10_000) as u32 * 4;
+        let store = live || i % 2 == 0;
         mp::write_array_len(&mut p, 3)?;
         mp::write_f64(&mut p, 2.0 + i as f64 * 1e-6)?;
         mp::write_array_len(&mut p, 1)?;
-        if i % 2 == 0 {
+        if store {
             mp::write_map_len(&mut p, 8)?;
             mp::write_str(&mut p, "type")?;
             mp::write_str(&mut p, "BlockStored")?;

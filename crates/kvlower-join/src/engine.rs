@@ -16,6 +16,7 @@ use std::path::Path;
 
 use kvlower_fs::lines::Line;
 
+use crate::blocks::{BlockRec, BlockTable, Copies, FoldState, ParentKey, TierId, TierSet};
 use crate::error::JoinError;
 use crate::events::{BatchMeta, BlockHash, Decoded, Decoder, Issue, KvEvent, StoredBlock, Tier};
 use crate::registry::{
@@ -26,38 +27,6 @@ use crate::report::{
     PreconditionTally, REPORT_SCHEMA_VERSION, Reason, StatusCounts, StreamSummary, TierCoverage,
     Transition, Verdict,
 };
-
-/// One block record: a live block, or a claim-relevant tombstone (no tiers).
-struct BlockRec {
-    parent: Option<BlockHash>,
-    /// `None` for hash-only stores of a block the join never saw with tokens.
-    tokens: Option<Vec<u32>>,
-    /// Tiers holding a copy: how many copies, and the priority reported when stored.
-    tiers: BTreeMap<Tier, Copies>,
-    /// Where this block matches a claim's chain: (index of the claim in the registry,
-    /// 0-based block position along its leading prefix). Empty for a block no claim needs.
-    claim_positions: Vec<(usize, usize)>,
-}
-
-/// How many physical copies of one hash a tier holds, as an interval: vLLM does not
-/// de-duplicate cached blocks, and under `kv_cache_report_mode=full` (or an unknown
-/// mode) a repeated `BlockStored` may be a new copy or a re-announced hit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Copies {
-    priority: Option<u32>,
-    min: u32,
-    max: u32,
-}
-
-impl Copies {
-    fn one(priority: Option<u32>) -> Copies {
-        Copies {
-            priority,
-            min: 1,
-            max: 1,
-        }
-    }
-}
 
 /// What a repeated store of a known hash on the same tier means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -216,7 +185,10 @@ struct Engine<'r> {
     claims: Vec<ClaimTrack>,
     /// Reasons every claim shares from the registry and format (before any event).
     registry_reasons: Vec<Reason>,
-    blocks: HashMap<BlockHash, BlockRec>,
+    blocks: BlockTable,
+    /// Every tier the stream named, interned: a block record holds ids.
+    tier_names: Vec<Tier>,
+    tier_ids: HashMap<Tier, TierId, FoldState>,
     /// Stream-level ambiguities: each taints every claim not yet judged.
     stream_ambiguities: Vec<Reason>,
     summary: StreamSummary,
@@ -238,6 +210,26 @@ struct Engine<'r> {
 }
 
 impl Engine<'_> {
+    /// The id of tier `t`, interned on first sight.
+    fn tier_id(&mut self, t: Tier) -> TierId {
+        if let Some(id) = self.tier_ids.get(&t) {
+            return *id;
+        }
+        let id = TierId::try_from(self.tier_names.len()).unwrap_or(TierId::MAX);
+        self.tier_names.push(t.clone());
+        self.tier_ids.insert(t, id);
+        id
+    }
+
+    /// The id of tier `t`, if the stream named it before.
+    fn find_tier(&self, t: &Tier) -> Option<TierId> {
+        self.tier_ids.get(t).copied()
+    }
+
+    fn tier_name(&self, id: TierId) -> Option<&Tier> {
+        self.tier_names.get(id as usize)
+    }
+
     /// vLLM's `kv_cache_report_mode`: the registry's cache identity, else the capture
     /// header's `--meta`.
     fn report_mode(&self) -> Option<&str> {
@@ -267,8 +259,8 @@ impl Engine<'_> {
     }
 }
 
-fn add_copy(tiers: &mut BTreeMap<Tier, Copies>, t: Tier, priority: Option<u32>, r: Repeat) {
-    match tiers.get_mut(&t) {
+fn add_copy(tiers: &mut TierSet, t: TierId, priority: Option<u32>, r: Repeat) {
+    match tiers.get_mut(t) {
         None => {
             tiers.insert(t, Copies::one(priority));
         }
@@ -354,7 +346,9 @@ impl<'r> Engine<'r> {
             encoding: id.hash_domain.as_ref().map(|h| h.encoding),
             claims,
             registry_reasons,
-            blocks: HashMap::new(),
+            blocks: BlockTable::default(),
+            tier_names: Vec::new(),
+            tier_ids: HashMap::default(),
             stream_ambiguities: Vec::new(),
             summary: StreamSummary::default(),
             last_index: None,
@@ -479,11 +473,11 @@ impl<'r> Engine<'r> {
                 let mut touched = Vec::new();
                 for rec in self.blocks.values_mut() {
                     if !rec.tiers.is_empty() {
-                        touched.extend(rec.claim_positions.iter().map(|&(c, _)| c));
+                        touched.extend(rec.claim_positions().iter().map(|&(c, _)| c));
                     }
                     rec.tiers.clear();
                 }
-                self.blocks.retain(|_, r| !r.claim_positions.is_empty());
+                self.blocks.retain(|r| !r.claim_positions().is_empty());
                 for c in touched {
                     self.relevant_event(c, here, d.ts);
                     dirty.insert(c);
@@ -745,7 +739,10 @@ impl<'r> Engine<'r> {
         match self.blocks.get(&b.hash) {
             Some(rec) => {
                 let conflict = match &rec.tokens {
-                    Some(t) => !b.tokens.is_empty() && (*t != b.tokens || rec.parent != parent),
+                    Some(t) => {
+                        !b.tokens.is_empty()
+                            && (**t != *b.tokens || !ParentKey::is(&rec.parent, &parent))
+                    }
                     None => false,
                 };
                 if conflict {
@@ -756,19 +753,12 @@ impl<'r> Engine<'r> {
             }
             None if b.tokens.is_empty() => {
                 // Hash only: kept so that a later removal or child is known, never joined.
-                let mut tiers = BTreeMap::new();
-                if let Some(t) = b.tier.clone() {
-                    tiers.insert(t, Copies::one(b.priority));
-                }
-                self.blocks.insert(
-                    b.hash,
-                    BlockRec {
-                        parent,
-                        tokens: None,
-                        tiers,
-                        claim_positions: Vec::new(),
-                    },
-                );
+                let tiers = match b.tier {
+                    Some(t) => TierSet::single(self.tier_id(t), Copies::one(b.priority)),
+                    None => TierSet::Empty,
+                };
+                self.blocks
+                    .insert(b.hash, BlockRec::new(parent, None, tiers, Vec::new()));
             }
             None => self.store_new(parent, b, origin, dirty),
         }
@@ -788,9 +778,10 @@ impl<'r> Engine<'r> {
             return;
         };
         let upgrade = rec.tokens.is_none() && !b.tokens.is_empty();
-        let claims_touched = rec.claim_positions.clone();
+        let claims_touched = rec.claim_positions().to_vec();
         if let Some(t) = b.tier.clone() {
             let r = self.repeat(&t);
+            let t = self.tier_id(t);
             if let Some(rec) = self.blocks.get_mut(&hash) {
                 add_copy(&mut rec.tiers, t, b.priority, r);
             }
@@ -801,8 +792,10 @@ impl<'r> Engine<'r> {
             let old = self.blocks.remove(&hash);
             self.store(parent, b, origin, dirty);
             if let (Some(old), Some(new)) = (old, self.blocks.get_mut(&hash)) {
-                for (t, c) in old.tiers {
-                    new.tiers.entry(t).or_insert(c);
+                for (t, c) in old.tiers.iter() {
+                    if new.tiers.get_mut(t).is_none() {
+                        new.tiers.insert(t, *c);
+                    }
                 }
             }
             return;
@@ -825,10 +818,10 @@ impl<'r> Engine<'r> {
         dirty: &mut BTreeSet<usize>,
     ) {
         let here = origin.here;
-        let mut tiers = BTreeMap::new();
-        if let Some(t) = b.tier.clone() {
-            tiers.insert(t, Copies::one(b.priority));
-        }
+        let tiers = match b.tier.clone() {
+            Some(t) => TierSet::single(self.tier_id(t), Copies::one(b.priority)),
+            None => TierSet::Empty,
+        };
         if self.format == EventFormat::Trtllm
             && let Some(bs) = self.block_size
             && !b.tokens.is_empty()
@@ -843,12 +836,7 @@ impl<'r> Engine<'r> {
         }
         self.blocks.insert(
             b.hash,
-            BlockRec {
-                parent,
-                tokens: Some(b.tokens),
-                tiers,
-                claim_positions,
-            },
+            BlockRec::new(parent, Some(b.tokens), tiers, claim_positions),
         );
     }
 
@@ -875,7 +863,7 @@ impl<'r> Engine<'r> {
             }
             Some(ph) => match self.blocks.get(ph) {
                 Some(prec) if prec.tokens.is_some() => {
-                    for &(ci, i) in &prec.claim_positions {
+                    for &(ci, i) in prec.claim_positions() {
                         if self
                             .claims
                             .get(ci)
@@ -957,7 +945,7 @@ impl<'r> Engine<'r> {
                 .blocks
                 .get(ph)
                 .map(|p| {
-                    p.claim_positions
+                    p.claim_positions()
                         .iter()
                         .map(|&(ci, i)| (ci, i + 1))
                         .collect()
@@ -991,6 +979,7 @@ impl<'r> Engine<'r> {
         ts: Option<f64>,
         dirty: &mut BTreeSet<usize>,
     ) {
+        let tier: Option<Option<TierId>> = tier.map(|t| self.find_tier(t));
         let Some(rec) = self.blocks.get_mut(h) else {
             self.ambiguity(Reason::UnknownBlockRemoved { event: here });
             return;
@@ -1001,7 +990,8 @@ impl<'r> Engine<'r> {
                 rec.tiers.clear();
                 had
             }
-            Some(t) => match rec.tiers.get_mut(t) {
+            Some(None) => false,
+            Some(Some(t)) => match rec.tiers.get_mut(t) {
                 None => false,
                 Some(c) => {
                     c.min = c.min.saturating_sub(1);
@@ -1013,8 +1003,8 @@ impl<'r> Engine<'r> {
                 }
             },
         };
-        let claims_touched: Vec<usize> = rec.claim_positions.iter().map(|&(c, _)| c).collect();
-        let forget = rec.tiers.is_empty() && rec.claim_positions.is_empty();
+        let claims_touched: Vec<usize> = rec.claim_positions().iter().map(|&(c, _)| c).collect();
+        let forget = rec.tiers.is_empty() && rec.claim_positions().is_empty();
         if forget {
             self.blocks.remove(h);
         }
@@ -1036,15 +1026,21 @@ impl<'r> Engine<'r> {
         ts: Option<f64>,
         dirty: &mut BTreeSet<usize>,
     ) {
+        let levels = cache_level.map(|(old, new)| {
+            (
+                self.find_tier(&Tier::CacheLevel(old)),
+                self.tier_id(Tier::CacheLevel(new)),
+            )
+        });
         let Some(rec) = self.blocks.get_mut(h) else {
             self.ambiguity(Reason::UnknownBlockUpdated { event: here });
             return;
         };
         let mut ok = !rec.tiers.is_empty();
-        if let Some((old, new)) = cache_level {
-            match rec.tiers.remove(&Tier::CacheLevel(old)) {
+        if let Some((old, new)) = levels {
+            match old.and_then(|old| rec.tiers.remove(old)) {
                 Some(p) => {
-                    rec.tiers.insert(Tier::CacheLevel(new), p);
+                    rec.tiers.insert(new, p);
                 }
                 None => ok = false,
             }
@@ -1057,7 +1053,7 @@ impl<'r> Engine<'r> {
                 c.priority = Some(new);
             }
         }
-        let claims_touched: Vec<usize> = rec.claim_positions.iter().map(|&(c, _)| c).collect();
+        let claims_touched: Vec<usize> = rec.claim_positions().iter().map(|&(c, _)| c).collect();
         if !ok {
             self.ambiguity(Reason::UnknownBlockUpdated { event: here });
         }
@@ -1071,7 +1067,7 @@ impl<'r> Engine<'r> {
     fn live(&self, h: &BlockHash) -> bool {
         self.blocks
             .get(h)
-            .is_some_and(|r| r.tiers.values().any(|c| c.min > 0))
+            .is_some_and(|r| r.tiers.iter().any(|(_, c)| c.min > 0))
     }
 
     /// No copy is certainly resident, but one may be (an uncertain copy count).
@@ -1130,7 +1126,12 @@ impl<'r> Engine<'r> {
                 let mut at: BTreeSet<&Tier> = BTreeSet::new();
                 for h in p {
                     if let Some(r) = self.blocks.get(h) {
-                        at.extend(r.tiers.iter().filter(|(_, c)| c.min > 0).map(|(t, _)| t));
+                        at.extend(
+                            r.tiers
+                                .iter()
+                                .filter(|(_, c)| c.min > 0)
+                                .filter_map(|(t, _)| self.tier_name(t)),
+                        );
                     }
                 }
                 for t in at {
@@ -1424,6 +1425,22 @@ fn join_capture<R: BufRead>(
             kvlower_capture::Record::Frame { rank, parts, .. } => {
                 let f = kvlower_capture::event_frame(&parts)
                     .map_err(|m| bad(frame, None, format!("frame {frame}: {m}")))?;
+                // vLLM's usual shape decodes typed, straight from the bytes; any other
+                // payload (and every error) goes through the generic decoder.
+                let typed = match decoder.format() {
+                    EventFormat::Vllm => crate::typed::vllm_batch(f.payload),
+                    _ => None,
+                };
+                if let Some(raw) = typed {
+                    let decoded = crate::typed::decode(&mut decoder, raw, frame, f.seq, rank);
+                    if let Some(b) = decoded.batch {
+                        engine.batch(b);
+                    }
+                    for d in decoded.events {
+                        engine.process(d);
+                    }
+                    continue;
+                }
                 let v = crate::msgpack::decode(f.payload)
                     .map_err(|m| bad(frame, None, format!("payload is not msgpack: {m}")))?;
                 let decoded = decoder

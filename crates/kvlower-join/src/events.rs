@@ -25,10 +25,22 @@ use serde_json::Value;
 use crate::ids::EventFormat;
 
 /// A block hash as published: an integer (TRT-LLM, SGLang, older vLLM) or opaque bytes.
+/// An integer is kept as one: a negative one (`i64`) apart from the others (`u64`), so
+/// each integer has one form and they order as integers do.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) enum BlockHash {
-    Int(i128),
-    Bytes(String),
+    Neg(i64),
+    Int(u64),
+    Bytes(Box<str>),
+}
+
+impl BlockHash {
+    pub(crate) fn from_i64(i: i64) -> BlockHash {
+        match u64::try_from(i) {
+            Ok(u) => BlockHash::Int(u),
+            Err(_) => BlockHash::Neg(i),
+        }
+    }
 }
 
 /// Where a block copy lives: vLLM/SGLang `medium`, or TensorRT-LLM `cache_level`.
@@ -156,9 +168,52 @@ pub(crate) struct DecodeError {
     pub message: String,
 }
 
-fn err(path: &str, message: impl Into<String>) -> DecodeError {
+/// A JSON path inside a line, rendered only when a decode error names it (building
+/// one `String` per field of every event cost more than the decoding itself).
+pub(crate) trait JsonPath {
+    fn render(&self) -> String;
+}
+
+impl JsonPath for str {
+    fn render(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl JsonPath for String {
+    fn render(&self) -> String {
+        self.clone()
+    }
+}
+
+/// `base[pos]` for positional encodings, `base.name` for maps.
+pub(crate) struct FieldPath<'a> {
+    base: &'a str,
+    name: &'a str,
+    pos: Option<usize>,
+}
+
+impl JsonPath for FieldPath<'_> {
+    fn render(&self) -> String {
+        match self.pos {
+            Some(p) => format!("{}[{p}]", self.base),
+            None => format!("{}.{}", self.base, self.name),
+        }
+    }
+}
+
+/// Element `i` of the array at a path.
+struct Indexed<'a, P: JsonPath + ?Sized>(&'a P, usize);
+
+impl<P: JsonPath + ?Sized> JsonPath for Indexed<'_, P> {
+    fn render(&self) -> String {
+        format!("{}[{}]", self.0.render(), self.1)
+    }
+}
+
+fn err(path: &(impl JsonPath + ?Sized), message: impl Into<String>) -> DecodeError {
     DecodeError {
-        json_path: Some(path.to_string()),
+        json_path: Some(path.render()),
         message: message.into(),
     }
 }
@@ -175,6 +230,17 @@ impl Decoder {
             format,
             next_ordinal: 0,
         }
+    }
+
+    pub fn format(&self) -> EventFormat {
+        self.format
+    }
+
+    /// Hands out the next event index (a frame decoded outside this module).
+    pub(crate) fn take_index(&mut self) -> u64 {
+        let i = self.next_ordinal;
+        self.next_ordinal = self.next_ordinal.saturating_add(1);
+        i
     }
 
     /// The index the next decoded vLLM/SGLang event will get.
@@ -389,12 +455,12 @@ fn adapter_unknown_without_lora(event: &mut KvEvent) {
 
 /// vLLM names a group's cache spec on its stores; full attention is the kind a
 /// leading-prefix claim is judged on (sliding-window and Mamba groups keep no prefix).
-fn is_full_attention(kind: &str) -> bool {
+pub(crate) fn is_full_attention(kind: &str) -> bool {
     let k = kind.to_ascii_lowercase();
     k.contains("full") && !k.contains("sliding") && !k.contains("mamba")
 }
 
-fn opt_i64(v: Option<&Value>, path: &str) -> Result<Option<i64>, DecodeError> {
+fn opt_i64(v: Option<&Value>, path: &(impl JsonPath + ?Sized)) -> Result<Option<i64>, DecodeError> {
     match v {
         None | Some(Value::Null) => Ok(None),
         Some(v) => v
@@ -404,7 +470,10 @@ fn opt_i64(v: Option<&Value>, path: &str) -> Result<Option<i64>, DecodeError> {
     }
 }
 
-fn opt_str(v: Option<&Value>, path: &str) -> Result<Option<String>, DecodeError> {
+fn opt_str(
+    v: Option<&Value>,
+    path: &(impl JsonPath + ?Sized),
+) -> Result<Option<String>, DecodeError> {
     match v {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
@@ -412,18 +481,18 @@ fn opt_str(v: Option<&Value>, path: &str) -> Result<Option<String>, DecodeError>
     }
 }
 
-fn hash(v: &Value, path: &str) -> Result<BlockHash, DecodeError> {
+fn hash(v: &Value, path: &(impl JsonPath + ?Sized)) -> Result<BlockHash, DecodeError> {
     match v {
         Value::Number(n) => {
             if let Some(i) = n.as_i64() {
-                Ok(BlockHash::Int(i128::from(i)))
+                Ok(BlockHash::from_i64(i))
             } else if let Some(u) = n.as_u64() {
-                Ok(BlockHash::Int(i128::from(u)))
+                Ok(BlockHash::Int(u))
             } else {
                 Err(err(path, "block hash must be an integer within 64 bits"))
             }
         }
-        Value::String(s) => Ok(BlockHash::Bytes(s.clone())),
+        Value::String(s) => Ok(BlockHash::Bytes(s.as_str().into())),
         _ => Err(err(
             path,
             "block hash must be an integer or a (bytes) string",
@@ -431,24 +500,24 @@ fn hash(v: &Value, path: &str) -> Result<BlockHash, DecodeError> {
     }
 }
 
-fn opt_hash(v: &Value, path: &str) -> Result<Option<BlockHash>, DecodeError> {
+fn opt_hash(v: &Value, path: &(impl JsonPath + ?Sized)) -> Result<Option<BlockHash>, DecodeError> {
     match v {
         Value::Null => Ok(None),
         v => hash(v, path).map(Some),
     }
 }
 
-fn hashes(v: &Value, path: &str) -> Result<Vec<BlockHash>, DecodeError> {
+fn hashes(v: &Value, path: &(impl JsonPath + ?Sized)) -> Result<Vec<BlockHash>, DecodeError> {
     let a = v
         .as_array()
         .ok_or_else(|| err(path, "block_hashes must be an array"))?;
     a.iter()
         .enumerate()
-        .map(|(i, h)| hash(h, &format!("{path}[{i}]")))
+        .map(|(i, h)| hash(h, &Indexed(path, i)))
         .collect()
 }
 
-fn token_ids(v: &Value, path: &str) -> Result<Vec<u32>, DecodeError> {
+fn token_ids(v: &Value, path: &(impl JsonPath + ?Sized)) -> Result<Vec<u32>, DecodeError> {
     let a = v
         .as_array()
         .ok_or_else(|| err(path, "token_ids must be an array"))?;
@@ -457,7 +526,7 @@ fn token_ids(v: &Value, path: &str) -> Result<Vec<u32>, DecodeError> {
         .map(|(i, t)| {
             t.as_u64()
                 .and_then(|t| u32::try_from(t).ok())
-                .ok_or_else(|| err(&format!("{path}[{i}]"), "token id must be a u32"))
+                .ok_or_else(|| err(&Indexed(path, i), "token id must be a u32"))
         })
         .collect()
 }
@@ -517,11 +586,8 @@ fn positional_stored<'a>(a: &'a [Value], path: &str) -> Result<StoredFields<'a>,
 }
 
 /// Field name → positional JSON path, or `.name` for maps.
-fn field_path(base: &str, name: &str, pos: Option<usize>) -> String {
-    match pos {
-        Some(p) => format!("{base}[{p}]"),
-        None => format!("{base}.{name}"),
-    }
+fn field_path<'a>(base: &'a str, name: &'a str, pos: Option<usize>) -> FieldPath<'a> {
+    FieldPath { base, name, pos }
 }
 
 /// What one block's vLLM `extra_keys` entry adds to its hash beyond the tokens.
@@ -556,13 +622,38 @@ fn vllm_extra_keys(k: &Value, lora_name: Option<&str>, first_block: bool) -> Ext
     }
 }
 
+/// A store's tokens, one list per block (each empty when they do not split evenly:
+/// a [`Issue::TokenCountMismatch`] is recorded).
+pub(crate) fn split_tokens(
+    tokens: &[u32],
+    blocks: usize,
+    block_size: Option<u64>,
+    issues: &mut Vec<Issue>,
+) -> Vec<Vec<u32>> {
+    let n = blocks as u64;
+    if tokens.is_empty() {
+        return vec![Vec::new(); blocks];
+    }
+    let bs = block_size.unwrap_or(0);
+    if bs == 0 || tokens.len() as u64 != n.saturating_mul(bs) {
+        issues.push(Issue::TokenCountMismatch {
+            tokens: tokens.len() as u64,
+            blocks: n,
+            block_size: bs,
+        });
+        vec![Vec::new(); blocks]
+    } else {
+        tokens.chunks(bs as usize).map(<[u32]>::to_vec).collect()
+    }
+}
+
 fn build_stored(
     f: StoredFields<'_>,
     path: &str,
     positional: bool,
     issues: &mut Vec<Issue>,
 ) -> Result<KvEvent, DecodeError> {
-    let p = |name: &str, pos: usize| field_path(path, name, positional.then_some(pos));
+    let p = |name: &'static str, pos: usize| field_path(path, name, positional.then_some(pos));
     let block_hashes = f
         .block_hashes
         .ok_or_else(|| err(path, "BlockStored has no block_hashes"))?;
@@ -661,22 +752,7 @@ fn build_stored(
         Some(other) => nonempty(Some(other)),
     };
     let tier = Tier::Medium(medium.unwrap_or_else(|| "GPU".to_string()));
-    let n = hashes.len() as u64;
-    let split: Vec<Vec<u32>> = if tokens.is_empty() {
-        vec![Vec::new(); hashes.len()]
-    } else {
-        let bs = block_size.unwrap_or(0);
-        if bs == 0 || tokens.len() as u64 != n.saturating_mul(bs) {
-            issues.push(Issue::TokenCountMismatch {
-                tokens: tokens.len() as u64,
-                blocks: n,
-                block_size: bs,
-            });
-            vec![Vec::new(); hashes.len()]
-        } else {
-            tokens.chunks(bs as usize).map(<[u32]>::to_vec).collect()
-        }
-    };
+    let split = split_tokens(&tokens, hashes.len(), block_size, issues);
     let blocks = hashes
         .into_iter()
         .zip(split)
@@ -719,7 +795,7 @@ fn decode_removed(
     positional: bool,
     issues: &mut Vec<Issue>,
 ) -> Result<KvEvent, DecodeError> {
-    let p = |name: &str, pos: usize| field_path(path, name, positional.then_some(pos));
+    let p = |name: &'static str, pos: usize| field_path(path, name, positional.then_some(pos));
     let v = block_hashes.ok_or_else(|| err(path, "BlockRemoved has no block_hashes"))?;
     let hashes = hashes(v, &p("block_hashes", 1))?;
     let medium = opt_str(medium, &p("medium", 2))?;
@@ -1097,7 +1173,7 @@ fn decode_trt_tokens(t: &Value, tp: &str) -> Result<(Vec<u32>, bool), DecodeErro
 impl BlockHash {
     pub fn encoding(&self) -> crate::ids::HashEncoding {
         match self {
-            BlockHash::Int(_) => crate::ids::HashEncoding::Int,
+            BlockHash::Neg(_) | BlockHash::Int(_) => crate::ids::HashEncoding::Int,
             BlockHash::Bytes(_) => crate::ids::HashEncoding::Bytes,
         }
     }

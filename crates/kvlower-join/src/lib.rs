@@ -31,6 +31,7 @@
 //! ([`join_paths`], [`Registry::load`], [`pressure::run_controls`]) or a reader
 //! ([`join_reader`]).
 
+pub(crate) mod blocks;
 pub mod engine;
 pub mod error;
 pub mod events;
@@ -41,6 +42,7 @@ pub mod pressure;
 pub mod reason;
 pub mod registry;
 pub mod report;
+pub(crate) mod typed;
 
 use std::io::BufReader;
 use std::path::Path;

@@ -155,9 +155,11 @@ impl<'a> Cursor<'a> {
 
     fn bin(&mut self, n: usize) -> R<Value> {
         let s = self.take(n)?;
+        const HEX: &[u8; 16] = b"0123456789abcdef";
         let mut hex = String::with_capacity(n * 2);
         for b in s {
-            hex.push_str(&format!("{b:02x}"));
+            hex.push(char::from(HEX[usize::from(b >> 4)]));
+            hex.push(char::from(HEX[usize::from(b & 0x0f)]));
         }
         Ok(Value::String(hex))
     }
@@ -193,8 +195,13 @@ impl<'a> Cursor<'a> {
                 return Err(format!("byte {at}: map key is not a string"));
             };
             let v = self.value(depth + 1)?;
-            if m.insert(k.clone(), v).is_some() {
-                return Err(format!("byte {at}: duplicate map key `{k}`"));
+            match m.entry(k) {
+                serde_json::map::Entry::Vacant(e) => {
+                    e.insert(v);
+                }
+                serde_json::map::Entry::Occupied(e) => {
+                    return Err(format!("byte {at}: duplicate map key `{}`", e.key()));
+                }
             }
         }
         Ok(Value::Object(m))
