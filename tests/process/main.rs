@@ -85,6 +85,35 @@ fn a_closed_pipe_keeps_the_exit_code_of_every_command() {
     }
 }
 
+/// Exit 2 (an input kvlower could not read) survives a closed pipe as 1 does.
+#[test]
+fn a_closed_pipe_keeps_the_exit_code_of_an_unreadable_input() {
+    let repo = invalid_repo();
+    std::fs::create_dir(repo.path().join("capabilities/a_directory.yaml")).expect("mkdir");
+    std::fs::write(repo.path().join("malformed.jsonl"), "not json\n").expect("write");
+    std::os::unix::fs::symlink("/dev/null", repo.path().join("null.jsonl")).expect("symlink");
+    let cases: &[(&[&str], i32)] = &[
+        (&["check"], 2),
+        (&["check", "--format", "json"], 2),
+        (&["check", "--format", "sarif", "--exit-zero"], 2),
+        (&["matrix"], 2),
+        (&["gate", "malformed.jsonl"], 1),
+        (&["gate", "null.jsonl"], 2),
+        (
+            &["gate", "--format", "json", "malformed.jsonl", "null.jsonl"],
+            2,
+        ),
+    ];
+    for (args, want) in cases {
+        let (code, stderr) = run_with_closed_stdout(args, repo.path());
+        assert_eq!(
+            code,
+            Some(*want),
+            "kvlower {args:?} with stdout closed: stderr:\n{stderr}"
+        );
+    }
+}
+
 #[test]
 fn completions_into_a_closed_pipe_do_not_panic() {
     let dir = tempfile::tempdir().expect("tempdir");

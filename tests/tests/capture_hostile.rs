@@ -230,12 +230,13 @@ fn temp_files(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The peer was refused: exit 1 (not a signal), a coded message, no file left behind.
+/// The peer was refused: exit 2 (nothing could be recorded; not a signal), a coded
+/// message, no file left behind.
 fn assert_refused(o: &Outcome, dir: &Path, code: &str, what: &str) {
     assert_eq!(
         (o.code, o.signal),
-        (Some(1), None),
-        "{what}: exit 1 expected, not a signal; stderr:\n{}",
+        (Some(2), None),
+        "{what}: exit 2 expected, not a signal; stderr:\n{}",
         o.stderr
     );
     assert!(
@@ -497,10 +498,10 @@ fn a_lost_connection_is_re_established() {
     assert!(o.stderr.contains("2 frames"), "{}", o.stderr);
 }
 
-/// The other exit-1 causes, in-process: nothing listening, and an unwritable --out
-/// (refused before any connection).
+/// The other exit-2 causes, in-process: nothing listening, and an unwritable --out
+/// (refused before any connection). capture judges no content, so it never exits 1.
 #[test]
-fn an_unreachable_publisher_or_unwritable_file_is_exit_1_with_a_code() {
+fn an_unreachable_publisher_or_unwritable_file_is_exit_2_with_a_code() {
     let dir = tempfile::tempdir().unwrap();
     let port = {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -518,7 +519,7 @@ fn an_unreachable_publisher_or_unwritable_file_is_exit_1_with_a_code() {
         "--duration",
         "1",
     ]);
-    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(
         r.stderr
             .contains("error[capture-publisher-unreachable]: tcp://127.0.0.1:"),
@@ -542,7 +543,7 @@ fn an_unreachable_publisher_or_unwritable_file_is_exit_1_with_a_code() {
         "--duration",
         "1",
     ]);
-    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(
         r.stderr.contains("error[capture-output-unwritable]"),
         "{}",

@@ -72,7 +72,7 @@ fn a_fifo_descriptor_is_refused_without_hanging() {
     let dir = sandbox();
     mkfifo(&dir.path().join("capabilities/x.yaml"));
     let run = check(&dir);
-    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(
         run.stderr
             .contains("capabilities/x.yaml: error[not-a-regular-file]"),
@@ -88,7 +88,7 @@ fn a_fifo_catalog_is_refused_without_hanging() {
     fs::remove_file(dir.path().join("modes/modes.yaml")).expect("rm");
     mkfifo(&dir.path().join("modes/modes.yaml"));
     let run = check(&dir);
-    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(
         run.stderr
             .contains("modes/modes.yaml: error[not-a-regular-file]"),
@@ -104,7 +104,7 @@ fn a_fifo_result_is_refused_not_missing_and_never_read() {
     fs::remove_file(&path).expect("rm");
     mkfifo(&path);
     let run = check(&dir);
-    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(
         run.stderr
             .contains("results/lowering-matrix.md: error[not-a-regular-file]"),
@@ -137,7 +137,7 @@ fn no_generated_file_as_a_fifo_hangs_check() {
         fs::remove_file(&path).expect("rm");
         mkfifo(&path);
         let run = check(&dir);
-        assert_eq!(run.code, 1, "{file}: {}", run.stderr);
+        assert_eq!(run.code, 2, "{file}: {}", run.stderr);
         assert!(
             run.stderr
                 .contains(&format!("{file}: error[not-a-regular-file]")),
@@ -164,7 +164,7 @@ fn dev_zero_as_a_descriptor_or_catalog_is_refused() {
     let dir = sandbox();
     symlink("/dev/zero", dir.path().join("capabilities/zero.yaml")).expect("symlink");
     let run = check(&dir);
-    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(
         run.stderr
             .contains("capabilities/zero.yaml: error[file-outside-root]"),
@@ -176,7 +176,7 @@ fn dev_zero_as_a_descriptor_or_catalog_is_refused() {
     fs::remove_file(dir.path().join("modes/modes.yaml")).expect("rm");
     symlink("/dev/zero", dir.path().join("modes/modes.yaml")).expect("symlink");
     let run = check(&dir);
-    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(
         run.stderr
             .contains("modes/modes.yaml: error[file-outside-root]"),
@@ -194,7 +194,7 @@ fn dev_zero_named_on_the_command_line_is_refused() {
         "--root",
         &dir.path().display().to_string(),
     ]);
-    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     assert!(
         format!("{}{}", run.stdout, run.stderr).contains("not-a-regular-file"),
         "{}{}",
@@ -212,7 +212,7 @@ fn an_oversized_descriptor_is_refused_not_parsed() {
     }
     fs::write(dir.path().join("capabilities/big.yaml"), big).expect("write");
     let run = check(&dir);
-    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(
         run.stderr
             .contains("capabilities/big.yaml: error[file-too-large]"),
@@ -235,7 +235,7 @@ fn a_descriptor_linked_out_of_the_root_is_refused_unread() {
     let dir = sandbox();
     symlink(&secret, dir.path().join("capabilities/passwd.yaml")).expect("symlink");
     let run = check(&dir);
-    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(
         run.stderr
             .contains("capabilities/passwd.yaml: error[file-outside-root]"),
@@ -358,7 +358,7 @@ fn matrix_writes_nothing_when_one_target_is_not_writable() {
     fs::remove_dir_all(dir.path().join("schemas")).expect("rm");
     fs::write(dir.path().join("schemas"), "not a directory").expect("write");
     let run = matrix(&dir);
-    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     for f in [
         "results/lowering-matrix.json",
         "results/lowering-matrix.md",
@@ -379,7 +379,7 @@ fn matrix_writes_nothing_when_a_schema_target_is_a_directory() {
     fs::remove_file(&schema).expect("rm");
     fs::create_dir(&schema).expect("mkdir");
     let run = matrix(&dir);
-    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     assert_eq!(
         fs::read_to_string(dir.path().join("results/lowering-matrix.json")).expect("read"),
         "old\n"
@@ -400,7 +400,7 @@ fn matrix_never_writes_through_a_symlinked_results_directory() {
     fs::remove_dir_all(dir.path().join("results")).expect("rm");
     symlink(elsewhere.path(), dir.path().join("results")).expect("symlink");
     let run = matrix(&dir);
-    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     assert!(run.stderr.contains("symbolic link"), "{}", run.stderr);
     assert_eq!(fs::read_dir(elsewhere.path()).expect("read_dir").count(), 0);
 }

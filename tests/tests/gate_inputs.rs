@@ -136,7 +136,7 @@ fn json_and_markdown_carry_the_tally() {
 #[test]
 fn a_device_is_refused_without_reading_it() {
     let (code, doc) = json(&["/dev/zero"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert_eq!(
         diagnostics(&doc),
         [(
@@ -163,7 +163,7 @@ fn fifos_and_links_to_devices_below_a_directory_are_refused_the_rest_judged() {
     std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero.jsonl")).unwrap();
     let root = dir.path().to_str().unwrap();
     let (code, doc) = json(&[root]);
-    assert_eq!(code, 1, "{doc}");
+    assert_eq!(code, 2, "{doc}");
     let found = diagnostics(&doc);
     assert_eq!(found.len(), 2, "{found:?}");
     assert!(found[0].0.ends_with("fifo.jsonl") && found[0].1.contains("a FIFO"));
@@ -180,7 +180,7 @@ fn fifos_and_links_to_devices_below_a_directory_are_refused_the_rest_judged() {
     assert_eq!(results[0]["gates"]["connector_observation"]["pass"], true);
     // The FIFO named directly is refused too.
     let (code, doc) = json(&[fifo.to_str().unwrap()]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert!(diagnostics(&doc)[0].1.contains("a FIFO"));
 }
 
@@ -193,7 +193,7 @@ fn a_trace_past_max_bytes_is_cut_and_cannot_pass() {
     let (code, doc) = json(&["--max-bytes", &len.to_string(), &path]);
     assert_eq!(code, 0, "{doc}");
     let (code, doc) = json(&["--max-bytes", &(len - 1).to_string(), &path]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     let found = diagnostics(&doc);
     assert!(
         found
@@ -237,7 +237,7 @@ fn an_unreadable_subdirectory_is_reported_and_the_rest_judged() {
     assert!(touched.success());
     let root = dir.path().to_str().unwrap();
     let (code, doc) = json(&[root]);
-    assert_eq!(code, 1, "{doc}");
+    assert_eq!(code, 2, "{doc}");
     let found = diagnostics(&doc);
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].1.contains("cannot read directory"), "{found:?}");

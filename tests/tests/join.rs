@@ -545,7 +545,7 @@ fn malformed_registry_names_file_line_and_yaml_path() {
         "--events-format",
         "vllm",
     ]);
-    assert_eq!(missing.code, 1);
+    assert_eq!(missing.code, 2);
     assert!(
         missing
             .stderr

@@ -87,7 +87,7 @@ fn fifos_and_devices_are_refused_before_opening() {
         (Path::new("/dev/zero").to_path_buf(), d.join("events.jsonl")),
     ] {
         let r = join_bounded(&reg, &ev);
-        assert_eq!(r.code, 1, "{reg:?} {ev:?}: {}", r.stdout);
+        assert_eq!(r.code, 2, "{reg:?} {ev:?}: {}", r.stdout);
         assert!(r.stderr.contains("not a regular file"), "{}", r.stderr);
     }
     // As a token map.
@@ -98,7 +98,7 @@ fn fifos_and_devices_are_refused_before_opening() {
         )
         .unwrap();
         let r = join_bounded(&d.join("registry.yaml"), &d.join("events.jsonl"));
-        assert_eq!(r.code, 1, "{name}: {}", r.stdout);
+        assert_eq!(r.code, 2, "{name}: {}", r.stdout);
         // The link to /dev/zero also leaves the directory: either refusal will do.
         assert!(
             r.stderr.contains("not a regular file") || r.stderr.contains("outside"),
@@ -126,7 +126,7 @@ fn token_maps_stay_inside_the_registry_directory() {
         )
         .unwrap();
         let r = join_bounded(&d.join("registry.yaml"), &d.join("events.jsonl"));
-        assert_eq!(r.code, 1, "{file}: {}", r.stdout);
+        assert_eq!(r.code, 2, "{file}: {}", r.stdout);
         assert!(r.stderr.contains("token_map.file"), "{file}: {}", r.stderr);
     }
     // The same map inside the directory is read.
@@ -147,6 +147,6 @@ fn an_oversized_registry_is_refused_not_read() {
     f.set_len(kvlower_join::input::MAX_REGISTRY_BYTES + 1)
         .unwrap();
     let r = join_bounded(&big, &dir.path().join("events.jsonl"));
-    assert_eq!(r.code, 1);
+    assert_eq!(r.code, 2);
     assert!(r.stderr.contains("cap"), "{}", r.stderr);
 }

@@ -15,6 +15,7 @@ mod cli_output;
 mod config_root;
 mod corpus;
 mod evidence_chain;
+mod exit_codes;
 mod files;
 mod gate_cli;
 mod gate_formats;

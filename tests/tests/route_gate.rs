@@ -167,17 +167,17 @@ fn the_cli_exits_by_outcome() {
     let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(doc["kind"], "kvlower-routing-gate");
     assert_eq!(doc["pass"], false);
-    // Missing file: refused, exit 1, coded.
+    // Missing file: refused, exit 2, coded.
     let run = kvlower(&["route", "--trace", &path("nope/trace.json")]);
-    assert_eq!(run.code, 1);
+    assert_eq!(run.code, 2);
     assert!(
         run.stderr.contains("error[route-trace-refused]"),
         "{}",
         run.stderr
     );
-    // A directory is not a trace.
+    // A directory is not a trace: refused, exit 2.
     let run = kvlower(&["route", "--trace", &path("pass")]);
-    assert_eq!(run.code, 1);
+    assert_eq!(run.code, 2);
     assert!(
         run.stderr.contains("error[route-trace-refused]"),
         "{}",

@@ -228,7 +228,7 @@ fn route_prints_reasons_in_words_and_a_hint_per_refusal() {
     let dir = tempfile::tempdir().expect("tempdir");
     let missing = dir.path().join("missing.json");
     let run = kvlower(&["route", "--trace", &missing.display().to_string()]);
-    assert_eq!(run.code, 1);
+    assert_eq!(run.code, 2);
     assert!(
         run.stderr.contains("hint: check the path"),
         "{}",
@@ -280,10 +280,10 @@ fn capture_has_json_output_and_says_how_to_turn_on_kv_events() {
         "--format",
         "json",
     ]);
-    assert_eq!(run.code, 1);
+    assert_eq!(run.code, 2);
     let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("an envelope");
     assert_eq!(v["command"], "capture");
-    assert_eq!(v["exit_code"], 1);
+    assert_eq!(v["exit_code"], 2);
     assert_eq!(v["diagnostics"][0]["code"], "capture-publisher-unreachable");
     let usage = kvlower(&[
         "capture",

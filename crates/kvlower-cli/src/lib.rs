@@ -1,9 +1,13 @@
 //! The `kvlower` command line, as a library so tests can run it in-process.
 //!
-//! Exit codes (documented in the README, stable):
+//! Exit codes (docs/output.md, "Exit codes"; stable, as ruff's and conftest's):
 //! - `0` everything evaluated and valid (a failing row or gate is a verdict, not an error);
-//! - `1` a finding: invalid input, a stale generated result, a malformed trace;
-//! - `2` usage error, or nothing to check (no descriptors, no traces).
+//! - `1` findings: content kvlower read and judged (an invalid descriptor, a stale
+//!   generated result, a malformed trace line, a failing gate with `--fail-on fail`);
+//! - `2` kvlower could not do its job: a usage error (or nothing to check), an input it
+//!   could not read (missing, unreadable, refused: not a regular file, over its cap,
+//!   outside the root; an unreachable publisher, an unwritable output), or an internal
+//!   error.
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -25,10 +29,14 @@ pub mod schema;
 pub enum Exit {
     /// Everything evaluated; all inputs valid and all results fresh.
     Success,
-    /// At least one finding (invalid input, stale result, malformed trace).
+    /// At least one finding about content kvlower read (invalid input, stale
+    /// result, malformed trace).
     Findings,
     /// The command line was wrong, or there was nothing to check.
     Usage,
+    /// An input could not be read (missing, unreadable or refused), or kvlower
+    /// itself failed: the verdict is unknown, not negative.
+    Error,
 }
 
 impl Exit {
@@ -36,8 +44,42 @@ impl Exit {
         match self {
             Exit::Success => 0,
             Exit::Findings => 1,
-            Exit::Usage => 2,
+            Exit::Usage | Exit::Error => 2,
         }
+    }
+
+    /// The exit of a run whose failing findings have these codes: [`Exit::Error`]
+    /// when one says an input could not be read ([`kvlower_load::Code::is_unread_input`]),
+    /// else [`Exit::Findings`] when there is any, else [`Exit::Success`].
+    pub fn of_codes(codes: impl IntoIterator<Item = kvlower_load::Code>) -> Exit {
+        let mut exit = Exit::Success;
+        for code in codes {
+            if code.is_unread_input() {
+                return Exit::Error;
+            }
+            exit = Exit::Findings;
+        }
+        exit
+    }
+
+    /// The exit of a run that stops on `diagnostics` (nothing judged or written):
+    /// [`Exit::Error`] when one says an input could not be read, else [`Exit::Findings`].
+    pub fn stopped_by(diagnostics: &[kvlower_load::Diagnostic]) -> Exit {
+        if diagnostics.iter().any(|d| d.code.is_unread_input()) {
+            Exit::Error
+        } else {
+            Exit::Findings
+        }
+    }
+
+    /// [`Exit::of_codes`] of the errors (not the warnings) among `diagnostics`.
+    pub fn of_diagnostics(diagnostics: &[kvlower_load::Diagnostic]) -> Exit {
+        Exit::of_codes(
+            diagnostics
+                .iter()
+                .filter(|d| !d.is_warning())
+                .map(|d| d.code),
+        )
     }
 }
 
@@ -199,8 +241,8 @@ fn run_with(
     match result {
         Ok(exit) => exit,
         Err(e) => {
-            // An I/O failure outside the inputs (an unwritable results/, ...): exit 1,
-            // and under `--format json` still one envelope on stdout.
+            // An internal error or an I/O failure outside the inputs (an unwritable
+            // results/, ...): exit 2, and under `--format json` still one envelope on stdout.
             let message = format!("{e:#}");
             let format = if wants_json(&args) {
                 output::Format::Json
@@ -210,12 +252,12 @@ fn run_with(
             let _ = output::report_error(
                 format,
                 &command_name(&args),
-                Exit::Findings,
+                Exit::Error,
                 &message,
                 out,
                 err,
             );
-            Exit::Findings
+            Exit::Error
         }
     }
 }

@@ -46,6 +46,13 @@ pub enum JoinError {
 }
 
 impl JoinError {
+    /// Whether the input could not be read at all (opened, read, or refused before
+    /// reading), rather than read and found malformed: `kvlower join` exits 2 for
+    /// the former and 1 for the latter.
+    pub fn is_unread_input(&self) -> bool {
+        matches!(self, JoinError::Io { .. } | JoinError::Refused { .. })
+    }
+
     pub(crate) fn yaml(path: &Path, e: kvlower_yaml::YamlError) -> JoinError {
         JoinError::Registry {
             path: path.to_path_buf(),

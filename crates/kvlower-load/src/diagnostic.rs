@@ -266,6 +266,29 @@ impl Code {
 }
 
 impl Code {
+    /// Whether a finding with this code says that kvlower could not read an input
+    /// at all (missing, unreadable, refused before it was opened, an unreachable
+    /// publisher, an unwritable output), as opposed to a finding about content it
+    /// read and judged. The former exits 2, the latter 1 (docs/output.md, "Exit
+    /// codes"). An anchor naming a missing or refused file is a finding about the
+    /// descriptor (`anchor-file-missing`, `anchor-refused`), not an unread input.
+    /// `route-registry-unreadable` covers a malformed registry too, so `route`
+    /// decides from its error instead.
+    pub fn is_unread_input(self) -> bool {
+        matches!(
+            self,
+            Code::UnreadableFile
+                | Code::NotARegularFile
+                | Code::FileTooLarge
+                | Code::FileOutsideRoot
+                | Code::RouteTraceRefused
+                | Code::CapturePublisherUnreachable
+                | Code::CapturePublisherRefused
+                | Code::CaptureOutputUnwritable
+                | Code::CaptureSetupFailed
+        )
+    }
+
     /// The code for a file that [`kvlower_fs`] refused to read.
     pub fn for_refusal(refusal: &Refusal) -> Code {
         match refusal {

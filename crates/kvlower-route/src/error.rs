@@ -39,6 +39,17 @@ pub enum RouteError {
 }
 
 impl RouteError {
+    /// Whether the trace or its registry could not be read at all (missing, refused,
+    /// an I/O error), rather than read and found malformed: `kvlower route` exits 2
+    /// for the former and 1 for the latter.
+    pub fn is_unread_input(&self) -> bool {
+        match self {
+            RouteError::Refused { .. } => true,
+            RouteError::Registry(e) => e.is_unread_input(),
+            RouteError::Malformed { .. } | RouteError::Invalid { .. } => false,
+        }
+    }
+
     /// A stable code per kind of failure (documented in docs/routing-trace.md).
     pub fn code(&self) -> &'static str {
         match self {

@@ -50,15 +50,10 @@ pub fn run(
                 "kvlower bad-lowering: {} finding(s); nothing written",
                 diagnostics.len()
             );
+            let exit = Exit::stopped_by(&diagnostics);
             if json {
-                let doc = envelope_json::<()>(
-                    "bad-lowering",
-                    Exit::Findings,
-                    &summary,
-                    &diagnostics,
-                    None,
-                    None,
-                );
+                let doc =
+                    envelope_json::<()>("bad-lowering", exit, &summary, &diagnostics, None, None);
                 write!(out, "{doc}")?;
             } else {
                 for d in &diagnostics {
@@ -66,7 +61,7 @@ pub fn run(
                 }
                 writeln!(err, "{summary}")?;
             }
-            return Ok(Exit::Findings);
+            return Ok(exit);
         }
         Err(LoadFailure::NoDescriptors { dir }) => {
             let message = format!("no descriptors found in {}", dir.display());

@@ -9,9 +9,10 @@
 //! socket is connected and subscribed, then records until the stop condition (or
 //! Ctrl-C / SIGTERM), and writes the file atomically. `join --events FILE` reads it.
 //!
-//! Exit: 0 the capture was written; 1 a publisher could not be reached, a peer was
-//! refused (not a ZMTP 3 publisher, or over a cap of docs/capture-format.md) or the
-//! file could not be written, printed as `error[code]: ...` (`kvlower codes`); 2 usage.
+//! Exit: 0 the capture was written; 2 usage, or nothing could be recorded: a
+//! publisher could not be reached, a peer was refused (not a ZMTP 3 publisher, or over
+//! a cap of docs/capture-format.md) or the file could not be written, printed as
+//! `error[code]: ...` (`kvlower codes`). capture judges nothing, so it never exits 1.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -164,7 +165,7 @@ pub fn run(args: &CaptureArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
                 let d = kvlower_load::Diagnostic::new(code, shown.clone(), e.to_string())
                     .with_hint(e.hint());
                 (
-                    Exit::Findings,
+                    Exit::Error,
                     format!("kvlower capture: nothing written ({})", e.code()),
                     vec![d],
                     Some(e.to_string()),
@@ -208,7 +209,8 @@ pub fn run(args: &CaptureArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
         Err(e) => {
             writeln!(err, "error[{}]: {e}", e.code())?;
             writeln!(err, "  hint: {}", e.hint())?;
-            Ok(Exit::Findings)
+            // Nothing was recorded: the publisher or the output failed (exit 2).
+            Ok(Exit::Error)
         }
     }
 }

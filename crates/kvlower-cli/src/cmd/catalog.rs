@@ -95,17 +95,18 @@ fn diff(args: &DiffArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Re
             "kvlower catalog diff: {} finding(s); no catalog to compare",
             diagnostics.len()
         );
+        let exit = Exit::stopped_by(&diagnostics);
         report(
             &args.report,
             "catalog diff",
-            Exit::Findings,
+            exit,
             &diagnostics,
             &summary,
             Some(&args.root),
             out,
             err,
         )?;
-        return Ok(Exit::Findings);
+        return Ok(exit);
     };
     let changes = catalog.changes();
     let located: Vec<(&CatalogChange, Option<(usize, usize)>)> = changes

@@ -54,7 +54,7 @@ pub struct CheckArgs {
     /// Fail (exit 1) on warnings too (inert evidence: `kvlower codes` marks them)
     #[arg(long)]
     pub deny_warnings: bool,
-    /// Report every finding but exit 0 (usage errors still exit 2), e.g. to collect SARIF
+    /// Report every finding but exit 0 (usage errors and unreadable inputs still exit 2), e.g. to collect SARIF
     #[arg(long)]
     pub exit_zero: bool,
     /// Say on stderr which root, catalog and descriptors were read
@@ -63,6 +63,16 @@ pub struct CheckArgs {
 }
 
 impl CheckArgs {
+    /// `exit` under `--exit-zero`: findings exit 0; an input that could not be
+    /// read still exits 2 (the check did not run on it).
+    fn exit_of(&self, exit: Exit) -> Exit {
+        if self.exit_zero && exit == Exit::Findings {
+            Exit::Success
+        } else {
+            exit
+        }
+    }
+
     /// The shared report options (SARIF is printed by `check` itself).
     fn report_options(&self) -> ReportOptions {
         ReportOptions {
@@ -86,8 +96,9 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
         Ok(config) => config,
         Err(finding) => {
             let summary = "kvlower check: 1 finding(s) in kvlower.toml; nothing judged";
-            emit(args, Exit::Findings, &[*finding], summary, out, err)?;
-            return Ok(Exit::Findings);
+            let exit = args.exit_of(Exit::of_codes([finding.code]));
+            emit(args, exit, &[*finding], summary, out, err)?;
+            return Ok(exit);
         }
     };
     let require_verified = args.require_verified || config.check.require_verified;
@@ -136,11 +147,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
                 "kvlower check: {} finding(s); nothing judged",
                 diagnostics.len()
             );
-            let exit = if args.exit_zero {
-                Exit::Success
-            } else {
-                Exit::Findings
-            };
+            let exit = args.exit_of(Exit::of_diagnostics(&diagnostics));
             emit(args, exit, &diagnostics, &summary, out, err)?;
             return Ok(exit);
         }
@@ -213,12 +220,11 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
             String::new()
         }
     );
-    let failing = errors > 0 || (args.deny_warnings && warnings > 0);
-    let exit = if failing && !args.exit_zero {
-        Exit::Findings
-    } else {
-        Exit::Success
+    let exit = match Exit::of_diagnostics(&diagnostics) {
+        Exit::Success if args.deny_warnings && warnings > 0 => Exit::Findings,
+        exit => exit,
     };
+    let exit = args.exit_of(exit);
     emit(args, exit, &diagnostics, &summary, out, err)?;
     Ok(exit)
 }

@@ -67,7 +67,7 @@ pub fn run_schema(
                     err,
                     "kvlower schema: the catalog is invalid; nothing printed"
                 )?;
-                return Ok(Exit::Findings);
+                return Ok(Exit::stopped_by(&diagnostics));
             }
         }
     } else {

@@ -100,17 +100,18 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
             "kvlower explain: {} finding(s); nothing explained",
             diagnostics.len()
         );
+        let exit = Exit::stopped_by(&diagnostics);
         report(
             &args.report,
             "explain",
-            Exit::Findings,
+            exit,
             &diagnostics,
             &summary,
             Some(&args.root),
             out,
             err,
         )?;
-        return Ok(Exit::Findings);
+        return Ok(exit);
     };
     let env = FsEnvironment::new(args.root.clone());
     let judgments: Vec<Judgment> = Mode::ALL

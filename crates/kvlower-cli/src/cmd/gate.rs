@@ -16,9 +16,10 @@
 //! cannot pass.
 //!
 //! Exit status: `0` every trace was evaluated (a failing gate is a verdict, not an error);
-//! `1` some input is malformed or was refused (any diagnostic), or, with `--fail-on fail`
-//! (`--strict`), some run did not pass; `2` usage: a bad flag, a missing path, a directory
-//! without `*.jsonl`.
+//! `1` some trace line is malformed, or, with `--fail-on fail` (`--strict`), some run did
+//! not pass; `2` usage (a bad flag, a missing path, a directory without `*.jsonl`), or
+//! some input could not be read: refused (a FIFO, a device, over `--max-bytes`) or
+//! unreadable (an unreadable directory, a read error).
 //!
 //! A run *passes* when it is well-formed, some claim in it passes some gate, the
 //! multi-claim attribution gate (where it applies) passes, and no control row passes the
@@ -53,7 +54,7 @@ const BATCH: usize = 256;
 /// When `kvlower gate` exits non-zero.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum FailOn {
-    /// Exit 1 only for malformed or refused input (a failing gate is a verdict)
+    /// Exit 1 only for malformed input, 2 for refused or unreadable input (a failing gate is a verdict)
     Malformed,
     /// Also exit 1 when some run did not pass
     Fail,
@@ -211,10 +212,10 @@ pub fn run(args: &GateArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
         args.fail_on
     };
     let failed_runs = fail_on == FailOn::Fail && report.summary.failed > 0;
-    let exit = if report.diagnostics.is_empty() && !failed_runs {
-        Exit::Success
-    } else {
-        Exit::Findings
+    // A refused or unreadable input exits 2, a malformed line (or a failed run) 1.
+    let exit = match Exit::of_codes(report.diagnostics.iter().map(|(_, d)| code_of(&d.problem))) {
+        Exit::Success if failed_runs => Exit::Findings,
+        exit => exit,
     };
     report
         .sink

@@ -8,7 +8,8 @@
 //!   in `C` (original, swapped-priority and equal-priority trials) and derives the atoms.
 //!
 //! Exit: 0 evaluated (a claim that is not materialized is a verdict, not an error);
-//! 1 malformed registry, controls or events; 2 usage.
+//! 1 malformed registry, controls or events; 2 usage, or an input that could not be
+//! read (missing, unreadable, refused: not a regular file, over its cap).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -166,7 +167,7 @@ pub fn run(args: &JoinArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
                 }
                 Ok(Exit::Success)
             }
-            Err(e) => Ok(fail(Exit::Findings, &e.to_string(), out, err)?),
+            Err(e) => Ok(fail(exit_of(&e), &e.to_string(), out, err)?),
         };
     }
     // The group makes --registry (with --events) present whenever --pressure-controls
@@ -186,6 +187,15 @@ pub fn run(args: &JoinArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
             }
             Ok(Exit::Success)
         }
-        Err(e) => Ok(fail(Exit::Findings, &e.to_string(), out, err)?),
+        Err(e) => Ok(fail(exit_of(&e), &e.to_string(), out, err)?),
+    }
+}
+
+/// 2 for an input that could not be read, 1 for one read and found malformed.
+fn exit_of(e: &kvlower_join::JoinError) -> Exit {
+    if e.is_unread_input() {
+        Exit::Error
+    } else {
+        Exit::Findings
     }
 }

@@ -60,17 +60,19 @@ pub fn run(args: &MatrixArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
         Ok(config) => config,
         Err(finding) => {
             let summary = "kvlower matrix: 1 finding(s) in kvlower.toml; nothing written";
+            let findings = [*finding];
+            let exit = Exit::stopped_by(&findings);
             if json {
                 write!(
                     out,
                     "{}",
-                    envelope_json::<()>("matrix", Exit::Findings, summary, &[*finding], None, None)
+                    envelope_json::<()>("matrix", exit, summary, &findings, None, None)
                 )?;
             } else {
-                print_findings(err, &[*finding])?;
+                print_findings(err, &findings)?;
                 writeln!(err, "{summary}")?;
             }
-            return Ok(Exit::Findings);
+            return Ok(exit);
         }
     };
     let (repo, diagnostics) = match load_repository(&args.root) {
@@ -92,24 +94,18 @@ pub fn run(args: &MatrixArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
                 "kvlower matrix: {} finding(s); nothing written",
                 diagnostics.len()
             );
+            let exit = Exit::stopped_by(&diagnostics);
             if json {
                 write!(
                     out,
                     "{}",
-                    envelope_json::<()>(
-                        "matrix",
-                        Exit::Findings,
-                        &summary,
-                        &diagnostics,
-                        None,
-                        None
-                    )
+                    envelope_json::<()>("matrix", exit, &summary, &diagnostics, None, None)
                 )?;
             } else {
                 print_findings(err, &diagnostics)?;
                 writeln!(err, "kvlower matrix: nothing written")?;
             }
-            return Ok(Exit::Findings);
+            return Ok(exit);
         }
     };
     if !diagnostics.is_empty() {
@@ -117,17 +113,18 @@ pub fn run(args: &MatrixArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
             "kvlower matrix: {} finding(s); nothing written",
             diagnostics.len()
         );
+        let exit = Exit::stopped_by(&diagnostics);
         if json {
             write!(
                 out,
                 "{}",
-                envelope_json::<()>("matrix", Exit::Findings, &summary, &diagnostics, None, None)
+                envelope_json::<()>("matrix", exit, &summary, &diagnostics, None, None)
             )?;
         } else {
             print_findings(err, &diagnostics)?;
             writeln!(err, "{summary}")?;
         }
-        return Ok(Exit::Findings);
+        return Ok(exit);
     }
     let files = generate(&repo, &config).files;
     let outcome = write_set(&args.root, &files)?;

@@ -6,9 +6,9 @@
 //! claim that does not pass makes the exit 1 (the default reports and exits 0, like
 //! `join`: a failing claim is a verdict, not an error).
 //!
-//! Exit: 0 evaluated; 1 malformed or unreadable trace or registry (a coded diagnostic:
+//! Exit: 0 evaluated; 1 a malformed or invalid trace or registry (a coded diagnostic:
 //! file, line:col or JSON path, expected, hint), or with `--fail-on fail` a failing claim;
-//! 2 usage.
+//! 2 usage, or a trace or registry that could not be read (missing, refused, unreadable).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -57,7 +57,12 @@ pub fn run(args: &RouteArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
             writeln!(err, "error[{}]: {e}", e.code())?;
             writeln!(err, "  expected: {}", e.expected())?;
             writeln!(err, "  hint: {}", e.hint())?;
-            Ok(Exit::Findings)
+            // A trace or registry that could not be read exits 2, a malformed one 1.
+            Ok(if e.is_unread_input() {
+                Exit::Error
+            } else {
+                Exit::Findings
+            })
         }
     }
 }

@@ -124,20 +124,20 @@ pub fn run(args: &NewArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::
     }
     let mut diagnostics = Vec::new();
     let Some(catalog) = load_catalog(&args.root, &mut diagnostics) else {
+        let exit = Exit::stopped_by(&diagnostics);
         if args.format == SimpleFormat::Json {
             let summary = format!(
                 "kvlower new: {} finding(s) in the catalog; nothing written",
                 diagnostics.len()
             );
-            let doc =
-                envelope_json::<()>("new", Exit::Findings, &summary, &diagnostics, None, None);
+            let doc = envelope_json::<()>("new", exit, &summary, &diagnostics, None, None);
             write!(out, "{doc}")?;
         } else {
             for d in &diagnostics {
                 writeln!(err, "{d}")?;
             }
         }
-        return Ok(Exit::Findings);
+        return Ok(exit);
     };
     let rel = format!("{CAPABILITIES_DIR}/{slug}.yaml");
     let text = scaffold(
