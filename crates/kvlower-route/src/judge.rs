@@ -225,12 +225,15 @@ fn unattributed_carrier(
 }
 
 /// Judges every registered claim against the trace. `trace_name` and `registry_name`
-/// are recorded as given (paths relative to where the gate ran).
+/// are recorded as given (paths relative to where the gate ran); `runtime` is the
+/// registry's runtime identity, which the document records (it anchors only a
+/// descriptor of exactly that runtime).
 pub fn judge(
     trace: &RouteTrace,
     claims: &[RegisteredClaim],
     trace_name: &str,
     registry_name: &str,
+    runtime: Option<kvlower_join::registry::RuntimeIdentity>,
 ) -> RouteReport {
     let map = WorkerMap::new(trace);
     let bs = trace.block_size.get() as usize;
@@ -284,7 +287,7 @@ pub fn judge(
         registry: registry_name.into(),
         router: trace.router.clone(),
         engine: trace.engine.clone(),
-        runtime: None,
+        runtime,
         requests: trace.requests.len(),
         preconditions,
         witnesses,

@@ -101,12 +101,11 @@ pub fn evaluate_with(
         });
     };
     let reg = Registry::load(&file)?;
-    let mut report = judge(
+    Ok(judge(
         &trace,
         &registered_claims(&reg, &trace),
         trace_name,
         &registry,
-    );
-    report.runtime = reg.cache_identity.runtime.clone();
-    Ok(report)
+        reg.cache_identity.runtime.clone(),
+    ))
 }

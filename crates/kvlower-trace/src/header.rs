@@ -31,6 +31,20 @@ pub struct TraceComponent {
     pub patch: Option<String>,
 }
 
+/// The components as the core compares them with a descriptor's identity.
+pub fn recorded_runtime(components: &[TraceComponent]) -> kvlower_core::identity::RecordedRuntime {
+    kvlower_core::identity::RecordedRuntime {
+        components: components
+            .iter()
+            .map(|c| kvlower_core::identity::RecordedComponent {
+                kind: c.kind.clone(),
+                version: c.version.clone(),
+                patch: c.patch.clone(),
+            })
+            .collect(),
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct HeaderLine {

@@ -55,7 +55,7 @@ pub use campaign::CampaignSummary;
 pub use diagnostic::{Diagnostic, Problem};
 pub use evaluate::MAX_DIAGNOSTICS;
 pub use family::TraceFamily;
-pub use header::{HEADER_KEY, TraceComponent};
+pub use header::{HEADER_KEY, TraceComponent, recorded_runtime};
 pub use lines::{MAX_LINE_BYTES, MAX_TRACE_BYTES};
 pub use names::{Control, Requirement, TraceGate};
 pub use report::{ClaimVerdict, GateResult, TraceOutline, TraceReport, TraceTally};

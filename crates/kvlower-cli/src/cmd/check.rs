@@ -11,7 +11,6 @@ use crate::Exit;
 use crate::cmd::matrix::{GENERATED_DIRS, JOURNAL, STAGE_PREFIX};
 use crate::generated::GeneratedFile;
 use crate::output::{ColorChoice, Format, ReportOptions, report, report_error, sarif};
-use crate::results::generate;
 
 /// `check`'s output formats: every shared one, plus SARIF for code scanning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -167,10 +166,13 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
             args.descriptors.len()
         )
     });
+    // One environment for every judgment of this run: each anchored join, route,
+    // trace or campaign is re-run once, whoever asks.
+    let env = kvlower_load::FsEnvironment::new(repo.root.clone());
     if diagnostics.is_empty() && partial.is_none() {
-        // The audit suites run once, inside `generate`; their failures are
+        // The audit suites run once, inside `generate_in`; their failures are
         // findings of the same run.
-        let generated = generate(&repo, &config);
+        let generated = crate::results::generate_in(&repo, &config, &env);
         for file in &generated.files {
             let sink = want_diffs.then_some(&mut diffs);
             if let Some(d) = freshness(&repo.root, file, sink) {
@@ -188,7 +190,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
             &repo.catalog,
         ));
     }
-    diagnostics.extend(cited_positives(&repo, require_verified));
+    diagnostics.extend(cited_positives(&repo, require_verified, &env));
     diagnostics.extend(crate::cmd::check_extras::inert_warnings_of(&repo));
     diagnostics.sort();
     if want_diffs && !diffs.is_empty() {
@@ -486,7 +488,11 @@ pub fn stray_files(root: &Path, generated: &[GeneratedFile]) -> Vec<Diagnostic> 
 /// One finding per positive row that rests on a cited (not re-run) anchor, unless
 /// its descriptor allows cited positives with a reason (`allow_cited_positives`)
 /// and `--require-verified` is not given.
-fn cited_positives(repo: &kvlower_load::Repository, require_verified: bool) -> Vec<Diagnostic> {
+fn cited_positives(
+    repo: &kvlower_load::Repository,
+    require_verified: bool,
+    env: &kvlower_load::FsEnvironment,
+) -> Vec<Diagnostic> {
     let allowed = |path: &str| {
         !require_verified
             && repo.descriptors.iter().any(|d| {
@@ -497,13 +503,12 @@ fn cited_positives(repo: &kvlower_load::Repository, require_verified: bool) -> V
                         .is_some_and(kvlower_core::text::has_visible)
             })
     };
-    let env = kvlower_load::FsEnvironment::new(repo.root.clone());
     let rows = kvlower_core::matrix::judge_all(
         &repo.catalog,
         repo.descriptors
             .iter()
             .map(|d| (d.path.as_str(), &d.descriptor)),
-        &env,
+        env,
     );
     rows.iter()
         .filter(|r| r.judgment.grade == Some(kvlower_core::Grade::Cited))
