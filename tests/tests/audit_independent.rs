@@ -553,7 +553,7 @@ fn differential(cases: u32) -> BTreeMap<String, usize> {
     let result = runner.run(&descriptor(bundles, preconditions), |d| {
         for &mode in Mode::ALL {
             for &depth in Depth::ALL {
-                let agreed = assert_agree(&catalog, &d, mode, depth, &TestEnv);
+                let agreed = assert_agree(catalog, &d, mode, depth, &TestEnv);
                 prop_assert!(agreed.is_ok(), "{}", agreed.err().unwrap_or_default());
                 if let Ok((label, subtype)) = agreed {
                     let key = subtype.map_or(label.to_string(), |s| format!("{label}/{s}"));
