@@ -1,11 +1,7 @@
 //! Scenario verdicts and one guard per named requirement: each test removes or breaks the
 //! evidence of exactly one requirement of a passing trace and asserts that name appears.
 
-#![allow(clippy::unwrap_used, clippy::panic)] // test helpers outside #[test] fns
-
-mod common;
-
-use common::*;
+use crate::common::*;
 use kvlower_trace::{Control, TraceFamily, TraceGate, TraceReport};
 use serde_json::json;
 
@@ -896,5 +892,4 @@ fn multi_claim_with_a_diagnostic_cannot_pass() {
     assert_eq!(missing(&r, Some(CLAIM_A), FAILURE), ["well_formed_trace"]);
 }
 
-#[path = "gates/residency.rs"]
 mod residency;

@@ -1,11 +1,7 @@
 //! Fail-closed handling of bad input: every problem is a diagnostic at its line, and the
 //! claims it touches cannot pass.
 
-#![allow(clippy::unwrap_used, clippy::panic)] // test helpers outside #[test] fns
-
-mod common;
-
-use common::*;
+use crate::common::*;
 use kvlower_trace::{Problem, TraceFamily, TraceGate, TraceReport};
 use serde_json::json;
 

@@ -1,12 +1,10 @@
 //! The committed fixtures under `tests/fixtures/traces/scenarios/` are the builder's
 //! scenarios written out (the CLI tests read them). Regenerate with
-//! `KVLOWER_WRITE_FIXTURES=1 cargo test -p kvlower-trace --test fixtures`.
-
-#![allow(clippy::unwrap_used, clippy::panic)] // test helpers outside #[test] fns
-
-mod common;
+//! `KVLOWER_WRITE_FIXTURES=1 cargo test -p kvlower-trace --test trace fixtures`.
 
 use std::path::PathBuf;
+
+use crate::common;
 
 fn scenario_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/traces/scenarios")

@@ -1,14 +1,10 @@
 //! Fuzzing the reader: no input panics, verdicts do not depend on how the bytes arrive,
 //! and removing events never makes a failing gate pass.
 
-#![allow(clippy::unwrap_used, clippy::panic)] // test helpers outside #[test] fns
-
-mod common;
-
 use std::collections::BTreeMap;
 use std::io::BufReader;
 
-use common::*;
+use crate::common::{self, *};
 use kvlower_trace::{TraceGate, TraceReport, evaluate_reader};
 use proptest::prelude::*;
 use proptest::test_runner::Config;

@@ -1,0 +1,13 @@
+//! The trace gate's tests, one binary: scenario verdicts and one guard per named
+//! requirement (`gates`, residency gates in `gates/residency.rs`), malformed input
+//! (`malformed`), generated traces (`fuzz`, property tests; `KVLOWER_DEEP_TESTS=1` for
+//! the deep tier), and the committed scenario fixtures (`fixtures`). One binary links
+//! once and shares the builder in `common`.
+
+#![allow(clippy::unwrap_used, clippy::panic)] // test helpers outside #[test] fns
+
+mod common;
+mod fixtures;
+mod fuzz;
+mod gates;
+mod malformed;
