@@ -146,6 +146,8 @@ class Residency:
     accepted: bool = False
     accepted_at_step: int | None = None
     materialized: bool = False
+    block_ids: list = field(default_factory=list)  # the blocks it materialized in, in prefix order
+    evicted: set = field(default_factory=set)  # positions of materialized blocks seen evicted
     blocks: list = field(default_factory=list)  # pinned KVCacheBlocks, in prefix order
     demoted: bool = False
     expired: bool = False
@@ -210,12 +212,14 @@ class ResidencyScheduler(cc.ClaimScheduler):
         return out
 
     def _intact(self, res: Residency) -> int:
-        """How many of the claim's blocks are device-cached (hash in the cached-hash map)."""
-        n = 0
-        for h in res.hashes():
-            if self._pool.cached_block_hash_to_block.get_one_block(make_block_hash_with_group_id(h, 0)) is not None:
-                n += 1
-        return n
+        """How many of the claim's materialized blocks still hold its prefix: the block the
+        claim materialized in is still mapped from its hash in the cached-hash map. (A copy
+        loaded back from the host tier later is a new copy, not the claim's device copy.)"""
+        cached = self._pool.cached_block_hash_to_block
+        for i, (h, block_id) in enumerate(zip(res.hashes(), res.block_ids)):
+            if not cached.contain(make_block_hash_with_group_id(h, 0), block_id):
+                res.evicted.add(i)  # once evicted, never intact again
+        return len(res.block_ids) - len(res.evicted)
 
     def _host_blocks(self, res: Residency) -> int:
         """How many of the claim's blocks the host tier holds, ready (the manager's lookup)."""
@@ -296,6 +300,7 @@ class ResidencyScheduler(cc.ClaimScheduler):
             if len(blocks) < res.footprint:
                 continue
             res.materialized = True
+            res.block_ids = [b.block_id for b in blocks]
             self._emit("resident_claim_materialized", "scheduler", res, request_id=res.request.request_id,
                        predicate_materialized=True, materialized_blocks=len(blocks))
             if res.accepted and CONTROLS.pin and not res.expired:
@@ -412,10 +417,10 @@ class ResidencyScheduler(cc.ClaimScheduler):
 
     def _check_loss(self) -> None:
         for res in self._res_claims:
-            if not res.materialized or res.lost:
+            if not res.materialized:
                 continue
-            intact = self._intact(res)
-            if intact >= res.footprint:
+            intact = self._intact(res)  # after a loss too: it keeps track of every evicted block
+            if res.lost or intact >= res.footprint:
                 continue
             res.lost = True
             cause = ("evicted_after_demotion" if res.demoted else

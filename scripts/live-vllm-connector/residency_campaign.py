@@ -276,8 +276,13 @@ class Campaign:
                             if o.finished:
                                 done[o.request_id] = o
                     if rid not in done:
+                        req = self.scheduler.requests[internal]
+                        sent[-1]["status_before_abort"] = req.status.name
                         self.eng.abort_request([rid])
                         sent[-1]["aborted_by_campaign"] = True
+                        # No RequestOutput reaches the client for an abort: the scheduler's
+                        # own Request object says how it finished.
+                        sent[-1]["request_status_after_abort"] = req.status.name
                 self.drain(done)
                 cached, evictable, host = self.truth.sample()
                 phases.append({"phase": role, "request": rid, "steps": [start + 1, self.truth.steps],
@@ -299,7 +304,7 @@ class Campaign:
         t = self.truth
         requests = []
         for s in sent:
-            ro = done[s["request"]]
+            ro = done.get(s["request"])
             core = t.core_outputs.get(s["internal"], {})
             prefills = core.get("prefills", [])
             requests.append({
@@ -308,9 +313,11 @@ class Campaign:
                 "prompt_tokens": s["prompt_tokens"],
                 "max_tokens": s["max_tokens"],
                 "aborted_by_campaign": s["aborted_by_campaign"],
-                "finish_reason": ro.outputs[0].finish_reason if ro.outputs else None,
+                "finish_reason": ro.outputs[0].finish_reason if ro is not None else None,
+                "status_before_abort": s.get("status_before_abort"),
+                "request_status_after_abort": s.get("request_status_after_abort"),
                 "engine_finish_reason": core.get("finish_reason"),
-                "num_cached_tokens": ro.num_cached_tokens,
+                "num_cached_tokens": ro.num_cached_tokens if ro is not None else None,
                 "prefills": prefills,
                 "local_tokens_served": prefills[-1]["local"] if prefills else 0,
                 "external_tokens_served": prefills[-1]["external"] if prefills else 0,
