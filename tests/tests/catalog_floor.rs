@@ -86,7 +86,7 @@ const FIXTURES: &[(&str, &str, usize)] = &[
     ("backend_patch_preconditions_cut", "catalog-weakened", 129),
     ("mode_defined_twice", "duplicate-key", 40),
     ("forbidden_and_critical_emptied", "catalog-weakened", 186),
-    ("join_documents_widened", "catalog-weakened", 231),
+    ("join_documents_widened", "catalog-weakened", 243),
 ];
 
 fn fixture(name: &str) -> String {

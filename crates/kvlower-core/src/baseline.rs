@@ -340,7 +340,7 @@ pub const FORBIDDEN: [(Signal, Mode, &str, &str); 3] = [
 const WITNESS: &str = "paper §7, vLLM witness paths A-C, and §8.3, Table 8";
 
 /// Which obligations a passing verdict of each trace gate may witness.
-pub const TRACE_GATES: [(TraceGate, &[Obligation], &str); 4] = [
+pub const TRACE_GATES: [(TraceGate, &[Obligation], &str); 7] = [
     (
         TraceGate::ConnectorObservation,
         &[
@@ -392,6 +392,41 @@ pub const TRACE_GATES: [(TraceGate, &[Obligation], &str); 4] = [
             O::ClaimHarmAttribution,
         ],
         "paper §7, vLLM witness path C (multi-claim attribution control)",
+    ),
+    (
+        TraceGate::ClaimProtection,
+        &[
+            O::ClaimIdentity,
+            O::ExplicitAcceptance,
+            O::MaterializationPredicate,
+            O::FootprintAccounting,
+            O::VictimExclusionBeforeViolation,
+            O::ExplicitConflictAction,
+            O::BlockingClaimIds,
+            O::ClaimHarmAttribution,
+            O::OrderedLifecycleEvents,
+        ],
+        "paper §3 and Table 1 (hard_protected: victim exclusion, an explicit conflict action with blocking claim ids, footprint accounting, harm attribution)",
+    ),
+    (
+        TraceGate::ClaimDemotion,
+        &[
+            O::ClaimIdentity,
+            O::ExplicitAcceptance,
+            O::ClaimDemotedBeforeLoss,
+            O::OrderedLifecycleEvents,
+        ],
+        "paper §3 and Table 1 (demotable: a claim-scoped demotion boundary before loss)",
+    ),
+    (
+        TraceGate::ClaimExpiry,
+        &[
+            O::ClaimIdentity,
+            O::ExplicitAcceptance,
+            O::ClaimExpiredBoundary,
+            O::OrderedLifecycleEvents,
+        ],
+        "paper §3 and Table 1 (expiring: a claim-scoped boundary where responsibility ends before later loss)",
     ),
 ];
 

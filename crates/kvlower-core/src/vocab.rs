@@ -365,6 +365,17 @@ vocabulary! {
         // Connector witness path C: in a trace with several claims, failure and
         // refusal are attributed to the target claim only.
         MultiClaimAttribution = "multi_claim_attribution",
+        // Residency (connector family, kvlower's own): an accepted claim's
+        // footprint is protected under pressure: its blocks are excluded from
+        // the victims, the conflicting request gets an explicit action naming
+        // it, and its end is accounted for.
+        ClaimProtection = "claim_protection",
+        // Residency: a claim-scoped demotion to a lower tier comes before the
+        // loss of the claim's last device copy.
+        ClaimDemotion = "claim_demotion",
+        // Residency: the accepted duration's end is a claim-scoped boundary,
+        // protection holds before it, and the loss it allows comes after it.
+        ClaimExpiry = "claim_expiry",
     }
 }
 

@@ -36,6 +36,16 @@ pub struct CampaignSummary {
     pub reference_runs: u64,
     /// Reference traces where some claim passes `reference_lifecycle`.
     pub reference_passes: u64,
+    /// Traces with residency events (shown only when there are some).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub residency_runs: u64,
+    /// Residency traces where some claim passes a residency gate.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub residency_passes: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl CampaignSummary {
@@ -64,6 +74,10 @@ impl CampaignSummary {
         if let Some(pass) = t.reference {
             self.reference_runs += 1;
             self.reference_passes += count(pass);
+        }
+        if let Some(pass) = t.residency {
+            self.residency_runs += 1;
+            self.residency_passes += count(pass);
         }
     }
 }

@@ -10,6 +10,7 @@ use crate::Pos;
 use crate::event::{EventKind, RawEvent, TransferDirection, given, names};
 use crate::identity::Bucket;
 use crate::names::{Control, Requirement};
+use crate::residency::ResidencyClaim;
 
 /// The claim-scoped outcome types a restoration failure may produce (`docs/trace-format.md`).
 const CLAIM_SCOPED_OUTCOMES: [&str; 4] = ["refusal", "demotion", "expiry", "harm"];
@@ -52,6 +53,8 @@ pub(crate) struct ConnectorClaim {
     saw_generic: bool,
     saw_lifecycle: bool,
     saw_failure: bool,
+    /// Residency facts, made on the first residency event (most claims have none).
+    pub residency: Option<Box<ResidencyClaim>>,
 }
 
 fn first(slot: &mut Option<Pos>, pos: Pos) {
@@ -76,6 +79,11 @@ impl ConnectorClaim {
     /// Feeds one event of this claim (`claim` is `None` for the unclaimed bucket).
     pub fn observe(&mut self, kind: EventKind, e: &RawEvent<'_>, pos: Pos, claim: Option<&str>) {
         use EventKind::*;
+        if ResidencyClaim::is_residency(kind) {
+            self.residency
+                .get_or_insert_with(Box::default)
+                .observe(kind, e, pos, claim);
+        }
         if kind == GenericCounter {
             self.saw_generic = true;
         } else if kind.is_lifecycle() {

@@ -15,6 +15,7 @@ use crate::multi_claim::{Attribution, NonTargetFacts, TargetFacts};
 use crate::names::{Requirement, TraceGate};
 use crate::reference::ReferenceClaim;
 use crate::report::{ClaimVerdict, GateResult, TraceOutline, TraceTally};
+use crate::residency::ResidencyClaim;
 
 /// At most this many diagnostics are kept per trace; the rest are counted.
 pub const MAX_DIAGNOSTICS: usize = 1000;
@@ -579,6 +580,9 @@ fn finish_connector(
         with_taint(f.attribution.missing(target, non_targets), any_diagnostic)
     });
     let no_claims = f.claims.slots.is_empty();
+    // The residency gates apply to every row of a trace with a residency event.
+    let residency = f.unclaimed.residency.is_some()
+        || f.claims.slots.values().any(|s| s.state.residency.is_some());
     for (id, slot) in f.claims.slots {
         let tainted = taint_all || slot.tainted;
         let bucket = Bucket::Claim(&slot.identity);
@@ -593,6 +597,9 @@ fn finish_connector(
         );
         if let Some(result) = &multi_claim {
             gates.insert(TraceGate::MultiClaimAttribution, result.clone());
+        }
+        if residency {
+            insert_residency(&mut gates, slot.state.residency.as_deref(), bucket, tainted);
         }
         emit(ClaimVerdict {
             claim_id: Some(id.into()),
@@ -615,6 +622,10 @@ fn finish_connector(
             TraceGate::ConnectorFailureOutcome,
             with_taint(f.unclaimed.failure_missing(Bucket::Unclaimed), taint_all),
         );
+        if residency {
+            let state = f.unclaimed.residency.as_deref();
+            insert_residency(&mut gates, state, Bucket::Unclaimed, taint_all);
+        }
         emit(ClaimVerdict {
             claim_id: None,
             family: TraceFamily::Connector,
@@ -622,6 +633,29 @@ fn finish_connector(
             controls_rejected: f.unclaimed.controls(Bucket::Unclaimed),
         });
     }
+}
+
+/// Adds the three residency gates to a row (a claim without residency events fails them).
+fn insert_residency(
+    gates: &mut std::collections::BTreeMap<TraceGate, GateResult>,
+    state: Option<&ResidencyClaim>,
+    bucket: Bucket<'_>,
+    tainted: bool,
+) {
+    let none = ResidencyClaim::default();
+    let state = state.unwrap_or(&none);
+    gates.insert(
+        TraceGate::ClaimProtection,
+        with_taint(state.protection_missing(bucket), tainted),
+    );
+    gates.insert(
+        TraceGate::ClaimDemotion,
+        with_taint(state.demotion_missing(bucket), tainted),
+    );
+    gates.insert(
+        TraceGate::ClaimExpiry,
+        with_taint(state.expiry_missing(bucket), tainted),
+    );
 }
 
 fn finish_reference(

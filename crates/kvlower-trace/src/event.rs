@@ -245,6 +245,73 @@ raw_event! {
     cache_tier_to: Option<Str<'a>>,
     reuse_requires_restoration: Option<bool>,
     predicate_satisfied: Option<bool>,
+
+    // Residency (protection, demotion, expiry; `docs/trace-format.md`, "Residency gates").
+    request_id: Option<LooseStr<'a>>,
+    accepted_mode: Option<Str<'a>>,
+    footprint_blocks: Option<u64>,
+    accepted_at_step: Option<u64>,
+    duration_steps: Option<u64>,
+    materialized_blocks: Option<u64>,
+    protected_blocks: Option<u64>,
+    conflicting_request_id: Option<Str<'a>>,
+    excluded_blocks: Option<u64>,
+    claim_blocks_in_candidates: Option<u64>,
+    action: Option<Str<'a>>,
+    from_tier: Option<Str<'a>>,
+    to_tier: Option<Str<'a>>,
+    demoted_blocks: Option<u64>,
+    expired_at_step: Option<u64>,
+    loss_cause: Option<Str<'a>>,
+    blocks_intact: Option<u64>,
+}
+
+/// `request_id`, which every connector event carries and only the residency gates read:
+/// a string is kept, any other JSON value is read past and counts as no request. A
+/// runtime that numbers its requests must not make every other gate's lines malformed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LooseStr<'a>(pub Option<Cow<'a, str>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for LooseStr<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct LooseVisitor<'a>(PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for LooseVisitor<'a> {
+            type Value = LooseStr<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<LooseStr<'a>, E> {
+                Ok(LooseStr(Some(Cow::Borrowed(v))))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<LooseStr<'a>, E> {
+                Ok(LooseStr(Some(Cow::Owned(v.to_owned()))))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<LooseStr<'a>, E> {
+                Ok(LooseStr(None))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<LooseStr<'a>, E> {
+                Ok(LooseStr(None))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<LooseStr<'a>, E> {
+                Ok(LooseStr(None))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<LooseStr<'a>, E> {
+                Ok(LooseStr(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<LooseStr<'a>, E> {
+                Ok(LooseStr(None))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<LooseStr<'a>, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(LooseStr(None))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LooseStr<'a>, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(LooseStr(None))
+            }
+        }
+        d.deserialize_any(LooseVisitor(PhantomData))
+    }
 }
 
 /// A non-empty string field, or `None` (absent, `null` and `""` all mean "not given").
@@ -261,6 +328,14 @@ impl RawEvent<'_> {
     /// The claim the event belongs to: `claim_id`, else `resident_claim_id`.
     pub fn claim(&self) -> Option<&str> {
         given(&self.claim_id).or_else(|| given(&self.resident_claim_id))
+    }
+
+    /// The event's `request_id` when it is a non-empty string.
+    pub fn request(&self) -> Option<&str> {
+        self.request_id
+            .as_ref()
+            .and_then(|r| r.0.as_deref())
+            .filter(|s| !s.is_empty())
     }
 
     /// Whether `blocking_claim_ids` lists `claim`.
@@ -370,6 +445,13 @@ pub(crate) enum EventKind {
     ResidentClaimDemoted,
     ResidentClaimExpired,
     ResidentClaimHarmed,
+    // Residency (connector family; `docs/trace-format.md`, "Residency gates").
+    ResidentClaimRefused,
+    ResidentClaimProtected,
+    AllocatorVictimExclusion,
+    SchedulerConflictAction,
+    ResidentClaimDeviceCopyLost,
+    ResidentClaimReleased,
     Other,
 }
 
@@ -407,6 +489,12 @@ impl EventKind {
             "resident_claim_demoted" => ResidentClaimDemoted,
             "resident_claim_expired" => ResidentClaimExpired,
             "resident_claim_harmed" => ResidentClaimHarmed,
+            "resident_claim_refused" => ResidentClaimRefused,
+            "resident_claim_protected" => ResidentClaimProtected,
+            "allocator_victim_exclusion" => AllocatorVictimExclusion,
+            "scheduler_conflict_action" => SchedulerConflictAction,
+            "resident_claim_device_copy_lost" => ResidentClaimDeviceCopyLost,
+            "resident_claim_released" => ResidentClaimReleased,
             _ => Other,
         }
     }

@@ -8,7 +8,8 @@
 //!   published generic-counter control carries only `timestamp_ns` and a 1-based
 //!   sequence); `resident_claim_accepted`/`_materialized`/`_reuse_after_restore`/
 //!   `_demoted`/`_expired`/`_harmed` are reference events;
-//! - events both families share (`resident_claim_offloaded`, `…_restored`, …) tell nothing.
+//! - events both families share (`resident_claim_offloaded`, `…_restored`, …) and the
+//!   residency events (`resident_claim_protected`, `scheduler_conflict_action`, …) tell nothing.
 //!
 //! A line carrying both families' markers tells nothing either; it is judged as a line of
 //! the trace's family and rejected if the trace turns out to be of neither.
@@ -89,6 +90,12 @@ pub(crate) fn of_event(event: &RawEvent<'_>, kind: EventKind) -> Option<TraceFam
         | ResidentClaimRestored
         | ResidentClaimRestorationFailed
         | ActiveRequestRefused
+        | ResidentClaimRefused
+        | ResidentClaimProtected
+        | AllocatorVictimExclusion
+        | SchedulerConflictAction
+        | ResidentClaimDeviceCopyLost
+        | ResidentClaimReleased
         | Other => None,
     }
 }

@@ -6,6 +6,8 @@
 //!   (witness path A), `connector_failure_outcome` (path B, with its strict
 //!   `ordered_failure_semantics`), `multi_claim_attribution` (path C, when a trace has
 //!   several claims), plus the false-positive controls it recognised;
+//!   In a trace with residency events, also `claim_protection`, `claim_demotion` and
+//!   `claim_expiry` (protection, demotion and expiry of an accepted claim);
 //! - reference family (reference lifecycle hook): `reference_lifecycle`.
 //!
 //! Requirement names are fixed, and each is explained in `docs/trace-format.md`. See [`names`].
@@ -50,6 +52,7 @@ mod multi_claim;
 pub mod names;
 mod reference;
 mod report;
+mod residency;
 
 pub use campaign::CampaignSummary;
 pub use diagnostic::{Diagnostic, Problem};

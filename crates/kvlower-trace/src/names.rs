@@ -86,6 +86,48 @@ kvlower_core::names! {
         /// Every non-target claim restored, or at least did not fail.
         NonTargetRestoreSuccessOrNotFailed = "non_target_restore_success_or_not_failed",
 
+        // Residency gates (kvlower's own; `docs/trace-format.md`, "Residency gates").
+        /// Exactly one `resident_claim_accepted` for the gate's mode with `footprint_blocks`
+        /// > 0, and no `resident_claim_refused`.
+        ClaimAcceptedWithFootprint = "claim_accepted_with_footprint",
+        /// As [`Requirement::ClaimAcceptedWithFootprint`] for mode `expiring`, with
+        /// `duration_steps` > 0.
+        ClaimAcceptedWithDuration = "claim_accepted_with_duration",
+        /// `resident_claim_materialized`: predicate true, `materialized_blocks` = the
+        /// footprint, a `request_id`.
+        ClaimMaterializedWithFootprint = "claim_materialized_with_footprint",
+        /// `resident_claim_protected` with `protected_blocks` = the footprint.
+        ClaimBlocksProtected = "claim_blocks_protected",
+        /// `allocator_victim_exclusion`: `excluded_blocks` = the footprint, none of the
+        /// claim's blocks among the candidates, the conflicting request named.
+        VictimsExcludeClaimBlocks = "victims_exclude_claim_blocks",
+        /// `scheduler_conflict_action`: a known action answering the excluded request,
+        /// which is not the request that materialized the claim.
+        ConflictActionExplicit = "conflict_action_explicit",
+        /// The action's `blocking_claim_ids` lists this claim.
+        BlockingClaimIdsNameClaim = "blocking_claim_ids_name_claim",
+        /// The action's `footprint_blocks` is the accepted footprint.
+        ConflictFootprintMatchesAcceptance = "conflict_footprint_matches_acceptance",
+        /// The claim's device copy was lost before its release (or never released).
+        NoLossWhileProtected = "no_loss_while_protected",
+        /// `resident_claim_released` with `blocks_intact` = the footprint.
+        ClaimEndAccounted = "claim_end_accounted",
+        /// accepted < materialized < protected < exclusion < action < released.
+        OrderedProtectionLifecycle = "ordered_protection_lifecycle",
+        /// `resident_claim_demoted` to a lower tier with `demoted_blocks` = the footprint.
+        ClaimScopedDemotionToLowerTier = "claim_scoped_demotion_to_lower_tier",
+        /// `resident_claim_device_copy_lost` for this claim, with its `loss_cause`.
+        DeviceCopyLossObserved = "device_copy_loss_observed",
+        /// accepted < materialized < demoted < first loss.
+        OrderedDemotionLifecycle = "ordered_demotion_lifecycle",
+        /// A conflict action naming this claim with its footprint (protection held).
+        ProtectionHeldBeforeBoundary = "protection_held_before_boundary",
+        /// `resident_claim_expired` with the accepted step and duration, at or after
+        /// their sum.
+        ClaimScopedExpiryBoundary = "claim_scoped_expiry_boundary",
+        /// accepted < materialized < action < expired < first loss.
+        OrderedExpiryLifecycle = "ordered_expiry_lifecycle",
+
         // kvlower's own addition.
         /// A diagnostic (malformed line, bad sequence, identity conflict) touches this claim,
         /// so nothing about it can pass. Not an analyzer name: kvlower's fail-closed rule.

@@ -76,6 +76,10 @@ pub struct TraceTally {
     pub multi_claim: Option<bool>,
     /// `Some(pass)` for a reference-family trace: whether some claim passes `reference_lifecycle`.
     pub reference: Option<bool>,
+    /// `Some(pass)` for a trace with residency events: whether some claim passes
+    /// `claim_protection`, `claim_demotion` or `claim_expiry`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub residency: Option<bool>,
 }
 
 impl TraceTally {
@@ -87,7 +91,8 @@ impl TraceTally {
         let some_gate = self.observation_pass
             || self.failure_outcome_pass
             || self.reference == Some(true)
-            || self.multi_claim == Some(true);
+            || self.multi_claim == Some(true)
+            || self.residency == Some(true);
         self.valid && some_gate && self.multi_claim != Some(false) && !self.control_pass
     }
 
@@ -104,6 +109,17 @@ impl TraceTally {
         }
         if let Some(g) = v.gates.get(&TraceGate::ReferenceLifecycle) {
             self.reference = Some(self.reference.unwrap_or(false) || g.pass);
+        }
+        if v.gates.contains_key(&TraceGate::ClaimProtection) {
+            let pass = v.claim_id.is_some()
+                && [
+                    TraceGate::ClaimProtection,
+                    TraceGate::ClaimDemotion,
+                    TraceGate::ClaimExpiry,
+                ]
+                .iter()
+                .any(|&g| v.passes(g));
+            self.residency = Some(self.residency.unwrap_or(false) || pass);
         }
     }
 }

@@ -895,3 +895,6 @@ fn multi_claim_with_a_diagnostic_cannot_pass() {
     );
     assert_eq!(missing(&r, Some(CLAIM_A), FAILURE), ["well_formed_trace"]);
 }
+
+#[path = "gates/residency.rs"]
+mod residency;

@@ -560,6 +560,14 @@ const FAILURE_ONLY: [Requirement; 5] = [
     Requirement::SchedulerSideActiveRequestRefused,
 ];
 
+/// The residency gates: a claim is accepted for one mode, so passing one makes the
+/// others not apply.
+const RESIDENCY: [TraceGate; 3] = [
+    TraceGate::ClaimProtection,
+    TraceGate::ClaimDemotion,
+    TraceGate::ClaimExpiry,
+];
+
 /// Whether a failing gate applies to this run, for human and Markdown output only
 /// (the verdicts, the JSON and the tally are unchanged). The two connector paths
 /// exclude each other: the observation gate does not apply to a run whose failure
@@ -570,11 +578,20 @@ fn gate_applies(v: &ClaimVerdict, gate: TraceGate, result: &GateResult) -> bool 
     if result.pass || !v.controls_rejected.is_empty() {
         return true;
     }
+    // A row that passes one residency gate was accepted for that mode: the other
+    // residency gates and the connector paths do not apply to it.
+    let residency_pass = RESIDENCY.iter().any(|&g| v.passes(g));
     match gate {
-        TraceGate::ConnectorObservation => !v.passes(TraceGate::ConnectorFailureOutcome),
+        TraceGate::ConnectorObservation => {
+            !v.passes(TraceGate::ConnectorFailureOutcome) && !residency_pass
+        }
         TraceGate::ConnectorFailureOutcome => {
             !v.passes(TraceGate::ConnectorObservation)
+                && !residency_pass
                 && !FAILURE_ONLY.iter().all(|r| result.missing.contains(r))
+        }
+        TraceGate::ClaimProtection | TraceGate::ClaimDemotion | TraceGate::ClaimExpiry => {
+            !residency_pass
         }
         _ => true,
     }
