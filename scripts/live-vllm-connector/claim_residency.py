@@ -431,9 +431,8 @@ class ResidencyScheduler(cc.ClaimScheduler):
             if res.pinned:  # cannot happen: a pinned block is never handed out
                 raise AssertionError(f"{res.claim_id}: pinned claim lost blocks")
 
-    def release_all(self, reason: str = "run_end") -> list[dict[str, Any]]:
-        """Unpins every claim and records its release; returns what was released."""
-        out = []
+    def release_all(self, reason: str = "run_end") -> None:
+        """Unpins every claim and records its release (the run's end)."""
         for res in self._res_claims + self._res_pending:
             intact = self._intact(res)
             was_pinned = len(res.blocks)
@@ -442,13 +441,8 @@ class ResidencyScheduler(cc.ClaimScheduler):
             if CONTROLS.inject != "no_release_record":
                 self._emit("resident_claim_released", "scheduler", res, release_reason=reason, blocks_intact=intact,
                            unpinned_blocks=was_pinned)
-            out.append({"claim_id": res.claim_id, "blocks_intact": intact, "unpinned_blocks": was_pinned})
         self._res_claims, self._res_pending = [], []
         self._res_refused, self._res_to_error = set(), set()
-        return out
-
-    def residency_state(self) -> list[dict[str, Any]]:
-        return [{"claim_id": r.claim_id, "accepted": r.accepted, "pinned": len(r.blocks)} for r in self._res_claims]
 
 
 __all__ = ["CONTROLS", "HEADER", "INJECTIONS", "PATCH", "RECORDER", "ResidencyScheduler"]

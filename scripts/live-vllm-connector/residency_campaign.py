@@ -230,7 +230,7 @@ class Campaign:
                     done[o.request_id] = o
 
     def run(self, scenario: str, index: int) -> dict:
-        n_runs, mode, prefix_tokens, controls, injected, timeline = SCENARIOS[scenario]
+        _runs, mode, prefix_tokens, controls, injected, timeline = SCENARIOS[scenario]
         run_id = f"{scenario}-{index:02d}"
         path = self.out / TRACE_DIR / f"{run_id}.jsonl"
         cr = self.cr
@@ -289,7 +289,7 @@ class Campaign:
                                "claim_device_cached_blocks": cached, "claim_evictable_blocks": evictable,
                                "claim_host_tier_blocks": host})
         finally:
-            released = self.scheduler.release_all("run_end")
+            self.scheduler.release_all("run_end")
             cached, evictable, host = self.truth.sample() if self.truth.claim_hashes else (0, 0, 0)
             phases.append({"phase": "release", "request": None, "steps": [self.truth.steps, self.truth.steps],
                            "claim_device_cached_blocks": cached, "claim_evictable_blocks": evictable,
@@ -298,9 +298,9 @@ class Campaign:
             cr.CONTROLS.reset()
             if not self.llm.reset_prefix_cache(reset_connector=True):
                 raise SystemExit("residency_campaign: reset_prefix_cache(reset_connector=True) refused")
-        return self.record(run_id, scenario, claim, footprint, controls, injected, sent, done, phases, released)
+        return self.record(run_id, scenario, claim, footprint, controls, injected, sent, done, phases)
 
-    def record(self, run_id, scenario, claim, footprint, controls, injected, sent, done, phases, released):
+    def record(self, run_id, scenario, claim, footprint, controls, injected, sent, done, phases):
         t = self.truth
         requests = []
         for s in sent:
@@ -361,7 +361,6 @@ class Campaign:
                 "first_loss_step": loss,
                 "host_tier_blocks_before_loss": host_before_loss,
             },
-            "released_by_patch": released,
         }
 
 
