@@ -263,8 +263,10 @@ class ResidencyScheduler(cc.ClaimScheduler):
         return out
 
     def update_from_output(self, scheduler_output, model_runner_output):
-        # The scheduler's own error path: update_from_output finishes the ids of this set with
-        # FINISHED_ERROR and reports finish_reason "error" to the client.
+        # The scheduler's own error path: update_from_output finishes every id in
+        # grammar_compile_error_reqs (one of its error sets; vLLM's other user is a grammar
+        # that failed to compile) with finish_requests(FINISHED_ERROR) and reports
+        # finish_reason "error" to the client, in this step.
         self.grammar_compile_error_reqs.update(self._res_to_error)
         self._res_to_error = set()
         outputs = super().update_from_output(scheduler_output, model_runner_output)
