@@ -350,6 +350,9 @@ class Campaign:
             "patch_controls": {"pin": True, "refuse": True, "demote": True, "expire": True, **controls},
             "injected_misbehaviour": injected,
             "requests": requests,
+            # the requests vLLM finished with an error (RequestOutput and scheduler output agree)
+            "refused_requests": [r["request"] for r in requests
+                                 if r["finish_reason"] == "error" and r["engine_finish_reason"] == "error"],
             "engine_steps": t.steps,
             "claim_blocks": {
                 "per_step": per_step,
