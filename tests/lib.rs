@@ -70,6 +70,48 @@ pub fn scratch_repo(subdirs: &[&str]) -> tempfile::TempDir {
     dir
 }
 
+/// The committed repository, loaded once per test binary and shared by every test
+/// that only reads it (loading re-reads every descriptor; tests used to do it dozens
+/// of times). A test that needs to change it clones what it changes.
+pub fn committed_repository() -> &'static kvlower_load::Repository {
+    static REPO: std::sync::OnceLock<kvlower_load::Repository> = std::sync::OnceLock::new();
+    REPO.get_or_init(|| {
+        let (repo, diagnostics) =
+            kvlower_load::load_repository(&repo_root()).expect("the repository loads");
+        assert!(diagnostics.is_empty(), "{diagnostics:#?}");
+        repo
+    })
+}
+
+/// The audit suites of the committed repository, run once per test binary with the
+/// real evidence re-runner (what `check` runs).
+pub fn committed_audit() -> &'static kvlower_audit::Audit {
+    static AUDIT: std::sync::OnceLock<kvlower_audit::Audit> = std::sync::OnceLock::new();
+    AUDIT.get_or_init(|| {
+        let repo = committed_repository();
+        kvlower_cli::audit::run(repo, &kvlower_load::FsEnvironment::new(repo.root.clone()))
+    })
+}
+
+/// A copy of the repository's inputs, committed evidence, results and config in a
+/// temporary directory: what `check` reads, so a test can break one thing in it.
+pub fn sandbox() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for sub in [
+        "modes",
+        "capabilities",
+        "results",
+        "schemas",
+        "bad_lowering",
+        // committed evidence documents the descriptors anchor (re-run by check)
+        "evidence",
+    ] {
+        copy_dir(&repo_root().join(sub), &dir.path().join(sub));
+    }
+    copy_config(dir.path());
+    dir
+}
+
 /// Copies the repository's `kvlower.toml` into `to`: a copy of the repository's
 /// results keeps what the repository keeps (every audit suite; docs/config.md).
 pub fn copy_config(to: &std::path::Path) {

@@ -32,10 +32,8 @@ const KINDS: [&str; 16] = [
     "storage_only_offload_evidence",
 ];
 
-fn audit() -> kvlower_audit::Audit {
-    let (repo, diagnostics) = load_repository(&repo_root()).expect("loads");
-    assert!(diagnostics.is_empty(), "{diagnostics:?}");
-    kvlower_cli::audit::run(&repo, &kvlower_load::FsEnvironment::new(repo.root.clone()))
+fn audit() -> &'static kvlower_audit::Audit {
+    kvlower_tests::committed_audit()
 }
 
 #[test]

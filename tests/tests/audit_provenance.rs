@@ -12,7 +12,6 @@
 
 use std::collections::BTreeSet;
 
-use kvlower_load::load_repository;
 use kvlower_tests::repo_root;
 
 const SGLANG: &str = "capabilities/sglang_hicache_bbe9c7e.yaml";
@@ -45,10 +44,8 @@ const POSITIVE: [(&str, &str, &str, &str); 13] = [
 
 #[test]
 fn the_index_holds_exactly_the_thirteen_positive_rows_with_their_codes() {
-    let (repo, diagnostics) = load_repository(&repo_root()).expect("loads");
-    assert!(diagnostics.is_empty(), "{diagnostics:?}");
-    let audit =
-        kvlower_cli::audit::run(&repo, &kvlower_load::FsEnvironment::new(repo.root.clone()));
+    let repo = kvlower_tests::committed_repository();
+    let audit = kvlower_tests::committed_audit();
     let index = &audit.provenance;
     assert!(index.failures().is_empty(), "{:?}", index.failures());
     let got: BTreeSet<(String, String, String, String)> = index
@@ -135,9 +132,7 @@ fn the_index_holds_exactly_the_thirteen_positive_rows_with_their_codes() {
 
 #[test]
 fn the_committed_index_is_the_regenerated_one() {
-    let (repo, _) = load_repository(&repo_root()).expect("loads");
-    let audit =
-        kvlower_cli::audit::run(&repo, &kvlower_load::FsEnvironment::new(repo.root.clone()));
+    let audit = kvlower_tests::committed_audit();
     for (path, contents) in [
         (
             "results/descriptor-provenance.json",

@@ -18,7 +18,7 @@ use kvlower_core::{
 };
 use kvlower_load::load_repository;
 use kvlower_tests::AssumeRepoFilesPresent;
-use kvlower_tests::{copy_dir, kvlower, repo_root};
+use kvlower_tests::{kvlower, repo_root, sandbox};
 
 fn committed() -> (Catalog, Vec<(String, Descriptor)>) {
     let (repo, diagnostics) = load_repository(&repo_root()).expect("the repository loads");
@@ -472,24 +472,6 @@ mod properties {
 }
 
 // ---------------------------------------------------------------- the CLI
-
-/// A copy of the repository's inputs and generated results.
-fn sandbox() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
-    for sub in [
-        "modes",
-        "capabilities",
-        "results",
-        "schemas",
-        "bad_lowering",
-        // committed evidence documents the descriptors anchor (re-run by check)
-        "evidence",
-    ] {
-        copy_dir(&repo_root().join(sub), &dir.path().join(sub));
-    }
-    kvlower_tests::copy_config(dir.path());
-    dir
-}
 
 #[test]
 fn catalog_diff_lists_each_difference_with_its_line() {

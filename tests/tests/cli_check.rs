@@ -3,25 +3,7 @@
 
 use std::fs;
 
-use kvlower_tests::{copy_dir, kvlower, repo_root};
-
-/// A copy of the repository's inputs and results in a temporary directory.
-fn sandbox() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
-    for sub in [
-        "modes",
-        "capabilities",
-        "results",
-        "schemas",
-        "bad_lowering",
-        // committed evidence documents the descriptors anchor (re-run by check)
-        "evidence",
-    ] {
-        copy_dir(&repo_root().join(sub), &dir.path().join(sub));
-    }
-    kvlower_tests::copy_config(dir.path());
-    dir
-}
+use kvlower_tests::{copy_dir, kvlower, repo_root, sandbox};
 
 fn root_arg(dir: &tempfile::TempDir) -> String {
     dir.path().display().to_string()

@@ -16,25 +16,7 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use kvlower_tests::{Run, copy_dir, kvlower, repo_root};
-
-/// A copy of the repository's inputs and results in a temporary directory.
-fn sandbox() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
-    for sub in [
-        "modes",
-        "capabilities",
-        "results",
-        "schemas",
-        "bad_lowering",
-        // committed evidence documents the descriptors anchor (re-run by check)
-        "evidence",
-    ] {
-        copy_dir(&repo_root().join(sub), &dir.path().join(sub));
-    }
-    kvlower_tests::copy_config(dir.path());
-    dir
-}
+use kvlower_tests::{Run, kvlower, repo_root, sandbox};
 
 fn mkfifo(path: &Path) {
     let status = std::process::Command::new("mkfifo")
@@ -131,13 +113,17 @@ fn no_generated_file_as_a_fifo_hangs_check() {
             .iter()
             .any(|f| f == "results/lowering-matrix.json")
     );
-    for file in generated {
-        let dir = sandbox();
-        let path = dir.path().join(&file);
+    // Every generated file a FIFO at once, in one check: opening any one of them would
+    // block the run (and time the test out), and each must be reported on its own.
+    let dir = sandbox();
+    for file in &generated {
+        let path = dir.path().join(file);
         fs::remove_file(&path).expect("rm");
         mkfifo(&path);
-        let run = check(&dir);
-        assert_eq!(run.code, 2, "{file}: {}", run.stderr);
+    }
+    let run = check(&dir);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    for file in &generated {
         assert!(
             run.stderr
                 .contains(&format!("{file}: error[not-a-regular-file]")),

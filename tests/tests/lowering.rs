@@ -7,14 +7,19 @@ use kvlower_core::judgment::{Defeat, Judgment};
 use kvlower_core::{
     Catalog, CatalogDoc, Depth, Label, Mode, Obligation, Scope, Status, Subtype, judge,
 };
-use kvlower_load::{LoadedDescriptor, load_repository};
+use kvlower_load::LoadedDescriptor;
 use kvlower_tests::AssumeRepoFilesPresent;
-use kvlower_tests::repo_root;
 
+/// The committed repository's catalog and descriptors, loaded once per test binary.
+fn shared_repo() -> (&'static Catalog, &'static [LoadedDescriptor]) {
+    let repo = kvlower_tests::committed_repository();
+    (&repo.catalog, &repo.descriptors)
+}
+
+/// An owned copy, for tests that change what they judge.
 fn repo() -> (Catalog, Vec<LoadedDescriptor>) {
-    let (repo, diagnostics) = load_repository(&repo_root()).expect("the repository loads");
-    assert!(diagnostics.is_empty(), "{diagnostics:#?}");
-    (repo.catalog, repo.descriptors)
+    let (catalog, descriptors) = shared_repo();
+    (catalog.clone(), descriptors.to_vec())
 }
 
 fn descriptor(descriptors: &[LoadedDescriptor], file: &str) -> Descriptor {
@@ -643,9 +648,9 @@ mod monotonicity {
             which in any::<usize>(),
             weakenings in proptest::collection::vec(weakening(), 1..6),
         ) {
-            let (catalog, descriptors) = repo();
+            let (catalog, descriptors) = shared_repo();
             let original = &descriptors[which % descriptors.len()].descriptor;
-            check_never_helps(&catalog, original, &weakenings);
+            check_never_helps(catalog, original, &weakenings);
         }
     }
 
