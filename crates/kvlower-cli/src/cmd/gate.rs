@@ -704,6 +704,13 @@ impl Sink for HumanSink<'_> {
                 "  reference lifecycle passes {}/{} reference runs",
                 s.reference_passes, s.reference_runs
             )?;
+            if s.residency_runs > 0 {
+                writeln!(
+                    o,
+                    "  residency gate passes      {}/{} residency runs",
+                    s.residency_passes, s.residency_runs
+                )?;
+            }
         }
         writeln!(o, "{}", tally(s))?;
         if !diagnostics.is_empty() {
@@ -885,6 +892,13 @@ impl Sink for MarkdownSink<'_> {
             "| reference lifecycle passes | {}/{} |",
             s.reference_passes, s.reference_runs
         )?;
+        if s.residency_runs > 0 {
+            writeln!(
+                o,
+                "| residency gate passes | {}/{} |",
+                s.residency_passes, s.residency_runs
+            )?;
+        }
         if !diagnostics.is_empty() {
             writeln!(
                 o,
