@@ -14,6 +14,7 @@ use std::num::NonZeroU32;
 use std::ops::ControlFlow;
 use std::path::Path;
 
+use kvlower_core::catalog::TELEMETRY_JOIN_PRECONDITIONS;
 use kvlower_fs::lines::Line;
 
 use crate::blocks::{BlockRec, BlockTable, Copies, FoldState, ParentKey, TierId, TierSet};
@@ -23,9 +24,8 @@ use crate::registry::{
     AdapterIdentity, EventFormat, HashEncoding, Registry, StreamPoint, required_chunks,
 };
 use crate::report::{
-    Change, ClaimResult, EventRef, IgnoredGroup, IgnoredInstance, JoinReport, Precondition,
-    PreconditionTally, REPORT_SCHEMA_VERSION, Reason, StatusCounts, StreamSummary, TierCoverage,
-    Transition, Verdict,
+    Change, ClaimResult, EventRef, IgnoredGroup, IgnoredInstance, JoinReport, PreconditionTally,
+    REPORT_SCHEMA_VERSION, Reason, StatusCounts, StreamSummary, TierCoverage, Transition, Verdict,
 };
 
 /// What a repeated store of a known hash on the same tier means.
@@ -1261,7 +1261,7 @@ impl<'r> Engine<'r> {
             }
         }
         let total = claims.len();
-        let preconditions = Precondition::ALL
+        let preconditions = TELEMETRY_JOIN_PRECONDITIONS
             .iter()
             .map(|&p| {
                 let met = claims
