@@ -383,8 +383,8 @@ fn the_indexed_registry_names_every_other_owner_in_registry_order() {
     assert_eq!(owners(1002), ["c1000", "c1001", "c1003"]);
 }
 
-/// The join over the same 2,000 claims (crates/kvlower-join, engine.rs indexes the
-/// claims by first block, later blocks and observation point): every third claim stored
+/// The join over the same 2,000 claims (crates/kvlower-join, engine/claims.rs indexes
+/// the claims by first block, later blocks and observation point): every third claim stored
 /// whole, every third's second block stored under a parent the stream never showed, the
 /// rest not stored; each claim's verdict is what docs/join.md says for it.
 #[test]

@@ -23,7 +23,10 @@
 //! - [`reason`]: Table 5's preconditions and the typed reasons a claim misses one.
 //! - [`registry`]: the pre-registered claims (YAML, read through `kvlower_yaml`).
 //! - [`events`]: one JSON line of a runtime's event stream → typed events.
-//! - [`engine`]: the replay and the verdicts (streaming: memory follows live blocks).
+//! - `engine`: the replay and the verdicts (streaming: memory follows live blocks),
+//!   one module per phase of an event.
+//! - [`input`]: the input files, opened through the one safe read, and the drivers
+//!   that replay JSON Lines or capture files into the engine.
 //! - [`report`]: the JSON evidence document and its human rendering.
 //! - [`pressure`]: soft_priority pressure controls over many joined trials.
 //!
@@ -32,7 +35,7 @@
 //! ([`join_reader`]).
 
 pub(crate) mod blocks;
-pub mod engine;
+pub(crate) mod engine;
 pub mod error;
 pub mod events;
 pub mod ids;
@@ -47,9 +50,9 @@ pub(crate) mod typed;
 use std::io::BufReader;
 use std::path::Path;
 
-pub use engine::join_reader;
 pub use error::JoinError;
 pub use events::Tier;
+pub use input::join_reader;
 pub use registry::{
     AdapterIdentity, CacheIdentity, Claim, ClaimId, EventFormat, HashDomain, HashEncoding,
     ObjectId, Predicate, Registry, RuntimeIdentity, StreamPoint,

@@ -32,8 +32,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{JoinOptions, join_reader_with};
+use crate::engine::JoinOptions;
 use crate::error::JoinError;
+use crate::input::join_reader_with;
 use crate::registry::{ClaimId, EventFormat, Registry, StreamPoint};
 use crate::report::{Change, ClaimResult, EventRef, Transition, Verdict};
 
@@ -199,7 +200,7 @@ fn yaml_err(path: &Path, yaml_path: &str, message: String) -> JoinError {
 
 /// Reads the controls file, joins every trial, and derives the atoms.
 pub fn run_controls(controls: &Path) -> Result<PressureReport, JoinError> {
-    let src = crate::input::read_text(controls, kvlower_fs::FileKind::Registry)?;
+    let src = crate::input::files::read_text(controls, kvlower_fs::FileKind::Registry)?;
     let raw: RawControls =
         kvlower_yaml::from_str(&src).map_err(|e| JoinError::yaml(controls, e))?;
     if raw.schema_version != 1 {
@@ -344,7 +345,7 @@ impl Study<'_> {
         events: &Path,
         t: &RawTrial,
     ) -> Result<TrialResult, JoinError> {
-        let file = crate::input::open_events(events)?;
+        let file = crate::input::files::open_events(events)?;
         let report = join_reader_with(
             self.registry,
             self.registry_path,

@@ -1,5 +1,5 @@
 //! The nine Table 5 preconditions of a telemetry join (paper §5, Table 5;
-//! `docs/join.md`) and the typed reasons a claim misses one.
+//! `docs/join.md`), as the model names them, and the typed reasons a claim misses one.
 //!
 //! Its own module, beside the identifiers it names, so that the registry (which
 //! finds registry-side reasons) and the report (which records them) both depend on
@@ -9,40 +9,34 @@ use serde::{Deserialize, Serialize};
 
 use crate::ids::{ClaimId, EventFormat, EventRef};
 
-kvlower_core::names! {
-    /// The nine telemetry_join preconditions of paper Table 5 (`docs/join.md`).
-    /// The model owns them ([`kvlower_core::catalog::TELEMETRY_JOIN_PRECONDITIONS`]);
-    /// [`Precondition::model`] maps each to it and a test keeps the two lists equal.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-    pub enum Precondition {
-        ExternalAcceptedClaimRegistry = "external_accepted_claim_registry",
-        StableClaimId = "stable_claim_id",
-        ReusableObjectId = "reusable_object_id",
-        FixedMaterializationPredicate = "fixed_materialization_predicate",
-        DeterministicRequestTokenMap = "deterministic_request_token_map",
-        FixedCacheIdentity = "fixed_cache_identity",
-        NamedObservationPoint = "named_observation_point",
-        JoinableBackendEvents = "joinable_backend_events",
-        AmbiguityFailsClosed = "ambiguity_fails_closed",
-    }
-}
+/// A telemetry join reports and checks only Table 5's nine preconditions, the
+/// model's own [`kvlower_core::Precondition`]s of the `telemetry_join` depth
+/// ([`TELEMETRY_JOIN_PRECONDITIONS`]): one vocabulary, so a join document's held
+/// preconditions are the model's, with no second list that could drift from it.
+pub use kvlower_core::Precondition;
+use kvlower_core::catalog::TELEMETRY_JOIN_PRECONDITIONS;
 
-impl Precondition {
-    /// The same precondition in the model's vocabulary, which a descriptor's
-    /// `telemetry_join` adapter anchors to a join document.
-    pub fn model(self) -> kvlower_core::Precondition {
-        use kvlower_core::Precondition as M;
-        match self {
-            Precondition::ExternalAcceptedClaimRegistry => M::ExternalAcceptedClaimRegistry,
-            Precondition::StableClaimId => M::StableClaimId,
-            Precondition::ReusableObjectId => M::ReusableObjectId,
-            Precondition::FixedMaterializationPredicate => M::FixedMaterializationPredicate,
-            Precondition::DeterministicRequestTokenMap => M::DeterministicRequestTokenMap,
-            Precondition::FixedCacheIdentity => M::FixedCacheIdentity,
-            Precondition::NamedObservationPoint => M::NamedObservationPoint,
-            Precondition::JoinableBackendEvents => M::JoinableBackendEvents,
-            Precondition::AmbiguityFailsClosed => M::AmbiguityFailsClosed,
-        }
+/// Reads one of the join's preconditions from a join document, refusing any other
+/// of the model's names: a document that claims to hold a precondition outside
+/// [`TELEMETRY_JOIN_PRECONDITIONS`] is not a join document (the join's own copy
+/// of the nine refused them the same way).
+pub(crate) fn deserialize_join_precondition<'de, D>(d: D) -> Result<Precondition, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let p = Precondition::deserialize(d)?;
+    if TELEMETRY_JOIN_PRECONDITIONS.contains(&p) {
+        Ok(p)
+    } else {
+        let names: Vec<&str> = TELEMETRY_JOIN_PRECONDITIONS
+            .iter()
+            .map(|p| p.name())
+            .collect();
+        Err(serde::de::Error::custom(format!(
+            "`{}` is not a telemetry_join precondition (expected one of {})",
+            p.name(),
+            names.join(", ")
+        )))
     }
 }
 

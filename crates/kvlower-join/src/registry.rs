@@ -367,7 +367,7 @@ pub struct Registry {
 impl Registry {
     /// Reads the registry at `path` (token maps resolve relative to its folder).
     pub fn load(path: &Path) -> Result<Registry, JoinError> {
-        let src = crate::input::read_text(path, kvlower_fs::FileKind::Registry)?;
+        let src = crate::input::files::read_text(path, kvlower_fs::FileKind::Registry)?;
         Registry::parse(&src, path)
     }
 
@@ -400,7 +400,7 @@ impl Registry {
                 }
                 (Some(t), None) => Some(t),
                 (None, Some(r)) => {
-                    let map_path = crate::input::confine(path, &r.file)?;
+                    let map_path = crate::input::files::confine(path, &r.file)?;
                     if !maps.contains_key(&map_path) {
                         let map = load_token_map(&map_path)?;
                         maps.insert(map_path.clone(), map);
@@ -576,7 +576,7 @@ pub(crate) fn required_chunks(c: &Claim, block_size: Option<NonZeroU32>) -> Opti
 }
 
 fn load_token_map(path: &Path) -> Result<TokenMapFile, JoinError> {
-    let src = crate::input::read_text(path, kvlower_fs::FileKind::TokenMap)?;
+    let src = crate::input::files::read_text(path, kvlower_fs::FileKind::TokenMap)?;
     serde_json::from_str(&src).map_err(|e| JoinError::TokenMap {
         path: path.to_path_buf(),
         line: e.line(),

@@ -144,6 +144,9 @@ pub struct IgnoredGroup {
 /// How many claims meet one precondition.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PreconditionTally {
+    /// One of the model's `telemetry_join` preconditions; a document naming any other
+    /// is refused when read back.
+    #[serde(deserialize_with = "crate::reason::deserialize_join_precondition")]
     pub precondition: Precondition,
     /// `met/total` claims.
     pub claims: String,
@@ -201,7 +204,7 @@ impl JoinReport {
         self.preconditions
             .iter()
             .filter(|p| p.held)
-            .map(|p| p.precondition.model())
+            .map(|p| p.precondition)
     }
 
     /// The claim result for `id`, if registered.
@@ -388,21 +391,30 @@ pub fn describe_reason(r: &Reason) -> String {
 mod tests {
     use super::*;
 
-    /// The join's preconditions are paper Table 5 as the model owns it: the
-    /// same nine, in the same order, under the same names. A join document's
-    /// held preconditions are read through [`Precondition::model`], so a
-    /// drift here would make `check` miss (or invent) a held precondition.
+    /// A join document's preconditions are the model's `telemetry_join` ones under
+    /// their model names, and reading one back refuses any other of the model's
+    /// preconditions: a drift here would make `check` miss (or invent) a held one.
     #[test]
-    fn preconditions_are_the_models_table_5() {
-        let model: Vec<kvlower_core::Precondition> =
-            Precondition::ALL.iter().map(|p| p.model()).collect();
-        assert_eq!(
-            model,
-            kvlower_core::catalog::TELEMETRY_JOIN_PRECONDITIONS.to_vec()
-        );
-        for p in Precondition::ALL {
-            assert_eq!(p.name(), p.model().name());
-            assert_eq!(serde_json::to_value(p).ok(), Some(p.name().into()));
+    fn tallied_preconditions_are_the_models_telemetry_join_ones() {
+        use kvlower_core::catalog::TELEMETRY_JOIN_PRECONDITIONS;
+        for p in TELEMETRY_JOIN_PRECONDITIONS {
+            let tally = PreconditionTally {
+                precondition: p,
+                claims: "1/1".into(),
+                held: true,
+            };
+            let json = serde_json::to_value(&tally).unwrap_or_default();
+            assert_eq!(json["precondition"], p.name(), "{json}");
+            let back: Result<PreconditionTally, _> = serde_json::from_value(json);
+            assert_eq!(back.ok(), Some(tally));
+        }
+        for &p in kvlower_core::Precondition::ALL {
+            if TELEMETRY_JOIN_PRECONDITIONS.contains(&p) {
+                continue;
+            }
+            let json = serde_json::json!({"precondition": p.name(), "claims": "1/1", "held": true});
+            let back: Result<PreconditionTally, _> = serde_json::from_value(json);
+            assert!(back.is_err(), "{p} is not a telemetry_join precondition");
         }
     }
 
