@@ -77,7 +77,7 @@ pub fn committed_repository() -> &'static kvlower_load::Repository {
     static REPO: std::sync::OnceLock<kvlower_load::Repository> = std::sync::OnceLock::new();
     REPO.get_or_init(|| {
         let (repo, diagnostics) =
-            kvlower_load::load_repository(&repo_root()).expect("the repository loads");
+            kvlower_evidence::load_repository(&repo_root()).expect("the repository loads");
         assert!(diagnostics.is_empty(), "{diagnostics:#?}");
         repo
     })
@@ -89,7 +89,10 @@ pub fn committed_audit() -> &'static kvlower_audit::Audit {
     static AUDIT: std::sync::OnceLock<kvlower_audit::Audit> = std::sync::OnceLock::new();
     AUDIT.get_or_init(|| {
         let repo = committed_repository();
-        kvlower_cli::audit::run(repo, &kvlower_load::FsEnvironment::new(repo.root.clone()))
+        kvlower_cli::audit::run(
+            repo,
+            &kvlower_evidence::FsEnvironment::new(repo.root.clone()),
+        )
     })
 }
 
@@ -137,7 +140,7 @@ pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
 /// An environment in which every repository file exists, every claimed verdict
 /// is confirmed and every trace records the descriptor's own runtime. For pure
 /// tests of the judgment only: it is fail-open by design, so it lives here, in
-/// the tests, and no command can use it (they use `kvlower_load::FsEnvironment`).
+/// the tests, and no command can use it (they use `kvlower_evidence::FsEnvironment`).
 pub struct AssumeRepoFilesPresent;
 
 impl kvlower_core::Environment for AssumeRepoFilesPresent {
@@ -149,8 +152,8 @@ impl kvlower_core::Environment for AssumeRepoFilesPresent {
         &self,
         _path: &str,
         _verdict: &kvlower_core::descriptor::ClaimedVerdict,
-    ) -> kvlower_core::descriptor::TraceVerdictFacts {
-        kvlower_core::descriptor::TraceVerdictFacts::default()
+    ) -> kvlower_core::environment::TraceVerdictFacts {
+        kvlower_core::environment::TraceVerdictFacts::default()
     }
 
     fn today(&self) -> (i32, u32, u32) {

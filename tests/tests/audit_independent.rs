@@ -6,17 +6,17 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
 use kvlower_audit::oracle;
-use kvlower_core::anchoring::JoinDocumentFacts;
+use kvlower_core::anchoring::{JoinDocumentFacts, RepoFile, TraceVerdictFacts};
 use kvlower_core::descriptor::{
     Adapter, Anchor, AnchorDefect, AnchorKind, AtomEvidence, ClaimedVerdict, EvidenceItem,
-    NonClaims, Proposal, RepoFile, RuntimeIdentity, SignalEvidence, SourceKind, TraceVerdictFacts,
+    NonClaims, Proposal, RuntimeIdentity, SignalEvidence, SourceKind,
 };
 use kvlower_core::vocab::{Ambiguity, TraceGate};
 use kvlower_core::{
     Atom, Catalog, Depth, Descriptor, Environment, Label, Mode, Obligation, Precondition, Scope,
     Signal, Status, judge,
 };
-use kvlower_load::FsEnvironment;
+use kvlower_evidence::FsEnvironment;
 use proptest::prelude::*;
 use proptest::sample::{select, subsequence};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};

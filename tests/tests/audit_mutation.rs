@@ -8,7 +8,7 @@ use kvlower_audit::synthetic::{
 };
 use kvlower_audit::trace_controls::{any_passes, evaluate};
 use kvlower_core::{Depth, judge};
-use kvlower_load::{FsEnvironment, load_repository};
+use kvlower_evidence::{FsEnvironment, load_repository};
 use kvlower_tests::repo_root;
 use kvlower_trace::TraceGate;
 

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use kvlower_core::descriptor::Descriptor;
 use kvlower_core::{Depth, Grade, Label, Mode, judge, row_depths};
-use kvlower_load::FsEnvironment;
+use kvlower_evidence::FsEnvironment;
 use kvlower_tests::{copy_dir, kvlower, repo_root, scratch_repo};
 
 const VLLM_CPU: &str = "capabilities/vllm_cpu_0.32.0.yaml";

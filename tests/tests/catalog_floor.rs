@@ -16,7 +16,7 @@ use kvlower_core::{
     Atom, Catalog, CatalogDoc, Depth, Descriptor, Label, Mode, Obligation, Precondition, Signal,
     judge, row_depths,
 };
-use kvlower_load::load_repository;
+use kvlower_evidence::load_repository;
 use kvlower_tests::AssumeRepoFilesPresent;
 use kvlower_tests::{kvlower, repo_root, sandbox};
 
@@ -532,7 +532,7 @@ fn check_fails_when_the_matrix_was_judged_under_another_catalog() {
     let dir = sandbox();
     let path = dir.path().join("results/lowering-matrix.json");
     let text = std::fs::read_to_string(&path).expect("read");
-    let digest = kvlower_load::load_repository(&repo_root())
+    let digest = kvlower_evidence::load_repository(&repo_root())
         .expect("loads")
         .0
         .catalog

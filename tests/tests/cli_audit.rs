@@ -246,7 +246,7 @@ fn completions_and_schema_print() {
 /// prints all four, and docs/diagnostic-codes.md (named by SARIF's rule help) is current.
 #[test]
 fn every_code_has_what_why_example_and_fix() {
-    for code in kvlower_load::Code::ALL {
+    for code in kvlower_codes::Code::ALL {
         let doc = code.doc();
         for (part, text) in [
             ("what", doc.what),

@@ -301,8 +301,8 @@ fn sarif_output_is_valid_sarif_2_1_0_with_rules_and_located_results() {
     let rules = log["runs"][0]["tool"]["driver"]["rules"]
         .as_array()
         .expect("rules");
-    assert_eq!(rules.len(), kvlower_load::Code::ALL.len());
-    for (rule, code) in rules.iter().zip(kvlower_load::Code::ALL) {
+    assert_eq!(rules.len(), kvlower_codes::Code::ALL.len());
+    for (rule, code) in rules.iter().zip(kvlower_codes::Code::ALL) {
         assert_eq!(rule["id"], code.name());
         assert_eq!(rule["fullDescription"]["text"], code.explanation());
         // SARIF1001: a rule's `name` must not equal its `id`; none is given.

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use kvlower_core::descriptor::Descriptor;
 use kvlower_core::{Depth, Grade, Label, Mode, judge, row_depths};
-use kvlower_load::FsEnvironment;
+use kvlower_evidence::FsEnvironment;
 use kvlower_tests::{kvlower, repo_root, scratch_repo};
 
 const POSITIVE: &str = "tests/fixtures/traces/scenarios/reference_positive.jsonl";

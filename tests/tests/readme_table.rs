@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use kvlower_core::matrix::judge_all;
 use kvlower_core::{Label, Mode};
-use kvlower_load::{FsEnvironment, load_repository};
+use kvlower_evidence::{FsEnvironment, load_repository};
 use kvlower_tests::repo_root;
 
 const SECTION: &str = "## Runtimes compared";

@@ -77,7 +77,7 @@ impl Loader {
     fn findings(&self, bytes: &[u8]) -> Vec<String> {
         let rel = "capabilities/case.yaml";
         fs::write(self.dir.path().join(rel), bytes).expect("write");
-        let env = kvlower_load::FsEnvironment::new(self.dir.path().to_path_buf());
+        let env = kvlower_evidence::FsEnvironment::new(self.dir.path().to_path_buf());
         let mut diagnostics = Vec::new();
         let loaded = kvlower_load::load_descriptor(
             self.dir.path(),

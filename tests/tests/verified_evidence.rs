@@ -9,7 +9,7 @@ use std::fs;
 
 use kvlower_core::descriptor::Descriptor;
 use kvlower_core::{Depth, Label, Mode, judge};
-use kvlower_load::FsEnvironment;
+use kvlower_evidence::FsEnvironment;
 use kvlower_tests::{kvlower, scratch_repo};
 
 const TRACE: &str = "traces/synthetic_reference_positive.jsonl";
@@ -61,7 +61,7 @@ fn scratch(descriptor_text: &str) -> tempfile::TempDir {
 }
 
 fn best_effort_label(dir: &tempfile::TempDir, text: &str) -> Label {
-    let (repo, _) = kvlower_load::load_repository(dir.path()).expect("loads");
+    let (repo, _) = kvlower_evidence::load_repository(dir.path()).expect("loads");
     let catalog = repo.catalog;
     let d: Descriptor = kvlower_load::yaml::from_str(text).expect("parses");
     let env = FsEnvironment::new(dir.path().to_path_buf());
@@ -179,7 +179,7 @@ fn a_gate_counts_only_for_the_obligations_it_witnesses() {
     let dir = scratch(&text);
     let anchor = d.adapters[0].evidence[1].anchor.clone();
     d.adapters[0].evidence[0].anchor = anchor;
-    let (repo, _) = kvlower_load::load_repository(dir.path()).expect("loads");
+    let (repo, _) = kvlower_evidence::load_repository(dir.path()).expect("loads");
     let env = FsEnvironment::new(dir.path().to_path_buf());
     let j = judge(
         &repo.catalog,

@@ -175,7 +175,7 @@ fn an_unsequenced_stream_cannot_anchor_evidence() {
     let catalog = kvlower_load::load_catalog(dir.path(), &mut diagnostics).expect("catalog");
     let text = fs::read_to_string(dir.path().join("capabilities/synthetic.yaml")).expect("read");
     let d: kvlower_core::Descriptor = kvlower_load::yaml::from_str(&text).expect("parses");
-    let env = kvlower_load::FsEnvironment::new(dir.path().to_path_buf());
+    let env = kvlower_evidence::FsEnvironment::new(dir.path().to_path_buf());
     let j = kvlower_core::judge(
         &catalog,
         &d,

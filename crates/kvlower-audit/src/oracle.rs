@@ -14,7 +14,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use kvlower_core::descriptor::{Adapter, Anchor, AnchorKind, EvidenceItem, RepoFile};
+use kvlower_core::descriptor::{Adapter, Anchor, AnchorKind, EvidenceItem};
+use kvlower_core::environment::RepoFile;
 use kvlower_core::{
     Atom, CatalogDoc, Depth, Descriptor, Environment, Label, Mode, Obligation, Scope, Subtype,
 };
@@ -539,7 +540,7 @@ impl Environment for SeenFrom<'_> {
         &self,
         path: &str,
         verdict: &kvlower_core::descriptor::ClaimedVerdict,
-    ) -> kvlower_core::descriptor::TraceVerdictFacts {
+    ) -> kvlower_core::environment::TraceVerdictFacts {
         let mut facts = self.env.trace_verdict(path, verdict);
         if facts.defect.is_none() && !self.is_ours(facts.runtime.as_ref()) {
             facts.defect = Some(kvlower_core::descriptor::AnchorDefect::TraceVerdictDisagrees);

@@ -101,12 +101,13 @@ pub enum SubscribeError {
 
 impl SubscribeError {
     /// A stable code per kind of failure (`kvlower codes` lists them).
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> kvlower_codes::Code {
+        use kvlower_codes::Code;
         match self {
-            SubscribeError::Unreachable { .. } => "capture-publisher-unreachable",
-            SubscribeError::Refused { .. } => "capture-publisher-refused",
-            SubscribeError::Output { .. } => "capture-output-unwritable",
-            SubscribeError::Setup(_) => "capture-setup-failed",
+            SubscribeError::Unreachable { .. } => Code::CapturePublisherUnreachable,
+            SubscribeError::Refused { .. } => Code::CapturePublisherRefused,
+            SubscribeError::Output { .. } => Code::CaptureOutputUnwritable,
+            SubscribeError::Setup(_) => Code::CaptureSetupFailed,
         }
     }
 

@@ -79,10 +79,10 @@ fn main() {
 
     // Where a check's time goes.
     let cpu = cpu_time();
-    let (repo, _) = kvlower_load::load_repository(root).unwrap();
+    let (repo, _) = kvlower_evidence::load_repository(root).unwrap();
     let load = cpu_time() - cpu;
     let cpu = cpu_time();
-    let env = kvlower_load::FsEnvironment::new(repo.root.clone());
+    let env = kvlower_evidence::FsEnvironment::new(repo.root.clone());
     let audit = kvlower_cli::audit::run(&repo, &env);
     let audit_time = cpu_time() - cpu;
     let cpu = cpu_time();

@@ -6,7 +6,9 @@
 use std::path::Path;
 
 use kvlower_audit::{Audit, BAD_LOWERING_DIR, CaseSource};
-use kvlower_load::{Code, Diagnostic, FsEnvironment, Repository};
+use kvlower_codes::{Code, Diagnostic};
+use kvlower_evidence::FsEnvironment;
+use kvlower_load::Repository;
 
 use crate::generated::GeneratedFile;
 
@@ -46,7 +48,7 @@ pub fn read_cases(root: &Path) -> Option<Vec<CaseSource>> {
                 let path = format!("{BAD_LOWERING_DIR}/{name}");
                 let contents = read_case(root, &path);
                 CaseSource {
-                    path: kvlower_load::diagnostic::excerpt(&path, 200),
+                    path: kvlower_codes::diagnostic::excerpt(&path, 200),
                     contents,
                 }
             }

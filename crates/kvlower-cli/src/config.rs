@@ -7,7 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
-use kvlower_load::{Code, Diagnostic, MODES_PATH};
+use kvlower_codes::{Code, Diagnostic};
+use kvlower_load::MODES_PATH;
 use serde::Deserialize;
 
 /// The config file's name, at the repository root.

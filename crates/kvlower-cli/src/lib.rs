@@ -49,9 +49,9 @@ impl Exit {
     }
 
     /// The exit of a run whose failing findings have these codes: [`Exit::Error`]
-    /// when one says an input could not be read ([`kvlower_load::Code::is_unread_input`]),
+    /// when one says an input could not be read ([`kvlower_codes::Code::is_unread_input`]),
     /// else [`Exit::Findings`] when there is any, else [`Exit::Success`].
-    pub fn of_codes(codes: impl IntoIterator<Item = kvlower_load::Code>) -> Exit {
+    pub fn of_codes(codes: impl IntoIterator<Item = kvlower_codes::Code>) -> Exit {
         let mut exit = Exit::Success;
         for code in codes {
             if code.is_unread_input() {
@@ -64,7 +64,7 @@ impl Exit {
 
     /// The exit of a run that stops on `diagnostics` (nothing judged or written):
     /// [`Exit::Error`] when one says an input could not be read, else [`Exit::Findings`].
-    pub fn stopped_by(diagnostics: &[kvlower_load::Diagnostic]) -> Exit {
+    pub fn stopped_by(diagnostics: &[kvlower_codes::Diagnostic]) -> Exit {
         if diagnostics.iter().any(|d| d.code.is_unread_input()) {
             Exit::Error
         } else {
@@ -73,7 +73,7 @@ impl Exit {
     }
 
     /// [`Exit::of_codes`] of the errors (not the warnings) among `diagnostics`.
-    pub fn of_diagnostics(diagnostics: &[kvlower_load::Diagnostic]) -> Exit {
+    pub fn of_diagnostics(diagnostics: &[kvlower_codes::Diagnostic]) -> Exit {
         Exit::of_codes(
             diagnostics
                 .iter()

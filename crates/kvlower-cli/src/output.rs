@@ -18,7 +18,7 @@ use std::borrow::Cow;
 use std::io::{IsTerminal, Read, Write};
 use std::path::Path;
 
-use kvlower_load::{Code, Diagnostic};
+use kvlower_codes::{Code, Diagnostic};
 use serde::Serialize;
 
 use crate::Exit;

@@ -9,7 +9,8 @@ use std::fmt::Write as _;
 
 use kvlower_core::matrix::{MatrixRow, judge_all};
 use kvlower_core::{Label, Mode, Obligation};
-use kvlower_load::{FsEnvironment, Repository};
+use kvlower_evidence::FsEnvironment;
+use kvlower_load::Repository;
 use serde::Serialize;
 
 use crate::generated::{GeneratedFile, to_json};

@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::catalog::Catalog;
 use crate::descriptor::{Anchor, AnchorDefect, AnchorKind, ClaimedVerdict};
 /// The facts the environment reports, beside the [`crate::Environment`] that reports them.
-pub use crate::descriptor::{
+pub use crate::environment::{
     CampaignDocumentFacts, JoinDocumentFacts, RepoFile, RoutingDocumentFacts, TraceVerdictFacts,
 };
 pub use crate::identity::{RecordedComponent, RecordedRuntime, recorded_runtime_fits};
@@ -70,7 +70,7 @@ pub fn anchor_counts(
     anchor: &Anchor,
     use_: AnchorUse,
     subject: &crate::descriptor::RuntimeIdentity,
-    env: &dyn crate::descriptor::Environment,
+    env: &dyn crate::environment::Environment,
 ) -> Vec<AnchorDefect> {
     let mut defects = anchor.defects(use_.scope());
     // The date first: asking the environment for today costs a clock read.
@@ -120,7 +120,7 @@ fn repo_file_defects(
     verdict: Option<&ClaimedVerdict>,
     use_: AnchorUse,
     subject: &crate::descriptor::RuntimeIdentity,
-    env: &dyn crate::descriptor::Environment,
+    env: &dyn crate::environment::Environment,
 ) -> Vec<AnchorDefect> {
     match env.repo_file(path) {
         RepoFile::Missing => vec![AnchorDefect::RepoFileMissing],

@@ -15,7 +15,8 @@ use serde::Serialize;
 
 use crate::anchoring::{AnchorUse, Grade, anchor_counts, rerun};
 use crate::catalog::Catalog;
-use crate::descriptor::{Adapter, AnchorDefect, Descriptor, Environment, EvidenceItem};
+use crate::descriptor::{Adapter, AnchorDefect, Descriptor, EvidenceItem};
+use crate::environment::Environment;
 use crate::vocab::{
     Ambiguity, Atom, Depth, Label, Mode, Obligation, Precondition, Signal, Status, Subtype,
 };

@@ -3,7 +3,7 @@
 //! This crate is pure: it reads no files, touches no network and prints
 //! nothing. Inputs arrive as typed values ([`catalog::Catalog`],
 //! [`descriptor::Descriptor`]); the world outside (does an anchored file exist?)
-//! is asked through [`descriptor::Environment`]. Outputs are values that carry
+//! is asked through [`environment::Environment`]. Outputs are values that carry
 //! their reasons ([`judgment::Judgment`]).
 //!
 //! Fail-closed is the design rule: a missing, unanchored, ambiguous or
@@ -77,6 +77,7 @@ pub mod baseline;
 pub mod catalog;
 pub mod catalog_doc;
 pub mod descriptor;
+pub mod environment;
 pub mod identity;
 pub mod judgment;
 pub mod matrix;
@@ -85,7 +86,8 @@ pub mod vocab;
 
 pub use anchoring::{AnchorUse, Grade, RepoFile, anchor_counts};
 pub use catalog::{Catalog, CatalogDoc};
-pub use descriptor::{Anchor, AnchorKind, Descriptor, Environment};
+pub use descriptor::{Anchor, AnchorKind, Descriptor};
+pub use environment::Environment;
 pub use judgment::{Judgment, judge, row_depths};
 pub use vocab::{
     Atom, Depth, Label, Mode, Obligation, Precondition, Scope, Signal, Status, Subtype,

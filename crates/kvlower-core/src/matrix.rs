@@ -2,7 +2,8 @@
 //! represented adapter depth), in a deterministic order.
 
 use crate::catalog::Catalog;
-use crate::descriptor::{Descriptor, Environment};
+use crate::descriptor::Descriptor;
+use crate::environment::Environment;
 use crate::judgment::{Judgment, judge, row_depths};
 use crate::vocab::Mode;
 

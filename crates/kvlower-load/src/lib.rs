@@ -5,23 +5,18 @@
 //! All YAML goes through [`yaml`]; this crate does the file-system I/O so that
 //! kvlower-core does none.
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use kvlower_core::anchoring::{JoinDocumentFacts, RoutingDocumentFacts, TraceVerdictFacts};
-use kvlower_core::descriptor::{AnchorDefect, ClaimedVerdict, Environment, RepoFile};
+use kvlower_core::environment::Environment;
 use kvlower_core::{Catalog, CatalogDoc, Descriptor};
 pub use kvlower_fs::{FileKind, Refusal};
 
-pub mod code_doc;
-pub mod diagnostic;
 mod validate;
 /// Every YAML call goes through this one crate (re-exported for callers).
 pub use kvlower_yaml as yaml;
 
-pub use code_doc::CodeDoc;
-pub use diagnostic::{Code, Diagnostic, Severity};
+pub use kvlower_codes::{Code, CodeDoc, Diagnostic, Severity, code_doc, diagnostic};
 
 /// Where the catalog lives, relative to the root.
 pub const MODES_PATH: &str = "modes/modes.yaml";
@@ -53,12 +48,17 @@ pub enum LoadFailure {
     Invalid(Vec<Diagnostic>),
 }
 
-/// Loads the catalog and every descriptor under `root`.
+/// Loads the catalog and every descriptor under `root`, asking `env` about what
+/// the descriptors anchor (the file-system one is `kvlower_evidence::FsEnvironment`;
+/// `kvlower_evidence::load_repository` passes it).
 ///
 /// Descriptors that fail to load are reported and left out; the caller must
 /// treat any diagnostic as a failed check (an invalid descriptor never
 /// contributes rows, so it cannot raise a label either).
-pub fn load_repository(root: &Path) -> Result<(Repository, Vec<Diagnostic>), LoadFailure> {
+pub fn load_repository(
+    root: &Path,
+    env: &dyn Environment,
+) -> Result<(Repository, Vec<Diagnostic>), LoadFailure> {
     let mut diagnostics = Vec::new();
     let catalog = load_catalog(root, &mut diagnostics);
     let (files, misnamed) = descriptor_files(root).map_err(|d| LoadFailure::Invalid(vec![*d]))?;
@@ -73,10 +73,9 @@ pub fn load_repository(root: &Path) -> Result<(Repository, Vec<Diagnostic>), Loa
         diagnostics.sort();
         return Err(LoadFailure::Invalid(diagnostics));
     };
-    let env = FsEnvironment::new(root.to_path_buf());
     let mut descriptors = Vec::new();
     for rel in files {
-        if let Some(descriptor) = load_descriptor(root, &rel, &catalog, &env, &mut diagnostics) {
+        if let Some(descriptor) = load_descriptor(root, &rel, &catalog, env, &mut diagnostics) {
             descriptors.push(LoadedDescriptor {
                 path: rel,
                 descriptor,
@@ -386,356 +385,6 @@ pub fn parse_yaml<T: serde::de::DeserializeOwned>(
     }
 }
 
-/// The file system as the judgment's [`Environment`]. It reports facts about
-/// anchored repository files and re-runs what can be re-run — a claimed gate
-/// verdict with `kvlower-trace`, a join evidence document (recognised by its
-/// content, not its name) with `kvlower-join`; kvlower-core decides what the
-/// facts are worth (`kvlower_core::anchor_counts`).
-///
-/// Every path is resolved (links included) and refused before it is opened
-/// when it leaves the repository or is not a regular file. Re-runs are cached
-/// per file, because the judgment asks about the same anchor for every row
-/// (and every mutant of the audit suites).
-pub struct FsEnvironment {
-    pub root: PathBuf,
-    /// The root resolved once (links included); `None` when it cannot be.
-    canonical_root: Option<PathBuf>,
-    traces: RefCell<BTreeMap<String, Option<kvlower_trace::TraceReport>>>,
-    files: RefCell<BTreeMap<String, RepoFile>>,
-}
-
-/// The largest anchored file kvlower opens (a trace or a join document).
-pub const MAX_ANCHORED_FILE_BYTES: u64 = 256 * 1024 * 1024;
-
-/// A committed evidence document `check` can re-run, recognised by content.
-enum EvidenceDocument {
-    Join(Box<Result<kvlower_join::JoinReport, ()>>),
-    Route(Box<Result<kvlower_route::RouteReport, ()>>),
-    Campaign(Box<Result<kvlower_trace::campaign_doc::CampaignDocument, ()>>),
-    /// The file could not be read (permissions, an I/O error): refused, with why.
-    Unreadable(String),
-}
-
-/// Why a path was refused before it was opened.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PathRefusal {
-    /// Absent.
-    Missing,
-    /// Absolute, climbing out, or resolving outside the root (links included).
-    OutsideRoot,
-    /// A directory, FIFO, socket or device.
-    NotARegularFile,
-    /// Larger than the cap.
-    TooLarge,
-}
-
-impl FsEnvironment {
-    pub fn new(root: impl Into<PathBuf>) -> FsEnvironment {
-        let root = root.into();
-        FsEnvironment {
-            canonical_root: std::fs::canonicalize(&root).ok(),
-            root,
-            traces: RefCell::default(),
-            files: RefCell::default(),
-        }
-    }
-
-    /// Resolves a repository-relative path, following links, and refuses it
-    /// before anything opens it: outside the root, not a regular file, too large.
-    pub fn resolve(&self, rel: &str) -> Result<PathBuf, PathRefusal> {
-        let p = Path::new(rel);
-        let climbs = p.is_absolute()
-            || p.components().any(|c| {
-                !matches!(
-                    c,
-                    std::path::Component::Normal(_) | std::path::Component::CurDir
-                )
-            });
-        if climbs {
-            return Err(PathRefusal::OutsideRoot);
-        }
-        let root = self.canonical_root.as_ref().ok_or(PathRefusal::Missing)?;
-        let resolved = match std::fs::canonicalize(root.join(p)) {
-            Ok(r) => r,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                // A dangling link is missing, not refused; either way nothing opens it.
-                return Err(PathRefusal::Missing);
-            }
-            Err(_) => return Err(PathRefusal::NotARegularFile),
-        };
-        if !resolved.starts_with(root) {
-            return Err(PathRefusal::OutsideRoot);
-        }
-        // `metadata` on the resolved path never opens it: a FIFO is not read.
-        let meta = std::fs::metadata(&resolved).map_err(|_| PathRefusal::Missing)?;
-        if !meta.is_file() {
-            return Err(PathRefusal::NotARegularFile);
-        }
-        if meta.len() > MAX_ANCHORED_FILE_BYTES {
-            return Err(PathRefusal::TooLarge);
-        }
-        Ok(resolved)
-    }
-
-    fn classify(&self, rel: &str) -> RepoFile {
-        let resolved = match self.resolve(rel) {
-            Ok(r) => r,
-            Err(PathRefusal::Missing) => return RepoFile::Missing,
-            Err(why) => {
-                return RepoFile::Refused {
-                    why: format!("{why:?}"),
-                };
-            }
-        };
-        // After links: a file under kvlower's own directories is never evidence.
-        if let Some(root) = &self.canonical_root
-            && let Ok(inside) = resolved.strip_prefix(root)
-            && inside
-                .components()
-                .next()
-                .and_then(|c| c.as_os_str().to_str())
-                .is_some_and(|first| kvlower_core::descriptor::OWN_DIRS.contains(&first))
-        {
-            return RepoFile::OwnFile;
-        }
-        match self.read_evidence_document(&resolved) {
-            Some(EvidenceDocument::Join(doc)) => {
-                RepoFile::JoinDocument(self.join_document_facts(*doc))
-            }
-            Some(EvidenceDocument::Route(doc)) => {
-                RepoFile::RoutingDocument(self.routing_document_facts(*doc))
-            }
-            Some(EvidenceDocument::Campaign(doc)) => {
-                RepoFile::CampaignDocument(self.campaign_document_facts(*doc))
-            }
-            Some(EvidenceDocument::Unreadable(why)) => RepoFile::Refused { why },
-            None => RepoFile::Plain,
-        }
-    }
-
-    /// A committed trace for the gate: resolved inside the root (refused paths are
-    /// never opened) and read through the one safe read, within the trace cap.
-    fn open_trace(
-        &self,
-        path: &str,
-    ) -> Option<std::io::BufReader<kvlower_fs::CappedReader<std::fs::File>>> {
-        let resolved = self.resolve(path).ok()?;
-        let reader = kvlower_fs::open_path_reader(&resolved, kvlower_fs::FileKind::Trace).ok()?;
-        Some(std::io::BufReader::with_capacity(1 << 16, reader))
-    }
-
-    /// Re-runs every trace a gate campaign names (each inside the repository, opened
-    /// through the one safe read) and checks the scenarios' expectations.
-    fn campaign_document_facts(
-        &self,
-        doc: Result<kvlower_trace::campaign_doc::CampaignDocument, ()>,
-    ) -> kvlower_core::anchoring::CampaignDocumentFacts {
-        let Ok(doc) = doc else {
-            return kvlower_core::anchoring::CampaignDocumentFacts::default();
-        };
-        let outcome = doc.rerun(&|path: &str| self.open_trace(path));
-        let runtime = kvlower_trace::recorded_runtime(&doc.runtime);
-        kvlower_core::anchoring::CampaignDocumentFacts {
-            held: outcome.held,
-            witnessed: outcome.witnessed,
-            runtime: Some(runtime),
-        }
-    }
-
-    /// Re-runs the routing gate a document records: it must reproduce exactly from the
-    /// trace it names and the registry that trace names (both inside the repository).
-    fn routing_document_facts(
-        &self,
-        doc: Result<kvlower_route::RouteReport, ()>,
-    ) -> RoutingDocumentFacts {
-        let Ok(committed) = doc else {
-            return RoutingDocumentFacts::default();
-        };
-        let reproduces = self.resolve(&committed.trace).is_ok_and(|trace_file| {
-            kvlower_route::evaluate_with(&trace_file, &committed.trace, &|name| {
-                self.resolve(name).ok()
-            })
-            .is_ok_and(|rerun| rerun == committed)
-        });
-        let held = committed
-            .preconditions
-            .iter()
-            .filter(|p| p.held)
-            .filter_map(|p| kvlower_core::Precondition::from_name(p.name.name()))
-            .collect();
-        let witnessed = committed
-            .witnesses
-            .iter()
-            .filter_map(|o| kvlower_core::Obligation::from_name(o.name()))
-            .collect();
-        let runtime = committed.runtime.as_ref().map(|r| r.recorded());
-        RoutingDocumentFacts {
-            reproduces,
-            depth: kvlower_core::Depth::from_name(&committed.depth),
-            held,
-            witnessed,
-            runtime,
-        }
-    }
-
-    /// Recognises an evidence document by content: a join document is a JSON
-    /// object with the join report's identifying keys, a routing gate document
-    /// one whose `kind` is `kvlower-routing-gate`. One that has them but does not
-    /// parse as its report is still that document — one that cannot reproduce.
-    fn read_evidence_document(&self, resolved: &Path) -> Option<EvidenceDocument> {
-        // Resolved inside the root by the caller; opened through the one safe read
-        // (regular files only, within the evidence document cap).
-        let bytes = match kvlower_fs::read_path(resolved, kvlower_fs::FileKind::JoinDocument) {
-            Ok(bytes) => bytes,
-            // Larger than any evidence document: a trace (re-run through its verdict).
-            Err(kvlower_fs::Refusal::TooLarge { .. }) => return None,
-            // Unreadable: a refusal with its reason, never a plain file that hides it.
-            Err(refusal) => return Some(EvidenceDocument::Unreadable(refusal.to_string())),
-        };
-        let text = String::from_utf8(bytes).ok()?;
-        if !text.trim_start().starts_with('{') {
-            return None;
-        }
-        let value: serde_json::Value = serde_json::from_str(&text).ok()?;
-        if kvlower_trace::campaign_doc::is_campaign_document(&value) {
-            return Some(EvidenceDocument::Campaign(Box::new(
-                serde_json::from_value(value).map_err(|_| ()),
-            )));
-        }
-        if kvlower_route::is_route_report(&value) {
-            return Some(EvidenceDocument::Route(Box::new(
-                serde_json::from_value::<kvlower_route::RouteReport>(value).map_err(|_| ()),
-            )));
-        }
-        let obj = value.as_object()?;
-        let looks_like_join = ["depth", "registry", "events", "claims", "preconditions"]
-            .iter()
-            .all(|k| obj.contains_key(*k));
-        if !looks_like_join {
-            return None;
-        }
-        Some(EvidenceDocument::Join(Box::new(
-            serde_json::from_value::<kvlower_join::JoinReport>(value).map_err(|_| ()),
-        )))
-    }
-
-    /// Re-runs the join a document records: it must reproduce exactly from the
-    /// registry and event file it names (both inside the repository).
-    fn join_document_facts(&self, doc: Result<kvlower_join::JoinReport, ()>) -> JoinDocumentFacts {
-        let Ok(committed) = doc else {
-            return JoinDocumentFacts::default();
-        };
-        let runtime = committed
-            .cache_identity
-            .runtime
-            .as_ref()
-            .map(|r| r.recorded());
-        JoinDocumentFacts {
-            reproduces: self.rerun_join(&committed),
-            depth: kvlower_core::Depth::from_name(&committed.depth),
-            held: committed.held_preconditions().collect(),
-            stream_sound: committed.stream_sound(),
-            runtime,
-        }
-    }
-
-    fn rerun_join(&self, committed: &kvlower_join::JoinReport) -> bool {
-        let (Ok(registry_path), Ok(events_path)) = (
-            self.resolve(&committed.registry),
-            self.resolve(&committed.events),
-        ) else {
-            return false;
-        };
-        let Ok(registry) = kvlower_join::Registry::load(&registry_path) else {
-            return false;
-        };
-        // Resolved inside the root above; opened through the one safe read.
-        let Ok(events) = kvlower_join::input::open_events(&events_path) else {
-            return false;
-        };
-        kvlower_join::join_reader(
-            &registry,
-            Path::new(&committed.registry),
-            std::io::BufReader::new(events),
-            Path::new(&committed.events),
-            committed.format,
-        )
-        .is_ok_and(|rerun| rerun == *committed)
-    }
-}
-
-impl Environment for FsEnvironment {
-    fn repo_file(&self, path: &str) -> RepoFile {
-        if let Some(cached) = self.files.borrow().get(path) {
-            return cached.clone();
-        }
-        let facts = self.classify(path);
-        self.files
-            .borrow_mut()
-            .insert(path.to_string(), facts.clone());
-        facts
-    }
-
-    fn trace_verdict(&self, path: &str, verdict: &ClaimedVerdict) -> TraceVerdictFacts {
-        let mut cache = self.traces.borrow_mut();
-        let report = cache.entry(path.to_string()).or_insert_with(|| {
-            let reader = self.open_trace(path)?;
-            Some(kvlower_trace::evaluate_reader(path, reader))
-        });
-        let Some(report) = report else {
-            return TraceVerdictFacts {
-                defect: Some(AnchorDefect::TraceVerdictUnverified),
-                runtime: None,
-            };
-        };
-        let agrees = report.claims.iter().any(|claim| {
-            claim.claim_id == verdict.claim_id
-                && claim
-                    .gates
-                    .iter()
-                    .any(|(gate, result)| *gate == verdict.gate && result.pass == verdict.pass)
-        });
-        let runtime = report
-            .runtime
-            .as_deref()
-            .map(kvlower_trace::recorded_runtime);
-        TraceVerdictFacts {
-            // A malformed trace supports nothing, whatever its verdicts say.
-            defect: (!agrees || !report.diagnostics.is_empty())
-                .then_some(AnchorDefect::TraceVerdictDisagrees),
-            runtime,
-        }
-    }
-
-    fn today(&self) -> (i32, u32, u32) {
-        // A clock before 1970 (or unreadable) reads as 1970-01-01: every later date
-        // is then "in the future" and refused, which fails closed.
-        let secs = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        civil_from_days(i64::try_from(secs / 86_400).unwrap_or(0))
-    }
-}
-
-/// Days since 1970-01-01 to a (year, month, day) date (Howard Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i32, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = if m <= 2 { y + 1 } else { y };
-    (
-        i32::try_from(y).unwrap_or(i32::MAX),
-        u32::try_from(m).unwrap_or(1),
-        u32::try_from(d).unwrap_or(1),
-    )
-}
-
 /// Warnings for a loaded descriptor's inert evidence (evidence the judgment can
 /// never count: [`kvlower_core::judgment::inert_evidence`]), located in its source.
 /// They never change a label; `check` prints them and fails on them only with
@@ -785,16 +434,4 @@ pub fn inert_warnings(
             }
         })
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::civil_from_days;
-
-    #[test]
-    fn civil_dates() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(20_779), (2026, 11, 22));
-        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
-    }
 }

@@ -6,7 +6,8 @@
 //! same defects as "unanchored" (fail closed), so a descriptor that bypasses
 //! this module still cannot gain a label from them.
 
-use kvlower_core::descriptor::{Anchor, AnchorDefect, Environment, EvidenceItem};
+use kvlower_core::descriptor::{Anchor, AnchorDefect, EvidenceItem};
+use kvlower_core::environment::Environment;
 use kvlower_core::judgment::EvidenceDepth;
 use kvlower_core::{AnchorUse, Catalog, Depth, Descriptor, Status, anchor_counts};
 

@@ -4,6 +4,8 @@
 
 use std::path::PathBuf;
 
+use kvlower_codes::Code;
+
 /// Why the routing gate could not run. Every variant names the file, a stable code,
 /// what was expected and a hint.
 #[derive(Debug, thiserror::Error)]
@@ -51,12 +53,12 @@ impl RouteError {
     }
 
     /// A stable code per kind of failure (documented in docs/routing-trace.md).
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> Code {
         match self {
-            RouteError::Refused { .. } => "route-trace-refused",
-            RouteError::Malformed { .. } => "route-trace-malformed",
-            RouteError::Invalid { .. } => "route-trace-invalid",
-            RouteError::Registry(_) => "route-registry-unreadable",
+            RouteError::Refused { .. } => Code::RouteTraceRefused,
+            RouteError::Malformed { .. } => Code::RouteTraceMalformed,
+            RouteError::Invalid { .. } => Code::RouteTraceInvalid,
+            RouteError::Registry(_) => Code::RouteRegistryUnreadable,
         }
     }
 

@@ -9,7 +9,8 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use kvlower_audit::BAD_LOWERING_DIR;
-use kvlower_load::{FsEnvironment, LoadFailure, load_repository};
+use kvlower_evidence::{FsEnvironment, load_repository};
+use kvlower_load::LoadFailure;
 
 use crate::Exit;
 use crate::audit::read_cases;

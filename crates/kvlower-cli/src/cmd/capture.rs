@@ -160,9 +160,7 @@ pub fn run(args: &CaptureArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
                 }),
             ),
             Err(e) => {
-                let code = kvlower_load::Code::from_name(e.code())
-                    .unwrap_or(kvlower_load::Code::CaptureSetupFailed);
-                let d = kvlower_load::Diagnostic::new(code, shown.clone(), e.to_string())
+                let d = kvlower_codes::Diagnostic::new(e.code(), shown.clone(), e.to_string())
                     .with_hint(e.hint());
                 (
                     Exit::Error,
@@ -211,36 +209,6 @@ pub fn run(args: &CaptureArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
             writeln!(err, "  hint: {}", e.hint())?;
             // Nothing was recorded: the publisher or the output failed (exit 2).
             Ok(Exit::Error)
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use kvlower_capture::subscribe::SubscribeError;
-    use kvlower_load::Code;
-
-    /// Every code `kvlower capture` prints is a documented code (`kvlower codes`,
-    /// `kvlower explain-code`).
-    #[test]
-    fn every_capture_error_code_is_a_known_code() {
-        let errors = [
-            SubscribeError::Unreachable {
-                endpoint: String::new(),
-                message: String::new(),
-            },
-            SubscribeError::Refused {
-                endpoint: String::new(),
-                message: String::new(),
-            },
-            SubscribeError::Output {
-                path: "x".into(),
-                source: std::io::Error::other("x"),
-            },
-            SubscribeError::Setup(String::new()),
-        ];
-        for e in &errors {
-            assert!(Code::from_name(e.code()).is_some(), "{}", e.code());
         }
     }
 }

@@ -6,9 +6,10 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use kvlower_codes::{Code, Diagnostic};
 use kvlower_core::Catalog;
 use kvlower_core::baseline::{CatalogChange, Direction};
-use kvlower_load::{Code, Diagnostic, MODES_PATH, read_catalog};
+use kvlower_load::{MODES_PATH, read_catalog};
 use serde::Serialize;
 
 use crate::Exit;

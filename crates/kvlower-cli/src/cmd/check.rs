@@ -5,7 +5,9 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use kvlower_load::{CAPABILITIES_DIR, Code, Diagnostic, LoadFailure, load_repository};
+use kvlower_codes::{Code, Diagnostic};
+use kvlower_evidence::load_repository;
+use kvlower_load::{CAPABILITIES_DIR, LoadFailure};
 
 use crate::Exit;
 use crate::cmd::matrix::{GENERATED_DIRS, JOURNAL, STAGE_PREFIX};
@@ -168,7 +170,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
     });
     // One environment for every judgment of this run: each anchored join, route,
     // trace or campaign is re-run once, whoever asks.
-    let env = kvlower_load::FsEnvironment::new(repo.root.clone());
+    let env = kvlower_evidence::FsEnvironment::new(repo.root.clone());
     if diagnostics.is_empty() && partial.is_none() {
         // The audit suites run once, inside `generate_in`; their failures are
         // findings of the same run.
@@ -262,7 +264,7 @@ fn load_only(
         diagnostics.sort();
         return Ok(Err(LoadFailure::Invalid(diagnostics)));
     };
-    let env = kvlower_load::FsEnvironment::new(root.to_path_buf());
+    let env = kvlower_evidence::FsEnvironment::new(root.to_path_buf());
     let mut descriptors = Vec::new();
     for rel in rels {
         if let Some(descriptor) =
@@ -464,7 +466,7 @@ pub fn stray_files(root: &Path, generated: &[GeneratedFile]) -> Vec<Diagnostic> 
             if generated.iter().any(|f| f.path == rel) {
                 continue;
             }
-            let shown = kvlower_load::diagnostic::excerpt(&rel, 200);
+            let shown = kvlower_codes::diagnostic::excerpt(&rel, 200);
             let hint = if rel == JOURNAL || name.starts_with(STAGE_PREFIX) {
                 "an interrupted `kvlower matrix` left it; run `kvlower matrix` to complete the set"
             } else if name.starts_with(".tmp") {
@@ -491,7 +493,7 @@ pub fn stray_files(root: &Path, generated: &[GeneratedFile]) -> Vec<Diagnostic> 
 fn cited_positives(
     repo: &kvlower_load::Repository,
     require_verified: bool,
-    env: &kvlower_load::FsEnvironment,
+    env: &kvlower_evidence::FsEnvironment,
 ) -> Vec<Diagnostic> {
     let allowed = |path: &str| {
         !require_verified

@@ -3,7 +3,9 @@
 
 use std::io::Write;
 
-use kvlower_load::{Diagnostic, FsEnvironment, MODES_PATH, Repository, inert_warnings};
+use kvlower_codes::Diagnostic;
+use kvlower_evidence::FsEnvironment;
+use kvlower_load::{MODES_PATH, Repository, inert_warnings};
 
 /// Warnings for every loaded descriptor's inert evidence (evidence the judgment
 /// never counts; they change no label). Sorted with the other findings by `check`.

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use kvlower_load::Code;
+use kvlower_codes::Code;
 
 use serde::Serialize;
 
@@ -54,7 +54,7 @@ fn json_code(c: Code) -> JsonCode {
 /// says so), then why / example / fix.
 pub fn code_text(c: Code) -> String {
     let doc = c.doc();
-    let warning = if c.severity() == kvlower_load::Severity::Warning {
+    let warning = if c.severity() == kvlower_codes::Severity::Warning {
         " (a warning: `check` fails on it only with --deny-warnings)"
     } else {
         ""
@@ -73,7 +73,7 @@ pub fn code_text(c: Code) -> String {
 /// help text of `check --format sarif`; a test keeps the file equal to this).
 pub fn codes_markdown() -> String {
     let mut s = String::from(
-        "# Diagnostic codes\n\nGenerated from `crates/kvlower-load/src/code_doc.rs` (`kvlower explain-code CODE` prints the same).\n\
+        "# Diagnostic codes\n\nGenerated from `crates/kvlower-codes/src/code_doc.rs` (`kvlower explain-code CODE` prints the same).\n\
          Warnings (inert evidence) fail `kvlower check` only with `--deny-warnings`.\n",
     );
     for c in Code::ALL {
@@ -107,7 +107,7 @@ pub fn run_codes(
         return Ok(Exit::Success);
     }
     for code in Code::ALL {
-        let tag = if code.severity() == kvlower_load::Severity::Warning {
+        let tag = if code.severity() == kvlower_codes::Severity::Warning {
             "(warning) "
         } else {
             ""

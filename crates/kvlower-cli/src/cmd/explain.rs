@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use kvlower_core::judgment::{Judgment, LabelReason};
 use kvlower_core::{Depth, Descriptor, Mode, judge, row_depths};
-use kvlower_load::{FsEnvironment, load_catalog, load_descriptor};
+use kvlower_evidence::FsEnvironment;
+use kvlower_load::{load_catalog, load_descriptor};
 use serde::Serialize;
 
 use crate::Exit;

@@ -37,7 +37,7 @@ use kvlower_trace::{
 use rayon::prelude::*;
 use serde::Serialize;
 
-use kvlower_load::Code;
+use kvlower_codes::Code;
 
 use crate::Exit;
 use crate::output::{

@@ -13,7 +13,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use kvlower_load::{LoadFailure, load_repository};
+use kvlower_evidence::load_repository;
+use kvlower_load::LoadFailure;
 
 use serde::Serialize;
 
@@ -442,7 +443,7 @@ fn sync_dir(dir: &Path) {
 
 fn print_findings(
     err: &mut dyn Write,
-    diagnostics: &[kvlower_load::Diagnostic],
+    diagnostics: &[kvlower_codes::Diagnostic],
 ) -> std::io::Result<()> {
     for d in diagnostics {
         writeln!(err, "{d}")?;

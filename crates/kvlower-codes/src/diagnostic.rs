@@ -3,7 +3,7 @@
 
 use kvlower_fs::Refusal;
 
-use crate::yaml::YamlError;
+use kvlower_yaml::YamlError;
 
 kvlower_core::names! {
     /// A stable, kebab-case diagnostic code (documented in the README). It
@@ -389,7 +389,7 @@ impl Diagnostic {
 
     /// Classifies a YAML/serde error and adds a "did you mean" hint.
     pub fn from_yaml_error(file: &str, e: &YamlError) -> Diagnostic {
-        use crate::yaml::YamlErrorKind;
+        use kvlower_yaml::YamlErrorKind;
         let m = e.message.as_str();
         let code = if e.kind == YamlErrorKind::DuplicateKey {
             Code::DuplicateKey
@@ -432,7 +432,7 @@ impl Diagnostic {
             Code::DuplicateKey => Some("remove or merge the repeated key".into()),
             Code::YamlSyntax if e.kind == YamlErrorKind::TooDeep => Some(format!(
                 "kvlower reads YAML nested at most {} levels deep",
-                crate::yaml::MAX_NESTING
+                kvlower_yaml::MAX_NESTING
             )),
             Code::YamlSyntax if e.kind == YamlErrorKind::MultipleDocuments => {
                 Some("keep one document per file: remove the `---` line and what follows, or move it to its own file".into())
@@ -721,38 +721,6 @@ mod tests {
                     .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '-')
             );
         }
-    }
-
-    /// Every code `kvlower route` prints is a documented code (`kvlower codes`,
-    /// `kvlower explain-code`).
-    #[test]
-    fn every_routing_gate_error_code_is_a_known_code() {
-        use kvlower_route::RouteError;
-        let path = std::path::PathBuf::from("t.json");
-        let errors = [
-            RouteError::Refused {
-                path: path.clone(),
-                message: String::new(),
-                hint: "",
-            },
-            RouteError::Malformed {
-                path: path.clone(),
-                line: 1,
-                column: 1,
-                json_path: String::new(),
-                message: String::new(),
-            },
-            RouteError::Invalid {
-                path,
-                json_path: String::new(),
-                message: String::new(),
-                expected: "",
-            },
-        ];
-        for e in &errors {
-            assert!(Code::from_name(e.code()).is_some(), "{}", e.code());
-        }
-        assert!(Code::from_name("route-registry-unreadable").is_some());
     }
 
     /// `Code::ALL` lists every variant, each once, in declaration order.
