@@ -279,6 +279,17 @@ impl TraceEvaluator {
         self.push_parsed(line, bytes, parsed);
     }
 
+    /// Judges one line (as [`Self::push_line`]) parsed ahead by [`parse`] from
+    /// `bytes.trim_ascii()`. Until the first non-blank line, which may be the header, the
+    /// line is judged by `push_line` instead (parsed again, in order).
+    pub fn push_line_parsed(&mut self, line: u64, bytes: &[u8], parsed: Parsed<'_>) {
+        if self.past_first_line {
+            self.push_parsed(line, bytes.trim_ascii(), parsed);
+        } else {
+            self.push_line(line, bytes);
+        }
+    }
+
     /// Judges one line already parsed by [`parse`] (`bytes` trimmed, as given to it).
     pub fn push_parsed(&mut self, line: u64, bytes: &[u8], parsed: Parsed<'_>) {
         let event = match parsed {
