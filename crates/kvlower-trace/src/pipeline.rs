@@ -65,10 +65,32 @@ struct Ending {
     end: io::Result<End>,
 }
 
+/// A block to fill: one the judging side is done with, or a new one.
+fn empty_block(recycled: &mpsc::Receiver<Block>) -> Block {
+    // A block grown by a very long line is not kept.
+    match recycled.try_recv() {
+        Ok(mut block) if block.text.capacity() <= 2 * BLOCK_BYTES => {
+            block.text.clear();
+            block.items.clear();
+            block
+        }
+        _ => Block {
+            text: Vec::with_capacity(BLOCK_BYTES + (BLOCK_BYTES >> 2)),
+            items: Vec::new(),
+        },
+    }
+}
+
 /// Splits `r` into blocks of lines and sends them; returns when the input ends, the
-/// budget is spent, a read fails, or the receiver is gone.
-fn read_blocks<R: BufRead>(r: R, max_bytes: u64, tx: &mpsc::SyncSender<Block>) -> Ending {
-    let mut block = Block::default();
+/// budget is spent, a read fails, or the receiver is gone. Blocks come back through
+/// `recycled` to be filled again (fresh memory for every block costs page faults).
+fn read_blocks<R: BufRead>(
+    r: R,
+    max_bytes: u64,
+    tx: &mpsc::SyncSender<Block>,
+    recycled: &mpsc::Receiver<Block>,
+) -> Ending {
+    let mut block = empty_block(recycled);
     let mut lines: u64 = 0;
     let end = kvlower_fs::lines::for_each_line(r, MAX_LINE_BYTES, max_bytes, |l| {
         lines = lines.saturating_add(1);
@@ -85,8 +107,11 @@ fn read_blocks<R: BufRead>(r: R, max_bytes: u64, tx: &mpsc::SyncSender<Block>) -
             }
             Line::TooLong => block.items.push(Item::TooLong(lines)),
         }
-        if block.text.len() >= BLOCK_BYTES && tx.send(std::mem::take(&mut block)).is_err() {
-            return ControlFlow::Break(());
+        if block.text.len() >= BLOCK_BYTES {
+            let full = std::mem::replace(&mut block, empty_block(recycled));
+            if tx.send(full).is_err() {
+                return ControlFlow::Break(());
+            }
         }
         ControlFlow::Continue(())
     });
@@ -97,8 +122,19 @@ fn read_blocks<R: BufRead>(r: R, max_bytes: u64, tx: &mpsc::SyncSender<Block>) -
     Ending { lines, end }
 }
 
-/// The lines of `block`, parsed on the pool (`None` for a line over the cap).
-fn parse_block(block: &Block) -> Vec<Option<Parsed<'_>>> {
+/// The parsed lines of a block (`None` for a line over the cap).
+type ParsedLines<'b> = Vec<Option<Parsed<'b>>>;
+
+/// An emptied vector of parsed lines, its memory reused for another block's lines
+/// (collecting an empty vector in place keeps its allocation).
+fn reuse<'x>(mut v: ParsedLines<'_>) -> ParsedLines<'x> {
+    v.clear();
+    v.into_iter().map(|_| None).collect()
+}
+
+/// The lines of `block`, parsed on the pool into `out`'s memory.
+fn parse_block<'b>(block: &'b Block, out: ParsedLines<'_>) -> ParsedLines<'b> {
+    let mut out = reuse(out);
     block
         .items
         .par_iter()
@@ -107,12 +143,17 @@ fn parse_block(block: &Block) -> Vec<Option<Parsed<'_>>> {
             Item::Text { start, end, .. } => Some(parse(block.bytes(start, end).trim_ascii())),
             Item::TooLong(_) => None,
         })
-        .collect()
+        .collect_into_vec(&mut out);
+    out
 }
 
-/// Judges the parsed lines of `block`, in order.
-fn judge_block(evaluator: &mut TraceEvaluator, block: &Block, parsed: Vec<Option<Parsed<'_>>>) {
-    for (item, parsed) in block.items.iter().zip(parsed) {
+/// Judges the parsed lines of `block`, in order; returns the emptied vector.
+fn judge_block<'x>(
+    evaluator: &mut TraceEvaluator,
+    block: &Block,
+    mut parsed: ParsedLines<'_>,
+) -> ParsedLines<'x> {
+    for (item, parsed) in block.items.iter().zip(parsed.drain(..)) {
         match (*item, parsed) {
             (Item::Text { line, start, end }, Some(parsed)) => {
                 evaluator.push_line_parsed(line, block.bytes(start, end), parsed);
@@ -122,6 +163,7 @@ fn judge_block(evaluator: &mut TraceEvaluator, block: &Block, parsed: Vec<Option
             }
         }
     }
+    reuse(parsed)
 }
 
 /// [`crate::evaluate_reader_bounded`] with the lines parsed on `pool`.
@@ -135,30 +177,35 @@ pub(crate) fn evaluate<R: BufRead + Send>(
     let mut evaluator = TraceEvaluator::new(name);
     let ending = std::thread::scope(|s| {
         let (tx, rx) = mpsc::sync_channel::<Block>(BLOCKS_IN_FLIGHT);
-        let reader = s.spawn(move || read_blocks(r, max_bytes, &tx));
+        let (recycle, recycled) = mpsc::channel::<Block>();
+        let reader = s.spawn(move || read_blocks(r, max_bytes, &tx, &recycled));
         // Two blocks alternate: while `a`'s events are judged, `b` is parsed, and back.
         let mut a = Block::default();
-        let mut b;
-        let mut parsed_a: Vec<Option<Parsed<'_>>> = Vec::new();
+        let mut b = Block::default();
+        let mut parsed_a: ParsedLines<'_> = Vec::new();
+        let mut spare: ParsedLines<'_> = Vec::new();
         loop {
             let Ok(next) = rx.recv() else {
                 judge_block(&mut evaluator, &a, parsed_a);
                 break;
             };
-            b = next;
-            let ((), parsed_b) = pool.join(
+            // The reader may be gone already; a block it does not take back is dropped.
+            let _ = recycle.send(std::mem::replace(&mut b, next));
+            let (emptied, parsed_b) = pool.join(
                 || judge_block(&mut evaluator, &a, parsed_a),
-                || parse_block(&b),
+                || parse_block(&b, spare),
             );
             let Ok(next) = rx.recv() else {
                 judge_block(&mut evaluator, &b, parsed_b);
                 break;
             };
-            a = next;
-            ((), parsed_a) = pool.join(
+            let _ = recycle.send(std::mem::replace(&mut a, next));
+            let (emptied_b, parsed) = pool.join(
                 || judge_block(&mut evaluator, &b, parsed_b),
-                || parse_block(&a),
+                || parse_block(&a, emptied),
             );
+            parsed_a = parsed;
+            spare = emptied_b;
         }
         drop(rx);
         reader.join().unwrap_or_else(|_| Ending {
