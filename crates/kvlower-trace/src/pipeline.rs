@@ -35,7 +35,7 @@ const BLOCK_BYTES: usize = 1 << 20;
 const BLOCKS_IN_FLIGHT: usize = 2;
 
 /// Lines parsed per pool task (fewer tasks than lines keeps the hand-over cheap).
-const LINES_PER_TASK: usize = 32;
+const LINES_PER_TASK: usize = 128;
 
 /// One line of a block.
 #[derive(Clone, Copy)]
