@@ -24,9 +24,13 @@
 //!
 //! Each measurement runs in a fresh child process (this same binary, `--measure`) so its
 //! peak RSS (`VmHWM` from `/proc/self/status`) is its own. "gate" evaluates with
-//! `evaluate_reader_each` (verdicts streamed and dropped); "ceiling" reads the same bytes
-//! line by line and parses each line into `serde::de::IgnoredAny` — the fastest a serde_json
-//! reader of the same lines can be.
+//! `evaluate_reader_each` on one thread (verdicts streamed and dropped); "gate -jN" uses
+//! a pool of one thread per core (at least 2), as `kvlower gate` does: one large trace
+//! through `evaluate_reader_pooled` (its lines parsed on the pool while earlier lines are
+//! judged), a directory's files one per pool task; "ceiling" reads the same bytes line by
+//! line on one thread and parses each line into `serde::de::IgnoredAny` — the fastest a
+//! serde_json reader of the same lines can be. `rel` is the ceiling's time in the same
+//! run divided by the column's time.
 
 #![allow(clippy::unwrap_used, clippy::panic)] // a benchmark driver, not library code
 
