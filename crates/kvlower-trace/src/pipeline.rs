@@ -151,9 +151,9 @@ fn parse_block<'b>(block: &'b Block, out: ParsedLines<'_>) -> ParsedLines<'b> {
 fn judge_block<'x>(
     evaluator: &mut TraceEvaluator,
     block: &Block,
-    mut parsed: ParsedLines<'_>,
+    parsed: ParsedLines<'_>,
 ) -> ParsedLines<'x> {
-    for (item, parsed) in block.items.iter().zip(parsed.drain(..)) {
+    for (item, parsed) in block.items.iter().zip(parsed.iter()) {
         match (*item, parsed) {
             (Item::Text { line, start, end }, Some(parsed)) => {
                 evaluator.push_line_parsed(line, block.bytes(start, end), parsed);
