@@ -293,3 +293,52 @@ fn output_is_byte_identical_for_every_jobs_count() {
     }
     assert_eq!(kvlower(&["gate", "-j", "0", root]).code, 2);
 }
+
+#[test]
+fn a_large_trace_parsed_on_the_pool_is_judged_as_on_one_thread() {
+    // Over the 16 MiB of a "small" file, so it streams alone, its lines parsed on the pool
+    // unless `-j 1`: the same verdicts and diagnostics, in the same order.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("large.jsonl");
+    let events: Vec<serde_json::Map<String, Value>> = std::fs::read_to_string(
+        repo_root()
+            .join("tests")
+            .join(scenario("connector_same_claim_failure")),
+    )
+    .unwrap()
+    .lines()
+    .filter_map(|l| serde_json::from_str(l).ok())
+    .collect();
+    let pad = "p".repeat(1500);
+    let mut text = String::from("\n");
+    let mut seq = 0u64;
+    let mut copy = 0u64;
+    while text.len() <= (16 << 20) + (1 << 20) {
+        let claim = format!("claim-{copy}");
+        for e in &events {
+            let mut e = e.clone();
+            seq += 1;
+            e.insert("event_sequence".into(), seq.into());
+            e.insert("pad".into(), pad.clone().into());
+            for key in ["claim_id", "resident_claim_id"] {
+                if e.contains_key(key) {
+                    e.insert(key.into(), claim.clone().into());
+                }
+            }
+            text.push_str(&serde_json::to_string(&e).unwrap());
+            text.push('\n');
+        }
+        if copy % 97 == 5 {
+            text.push_str("{not json\r\n\n");
+        }
+        copy += 1;
+    }
+    std::fs::write(&path, &text).unwrap();
+    let path = path.to_str().unwrap();
+    let one = kvlower(&["gate", "--format", "json", "-j", "1", path]);
+    let two = kvlower(&["gate", "--format", "json", "-j", "2", path]);
+    assert_eq!(one.code, 1);
+    assert!(one.stdout.len() > 100_000, "{} bytes", one.stdout.len());
+    assert!(one.stdout == two.stdout, "-j 1 and -j 2 differ");
+    assert_eq!((one.code, one.stderr), (two.code, two.stderr));
+}

@@ -243,6 +243,36 @@ pub fn open_regular_unbounded(path: &Path) -> Result<(File, u64), Refusal> {
     Ok((file, after.len()))
 }
 
+/// Opens `path`, which a directory walk that follows no link has just listed as a
+/// regular file with metadata `listed`: [`open_regular_unbounded`] without resolving the
+/// path and stat-ing it again (the listing did both), for a caller that checked once,
+/// with [`outside_pseudo_fs`], that the walked directory is no kernel pseudo-file system.
+/// The open is non-blocking and the opened file is checked again: still a regular file,
+/// and the one listed. Returns the file and its length.
+pub fn open_listed_regular(path: &Path, listed: &Metadata) -> Result<(File, u64), Refusal> {
+    let shown = path.display().to_string();
+    check_regular(listed, &shown)?;
+    let file = open_nonblocking(path).map_err(|e| Refusal::from_io_error(&shown, &e))?;
+    let after = file
+        .metadata()
+        .map_err(|e| Refusal::from_io_error(&shown, &e))?;
+    check_regular(&after, &shown)?;
+    if !same_file(listed, &after) {
+        return Err(Refusal::Io {
+            path: shown,
+            message: "the file was replaced while it was being opened".to_string(),
+        });
+    }
+    Ok((file, after.len()))
+}
+
+/// Whether `dir` resolves outside `/proc` and `/sys`, so that no file listed below it (not
+/// following links) is a kernel pseudo-file; `false` when it cannot be resolved.
+pub fn outside_pseudo_fs(dir: &Path) -> bool {
+    std::fs::canonicalize(dir)
+        .is_ok_and(|resolved| !resolved.starts_with("/proc") && !resolved.starts_with("/sys"))
+}
+
 /// Resolves `root/rel` to a regular file inside `root` without opening it:
 /// for anchors whose existence is all that matters, so an anchor outside the
 /// root or on a FIFO is refused before anything is opened.

@@ -24,9 +24,13 @@
 //!
 //! Each measurement runs in a fresh child process (this same binary, `--measure`) so its
 //! peak RSS (`VmHWM` from `/proc/self/status`) is its own. "gate" evaluates with
-//! `evaluate_reader_each` (verdicts streamed and dropped); "ceiling" reads the same bytes
-//! line by line and parses each line into `serde::de::IgnoredAny` — the fastest a serde_json
-//! reader of the same lines can be.
+//! `evaluate_reader_each` on one thread (verdicts streamed and dropped); "gate -jN" uses
+//! a pool of one thread per core (at least 2), as `kvlower gate` does: one large trace
+//! through `evaluate_reader_pooled` (its lines parsed on the pool while earlier lines are
+//! judged), a directory's files one per pool task; "ceiling" reads the same bytes line by
+//! line on one thread and parses each line into `serde::de::IgnoredAny` — the fastest a
+//! serde_json reader of the same lines can be. `rel` is the ceiling's time in the same
+//! run divided by the column's time.
 
 #![allow(clippy::unwrap_used, clippy::panic)] // a benchmark driver, not library code
 
@@ -83,13 +87,37 @@ fn main() {
     // or a cold page cache; each mode then runs 3 times and the fastest run counts.
     let _ = Command::new("sync").status();
     println!("rel = ceiling time / this time (1.00 = as fast as the ceiling); RSS = peak, MB");
+    let threads = pool_threads();
     println!(
-        "{:<34} {:>7} {:>9} | {:^23} | {:^23}",
-        "", "", "", "gate (kvlower-trace)", "ceiling: IgnoredAny"
+        "gate: one thread; gate -j{threads}: `evaluate_reader_pooled` on a pool of {threads} threads \
+         (lines parsed on the pool while earlier lines are judged); ceiling: one thread"
     );
     println!(
-        "{:<34} {:>7} {:>9} | {:>5} {:>5} {:>5} {:>5} | {:>5} {:>5} {:>5} {:>5}",
-        "dataset", "MB", "events", "Mev/s", "MB/s", "RSS", "rel", "Mev/s", "MB/s", "RSS", "rel"
+        "{:<34} {:>7} {:>9} | {:^23} | {:^23} | {:^23}",
+        "",
+        "",
+        "",
+        "gate (kvlower-trace)",
+        format!("gate -j{threads}"),
+        "ceiling: IgnoredAny"
+    );
+    println!(
+        "{:<34} {:>7} {:>9} | {:>5} {:>5} {:>5} {:>5} | {:>5} {:>5} {:>5} {:>5} | {:>5} {:>5} {:>5} {:>5}",
+        "dataset",
+        "MB",
+        "events",
+        "Mev/s",
+        "MB/s",
+        "RSS",
+        "rel",
+        "Mev/s",
+        "MB/s",
+        "RSS",
+        "rel",
+        "Mev/s",
+        "MB/s",
+        "RSS",
+        "rel"
     );
     let mut datasets = vec![(
         format!("connector campaign (7 x {copies} traces)"),
@@ -113,8 +141,11 @@ fn main() {
                 .unwrap()
         };
         let gate = best("gate");
+        let pooled = best("gate-pooled");
         let ceiling = best("ceiling");
         assert_eq!(gate.lines, ceiling.lines, "both read the same lines");
+        assert_eq!(pooled.lines, ceiling.lines, "both read the same lines");
+        assert_eq!(pooled.verdicts, gate.verdicts, "the same verdicts");
         let mb = gate.bytes as f64 / 1e6;
         let cols = |m: &Measured| {
             format!(
@@ -126,19 +157,21 @@ fn main() {
             )
         };
         println!(
-            "{:<34} {:>7.1} {:>9} | {} | {}",
+            "{:<34} {:>7.1} {:>9} | {} | {} | {}",
             label,
             mb,
             gate.lines,
             cols(&gate),
+            cols(&pooled),
             cols(&ceiling)
         );
         if gate.files > 1 {
             per_file.push(format!(
-                "{label}: {} files, {:.1} KB/file; gate {:.0} files/s, ceiling {:.0} files/s, gate / ceiling = {:.2}",
+                "{label}: {} files, {:.1} KB/file; gate {:.0} files/s (-j{threads}: {:.0}), ceiling {:.0} files/s, gate / ceiling = {:.2}",
                 gate.files,
                 gate.bytes as f64 / gate.files as f64 / 1e3,
                 gate.files as f64 / gate.secs,
+                pooled.files as f64 / pooled.secs,
                 ceiling.files as f64 / ceiling.secs,
                 ceiling.secs / gate.secs
             ));
@@ -197,6 +230,12 @@ struct Measured {
     bytes: u64,
     secs: f64,
     peak_kb: u64,
+    verdicts: u64,
+}
+
+/// Threads of the pooled gate: one per core, at least 2.
+fn pool_threads() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get().max(2))
 }
 
 fn child(mode: &str, path: &Path) -> Measured {
@@ -217,6 +256,7 @@ fn child(mode: &str, path: &Path) -> Measured {
         bytes: v["bytes"].as_u64().unwrap(),
         secs: v["secs"].as_f64().unwrap(),
         peak_kb: v["peak_kb"].as_u64().unwrap(),
+        verdicts: v["verdicts"].as_u64().unwrap(),
     }
 }
 
@@ -237,15 +277,51 @@ fn files(path: &Path) -> Vec<PathBuf> {
 fn measure(mode: &str, path: &Path) {
     let files = files(path);
     let bytes: u64 = files.iter().map(|f| f.metadata().unwrap().len()).sum();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(pool_threads())
+        .build()
+        .unwrap();
     let start = Instant::now();
     let mut lines = 0u64;
     let mut verdicts = 0u64;
-    for f in &files {
+    let many_pooled = mode == "gate-pooled" && files.len() > 1;
+    if many_pooled {
+        // Many files: one file per pool task, as `kvlower gate` judges a campaign.
+        let (l, v) = pool.install(|| {
+            use rayon::prelude::*;
+            files
+                .par_iter()
+                .map(|f| {
+                    let reader = BufReader::with_capacity(1 << 16, File::open(f).unwrap());
+                    let mut verdicts = 0u64;
+                    let outline =
+                        kvlower_trace::evaluate_reader_each("bench", reader, |_| verdicts += 1);
+                    assert!(outline.diagnostics.is_empty(), "{:?}", outline.diagnostics);
+                    (outline.events, verdicts)
+                })
+                .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+        });
+        lines = l;
+        verdicts = v;
+    }
+    let one_by_one: &[PathBuf] = if many_pooled { &[] } else { &files };
+    for f in one_by_one {
         let reader = BufReader::with_capacity(1 << 16, File::open(f).unwrap());
         match mode {
             "gate" => {
                 let outline =
                     kvlower_trace::evaluate_reader_each("bench", reader, |_| verdicts += 1);
+                assert!(outline.diagnostics.is_empty(), "{:?}", outline.diagnostics);
+                lines += outline.events;
+            }
+            "gate-pooled" => {
+                let outline = kvlower_trace::evaluate_reader_pooled(
+                    "bench",
+                    reader,
+                    kvlower_trace::MAX_TRACE_BYTES,
+                    &pool,
+                    |_| verdicts += 1,
+                );
                 assert!(outline.diagnostics.is_empty(), "{:?}", outline.diagnostics);
                 lines += outline.events;
             }

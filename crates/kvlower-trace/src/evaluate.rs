@@ -277,16 +277,28 @@ impl TraceEvaluator {
             }
         }
         let parsed = parse(bytes);
-        self.push_parsed(line, bytes, parsed);
+        self.push_parsed(line, bytes, &parsed);
+    }
+
+    /// Judges one line (as [`Self::push_line`]) parsed ahead by [`parse`] from
+    /// `bytes.trim_ascii()`. Until the first non-blank line, which may be the header, the
+    /// line is judged by `push_line` instead (parsed again, in order).
+    pub fn push_line_parsed(&mut self, line: u64, bytes: &[u8], parsed: &Parsed<'_>) {
+        if self.past_first_line {
+            self.push_parsed(line, bytes.trim_ascii(), parsed);
+        } else {
+            self.push_line(line, bytes);
+        }
     }
 
     /// Judges one line already parsed by [`parse`] (`bytes` trimmed, as given to it).
-    pub fn push_parsed(&mut self, line: u64, bytes: &[u8], parsed: Parsed<'_>) {
+    /// By reference: an event is large, and lines parsed ahead are judged where they lie.
+    pub fn push_parsed(&mut self, line: u64, bytes: &[u8], parsed: &Parsed<'_>) {
         let event = match parsed {
             Parsed::Blank => return,
             Parsed::Problem(problem) => {
                 self.nonblank_lines = self.nonblank_lines.saturating_add(1);
-                return self.line_problem(line, problem);
+                return self.line_problem(line, problem.clone());
             }
             Parsed::Event(event) => event,
         };
@@ -296,7 +308,7 @@ impl TraceEvaluator {
                 .event
                 .as_ref()
                 .map_or(EventKind::Other, |n| EventKind::of(n.as_str()));
-            match family::of_event(&event, kind) {
+            match family::of_event(event, kind) {
                 Some(found) => self.decide(found),
                 None if self.undecided.len() < MAX_UNDECIDED_LINES => {
                     self.undecided.push((line, bytes.to_vec()));
@@ -309,7 +321,7 @@ impl TraceEvaluator {
                 }
             }
         }
-        self.judge(line, &event);
+        self.judge(line, event);
     }
 
     fn decide(&mut self, found: TraceFamily) {

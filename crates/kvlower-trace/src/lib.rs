@@ -50,6 +50,7 @@ mod identity;
 mod lines;
 mod multi_claim;
 pub mod names;
+mod pipeline;
 mod reference;
 mod report;
 mod residency;
@@ -106,6 +107,23 @@ pub fn evaluate_reader_bounded<R: BufRead>(
         Err(e) => evaluator.line_problem(line.saturating_add(1), Problem::Read(e.to_string())),
     }
     evaluator.finish(&mut on_verdict)
+}
+
+/// [`evaluate_reader_bounded`] with the lines parsed on the threads of `pool` while the
+/// previous lines are judged (see the `pipeline` module): the same verdicts, diagnostics
+/// and outline, in the same order, for every input. With a pool of one thread it is the
+/// single-threaded reader.
+pub fn evaluate_reader_pooled<R: BufRead + Send>(
+    name: &str,
+    r: R,
+    max_bytes: u64,
+    pool: &rayon::ThreadPool,
+    mut on_verdict: impl FnMut(ClaimVerdict),
+) -> TraceOutline {
+    if pool.current_num_threads() < 2 {
+        return evaluate_reader_bounded(name, r, max_bytes, on_verdict);
+    }
+    pipeline::evaluate(name, r, max_bytes, pool, &mut on_verdict)
 }
 
 /// Evaluates one trace read from `r` and collects every claim's verdict.
