@@ -1,8 +1,9 @@
 //! The trace gate's tests, one binary: scenario verdicts and one guard per named
 //! requirement (`gates`, residency gates in `gates/residency.rs`), malformed input
 //! (`malformed`), generated traces (`fuzz`, property tests; `KVLOWER_DEEP_TESTS=1` for
-//! the deep tier), and the committed scenario fixtures (`fixtures`). One binary links
-//! once and shares the builder in `common`.
+//! the deep tier), the committed scenario fixtures (`fixtures`), and the pooled reader
+//! against the one-thread one (`pooled`). One binary links once and shares the builder
+//! in `common`.
 
 #![allow(clippy::unwrap_used, clippy::panic)] // test helpers outside #[test] fns
 
@@ -11,3 +12,4 @@ mod fixtures;
 mod fuzz;
 mod gates;
 mod malformed;
+mod pooled;

@@ -2,8 +2,6 @@
 //! single-threaded reader gives: the same outline, diagnostics and verdicts, in the same
 //! order, for every committed fixture and for traces that span many blocks.
 
-#![allow(clippy::unwrap_used, clippy::panic)] // test helpers outside #[test] fns
-
 use std::path::{Path, PathBuf};
 
 use kvlower_trace::{ClaimVerdict, MAX_TRACE_BYTES, TraceOutline};
