@@ -7,6 +7,7 @@
 //! while files are being staged, a third just after the first target was
 //! replaced; `cmd::matrix`'s unit tests cover every single step exactly.
 
+#![expect(clippy::print_stderr, reason = "it prints what it measured or saw")]
 #![cfg(unix)]
 
 use std::collections::BTreeMap;

@@ -9,7 +9,11 @@
 //! [`kvlower_child`] then behaves exactly as the `kvlower` binary (`src/main.rs`):
 //! `kvlower_cli::run` with the process's stderr, and its exit code.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![expect(
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test code: a broken fixture should panic"
+)]
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

@@ -2,7 +2,10 @@
 //! content kvlower read and judged (findings), `2` for an input it could not read (and
 //! for usage and internal errors), so CI can tell a failed check from a broken job.
 
-#![allow(clippy::unwrap_used)]
+#![expect(
+    clippy::unwrap_used,
+    reason = "test code: a broken fixture should panic"
+)]
 
 use std::fs;
 use std::path::Path;

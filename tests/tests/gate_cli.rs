@@ -3,7 +3,11 @@
 //! Paths are given relative to this crate's directory (cargo runs tests there), so the
 //! output shows them as given and snapshots do not depend on the checkout location.
 
-#![allow(clippy::unwrap_used, clippy::panic)] // test helpers outside #[test] fns
+#![expect(
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers outside #[test] fns"
+)]
 
 use kvlower_tests::{kvlower, repo_root};
 use serde_json::Value;

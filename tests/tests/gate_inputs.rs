@@ -3,7 +3,11 @@
 //! while the rest is judged, `--fail-on fail` / `--strict` fail the run, and the output
 //! is byte-identical for every `-j`.
 
-#![allow(clippy::unwrap_used, clippy::panic)] // test helpers outside #[test] fns
+#![expect(
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers outside #[test] fns"
+)]
 
 use std::path::Path;
 

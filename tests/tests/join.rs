@@ -4,7 +4,7 @@
 //! All fixtures are synthetic (see `tests/fixtures/join/README.md`).
 
 // A test binary: helpers outside `#[test]` functions may unwrap and panic too.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![expect(clippy::panic, reason = "test code: a broken fixture should panic")]
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};

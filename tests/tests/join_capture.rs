@@ -2,8 +2,6 @@
 //! `zeromq` crate's, and libzmq's through pyzmq when it is installed; and the capture
 //! file feeding `kvlower join` directly. Hostile publishers: `capture_hostile.rs`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use std::io::Write;
 use std::sync::mpsc;
 use std::time::Duration;

@@ -3,7 +3,11 @@
 //! reordered batch in a sequence-numbered stream always fails closed.
 
 // A test binary: helpers outside `#[test]` functions may unwrap and panic too.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![expect(
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test code: a broken fixture should panic"
+)]
 
 use std::path::Path;
 

@@ -2,8 +2,6 @@
 //! a FIFO or a device is refused before it is opened (no hang, no unbounded read), and
 //! a registry's `token_map.file` stays inside the registry's directory, links included.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use std::path::Path;
 use std::sync::mpsc;
 use std::time::Duration;

@@ -5,7 +5,11 @@
 //! `cache_salt`, `lora_name`). Each set is joined from its capture file and from its
 //! JSON Lines twin, and the two must agree.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![expect(
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test code: a broken fixture should panic"
+)]
 
 use std::path::PathBuf;
 

@@ -435,7 +435,10 @@ pub fn render_human(d: &Diagnostic, color: bool, root: Option<&Path>) -> String 
 
 /// Prints findings and the summary line in the chosen format. `root` is where
 /// the diagnostics' relative file names live (for the source lines).
-#[allow(clippy::too_many_arguments)]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "every output format needs all of these; a struct would only rename them"
+)]
 pub fn report(
     opts: &ReportOptions,
     command: &str,

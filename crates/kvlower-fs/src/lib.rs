@@ -640,6 +640,10 @@ mod tests {
     }
 
     #[test]
+    #[expect(
+        clippy::print_stderr,
+        reason = "a skipped property says so on the test output"
+    )]
     fn an_unreadable_file_is_permission_denied() {
         use std::os::unix::fs::PermissionsExt;
         let dir = root();

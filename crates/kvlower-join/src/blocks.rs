@@ -105,7 +105,10 @@ pub(crate) enum TierSet {
     Empty,
     One(TierId, Copies),
     // A thin (8-byte) pointer: the rare block on several tiers pays the extra box.
-    #[allow(clippy::box_collection)]
+    #[expect(
+        clippy::box_collection,
+        reason = "a thin (8-byte) pointer: the rare case pays the extra box"
+    )]
     Many(Box<Vec<(TierId, Copies)>>),
 }
 
@@ -226,7 +229,10 @@ pub(crate) struct BlockRec {
     /// 0-based block position along its leading prefix). `None` for a block no claim
     /// needs (almost every block).
     // A thin (8-byte) pointer: `None` for almost every block.
-    #[allow(clippy::box_collection)]
+    #[expect(
+        clippy::box_collection,
+        reason = "a thin (8-byte) pointer: the rare case pays the extra box"
+    )]
     positions: Option<Box<Vec<(usize, usize)>>>,
 }
 

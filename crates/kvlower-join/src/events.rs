@@ -1181,8 +1181,6 @@ impl BlockHash {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::panic)]
-
     use super::*;
 
     /// A stored event as Dynamo's TensorRT-LLM publisher frames it (two blocks, the

@@ -7,7 +7,11 @@
 //! (`tests/snapshots/`), so a change in what the join explains shows up in review.
 
 // A test binary: helpers outside `#[test]` functions may unwrap and panic too.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![expect(
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test code: a broken fixture should panic"
+)]
 
 use std::path::Path;
 

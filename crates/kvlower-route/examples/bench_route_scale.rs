@@ -17,6 +17,8 @@
 //! and the target (< 1 s each); for the registry, also the time of reading its YAML
 //! alone, which both registry runs include. Not a test: timings depend on the machine.
 
+#![expect(clippy::print_stdout, reason = "it prints what it measured or saw")]
+
 use std::error::Error;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -312,7 +312,10 @@ fn unfixed_worker(map: &WorkerMap<'_>, request_id: &str, w: WorkerId) -> Option<
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one routing decision's whole context, read once per decision"
+)]
 fn judge_claim(
     trace: &RouteTrace,
     map: &WorkerMap<'_>,

@@ -140,7 +140,10 @@ struct RawDecision {
     overlap: Vec<RawOverlap>,
     /// Recorded for the reader (the router's prefill/decode load estimate); not judged.
     #[serde(default)]
-    #[allow(dead_code)]
+    #[expect(
+        dead_code,
+        reason = "read by serde for its shape; the value itself is never used"
+    )]
     potential_loads: Vec<RawLoad>,
 }
 
@@ -156,7 +159,10 @@ struct RawOverlap {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-#[allow(dead_code)]
+#[expect(
+    dead_code,
+    reason = "read by serde for its shape; the value itself is never used"
+)]
 struct RawLoad {
     worker_id: u64,
     dp_rank: u32,

@@ -32,7 +32,16 @@
 //! serde_json reader of the same lines can be. `rel` is the ceiling's time in the same
 //! run divided by the column's time.
 
-#![allow(clippy::unwrap_used, clippy::panic)] // a benchmark driver, not library code
+#![expect(
+    clippy::print_stderr,
+    clippy::print_stdout,
+    reason = "it prints what it measured or saw"
+)]
+#![expect(
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "a benchmark driver, not library code"
+)]
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};

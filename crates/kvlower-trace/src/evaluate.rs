@@ -135,7 +135,10 @@ impl Machine {
 
 /// One line, parsed.
 // Nearly every line is an event, so boxing it would only add an allocation per line.
-#[allow(clippy::large_enum_variant)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "nearly every line is an event, so boxing it would add an allocation per line"
+)]
 pub(crate) enum Parsed<'b> {
     Blank,
     Event(RawEvent<'b>),

@@ -69,7 +69,7 @@ macro_rules! raw_event {
             $( $(#[$meta])* pub $field: $ty, )*
         }
 
-        #[allow(non_camel_case_types)]
+        #[expect(non_camel_case_types, reason = "the variants are the trace's own key names")]
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         enum Field { $( $field, )* }
 

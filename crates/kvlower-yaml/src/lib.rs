@@ -470,7 +470,10 @@ mod tests {
             Good,
         }
         #[derive(Debug, serde::Deserialize)]
-        #[allow(dead_code)]
+        #[expect(
+            dead_code,
+            reason = "read by serde for its shape; the value itself is never used"
+        )]
         struct Doc {
             m: BTreeMap<K, u32>,
         }
@@ -483,12 +486,18 @@ mod tests {
     #[test]
     fn errors_carry_path_and_location() {
         #[derive(Debug, serde::Deserialize)]
-        #[allow(dead_code)]
+        #[expect(
+            dead_code,
+            reason = "read by serde for its shape; the value itself is never used"
+        )]
         struct Doc {
             items: Vec<Item>,
         }
         #[derive(Debug, serde::Deserialize)]
-        #[allow(dead_code)]
+        #[expect(
+            dead_code,
+            reason = "read by serde for its shape; the value itself is never used"
+        )]
         struct Item {
             n: u32,
         }

@@ -593,6 +593,10 @@ mod tests {
     }
 
     #[test]
+    #[expect(
+        clippy::print_stderr,
+        reason = "a skipped property says so on the test output"
+    )]
     fn a_read_only_directory_fails_before_any_file_is_replaced() {
         use std::os::unix::fs::PermissionsExt;
         let dir = old_repo();

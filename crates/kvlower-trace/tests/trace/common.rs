@@ -2,7 +2,11 @@
 //! (`fixture:claim-a`); the event shapes follow `docs/trace-format.md`.
 
 // Test support code: panicking on a broken fixture is the point.
-#![allow(dead_code, clippy::unwrap_used, clippy::panic)]
+#![expect(
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test code: a broken fixture should panic"
+)]
 
 use serde_json::{Map, Value, json};
 

@@ -5,7 +5,11 @@
 //! against the one-thread one (`pooled`). One binary links once and shares the builder
 //! in `common`.
 
-#![allow(clippy::unwrap_used, clippy::panic)] // test helpers outside #[test] fns
+#![expect(
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers outside #[test] fns"
+)]
 
 mod common;
 mod fixtures;
