@@ -226,3 +226,43 @@ fn the_cycle_scan_finds_a_planted_cycle() {
         ]]
     );
 }
+
+/// One way to open a file for reading: `kvlower-fs` (confined to the root, regular
+/// files only, never blocking, one cap per kind; docs/files.md). No library or binary
+/// source outside it calls `File::open` or reads a file whole with `std::fs`. Test
+/// code (a `#[cfg(test)]` module, everything after it in the file) is exempt.
+#[test]
+fn only_kvlower_fs_opens_files_for_reading() {
+    let mut sources = Vec::new();
+    files(&repo_root().join("crates"), &mut sources);
+    files(&repo_root().join("src"), &mut sources);
+    let needles = [
+        ["File", "::open("].concat(),
+        ["fs::", "read_to_string("].concat(),
+        ["fs::", "read("].concat(),
+    ];
+    let mut found = Vec::new();
+    for path in sources {
+        let rel = path.strip_prefix(repo_root()).unwrap_or(&path);
+        let rel_s = rel.to_string_lossy();
+        let in_src = rel_s.contains("/src/") || rel_s.starts_with("src/");
+        if !in_src
+            || rel_s.starts_with("crates/kvlower-fs/")
+            || path.extension() != Some("rs".as_ref())
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        for (n, line) in code.lines().enumerate() {
+            if needles.iter().any(|k| line.contains(k.as_str())) {
+                found.push(format!("{rel_s}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "files opened outside kvlower-fs:\n{}",
+        found.join("\n")
+    );
+}

@@ -463,9 +463,7 @@ async fn run(
     drop(file);
     tmp.persist(&opts.out)
         .map_err(|e| out_err(&opts.out)(e.error))?;
-    if let Ok(d) = std::fs::File::open(&dir) {
-        let _ = d.sync_all();
-    }
+    kvlower_fs::sync_dir(&dir);
     Ok(CaptureSummary {
         frames: trailer.frames,
         dropped: trailer.dropped,

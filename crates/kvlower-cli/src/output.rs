@@ -15,7 +15,7 @@
 //! ([`escape_control`]), and `|` and line breaks in Markdown ([`md_cell`]).
 
 use std::borrow::Cow;
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::path::Path;
 
 use kvlower_codes::{Code, Diagnostic};
@@ -296,23 +296,10 @@ pub fn report_error(
 
 // ------------------------------------------------------------------ human rendering
 
-/// The largest file read again to show a source line (descriptors are far smaller).
-const SNIPPET_MAX_BYTES: u64 = 4 << 20;
-
 /// The text of line `line` (1-based) of `root/file`, when that is a regular,
 /// reasonably small file. Never opens a FIFO or a device.
 fn source_line(root: &Path, file: &str, line: usize) -> Option<String> {
-    let path = root.join(file);
-    let meta = std::fs::metadata(&path).ok()?;
-    if !meta.is_file() || meta.len() > SNIPPET_MAX_BYTES {
-        return None;
-    }
-    let mut bytes = Vec::new();
-    std::fs::File::open(&path)
-        .ok()?
-        .take(SNIPPET_MAX_BYTES)
-        .read_to_end(&mut bytes)
-        .ok()?;
+    let bytes = kvlower_fs::read_path(&root.join(file), kvlower_fs::FileKind::Snippet).ok()?;
     let text = String::from_utf8_lossy(&bytes);
     let full = text
         .split('\n')

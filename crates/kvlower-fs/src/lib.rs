@@ -53,6 +53,10 @@ pub enum FileKind {
     RoutingTrace,
     /// A generated file in `results/` or `schemas/`, read back by `check`.
     Result,
+    /// The README, whose generated runtimes table `matrix` rewrites and `check` compares.
+    Readme,
+    /// A file a finding points into, re-read to show the offending line beside it.
+    Snippet,
 }
 
 impl FileKind {
@@ -67,6 +71,8 @@ impl FileKind {
         FileKind::EventFile,
         FileKind::RoutingTrace,
         FileKind::Result,
+        FileKind::Readme,
+        FileKind::Snippet,
     ];
 
     /// The most bytes kvlower reads from a file of this kind. Hand-written
@@ -75,6 +81,8 @@ impl FileKind {
     pub const fn cap(self) -> u64 {
         match self {
             FileKind::Descriptor | FileKind::Catalog | FileKind::BadLoweringCase => MIB,
+            FileKind::Readme => MIB,
+            FileKind::Snippet => 4 * MIB,
             FileKind::Registry => 16 * MIB,
             FileKind::TokenMap => 64 * MIB,
             FileKind::JoinDocument => 64 * MIB,
@@ -98,6 +106,8 @@ impl FileKind {
             FileKind::RoutingTrace => "routing trace",
             FileKind::EventFile => "event file",
             FileKind::Result => "generated result",
+            FileKind::Readme => "README",
+            FileKind::Snippet => "source shown beside a finding",
         }
     }
 }
@@ -184,6 +194,15 @@ impl Refusal {
                 message: error.to_string(),
             },
         }
+    }
+}
+
+/// Makes renames in `dir` durable (best effort: not every platform can sync a
+/// directory). Opening a directory reads nothing, but it is a file opened all the
+/// same, so it lives here with every other open.
+pub fn sync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
     }
 }
 

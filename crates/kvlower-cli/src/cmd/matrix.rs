@@ -436,9 +436,7 @@ fn rename_durably(root: &Path, from: &str, to: &str) -> anyhow::Result<()> {
 
 /// Makes renames in `dir` durable (best effort: not every platform can).
 fn sync_dir(dir: &Path) {
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
+    kvlower_fs::sync_dir(dir);
 }
 
 fn print_findings(
