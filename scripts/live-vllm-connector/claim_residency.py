@@ -36,9 +36,9 @@ What this patch adds:
   * trace events: kvlower's connector family (docs/trace-format.md) with this patch's name in
     the header and in every event's hook_scope, and every event's engine_step.
 
-CONTROLS holds the campaign's knobs (pin, refuse, demote, expire) and the misbehaviour the
-campaign injects into the record (inject); all are off/on as in a correct patch unless the
-campaign sets them. Event names and fields: scripts/live-vllm-connector/README.md.
+CONTROLS holds the campaign's knobs (pin, refuse, demote, expire, accept, pin_blocks,
+materialize_on_prefill) and the misbehaviour the campaign injects into the record (inject);
+all are off/on as in a correct patch unless the campaign sets them. Event names and fields: scripts/live-vllm-connector/README.md.
 """
 
 from __future__ import annotations
@@ -114,10 +114,16 @@ class Controls:
     refuse: bool = True  # refuse a request that needs protected blocks (False: it waits)
     demote: bool = True  # demote a demotable claim at pressure (False: drop its pin unrecorded)
     expire: bool = True  # record an expiring claim's boundary (False: never; it stays pinned)
+    accept: bool = True  # accept (or refuse) a claim (False: neither, nothing recorded; it is only watched)
+    pin_blocks: int | None = None  # pin only the first N materialized blocks (None: all of them)
+    materialize_on_prefill: bool = False  # the claim counts as materialized once its request's prompt
+    # is computed, with whatever part of the footprint is device-cached (the predicate recorded as evaluated)
     inject: str | None = None
 
     def reset(self) -> None:
-        self.pin = self.refuse = self.demote = self.expire = True
+        self.pin = self.refuse = self.demote = self.expire = self.accept = True
+        self.pin_blocks = None
+        self.materialize_on_prefill = False
         self.inject = None
 
 
@@ -279,7 +285,9 @@ class ResidencyScheduler(cc.ClaimScheduler):
     def _accept_pending(self, step: int) -> None:
         for res in self._res_pending:
             protected = sum(r.footprint for r in self._res_claims if r.accepted)
-            if protected + res.footprint > self.res_protected_budget:
+            if not CONTROLS.accept:
+                pass  # the acceptance_missing controls: neither accepted nor refused, nothing recorded
+            elif protected + res.footprint > self.res_protected_budget:
                 self._emit("resident_claim_refused", "scheduler", res, accepted_mode=res.mode,
                            footprint_blocks=res.footprint, refusal_reason="footprint_exceeds_protected_budget",
                            protected_budget_blocks=self.res_protected_budget,
@@ -299,17 +307,25 @@ class ResidencyScheduler(cc.ClaimScheduler):
             if res.materialized:
                 continue
             blocks = self._cached_blocks(res)
-            if len(blocks) < res.footprint:
-                continue
+            whole = len(blocks) >= res.footprint
+            if not whole:
+                # materialize_on_prefill (a control): the request's prompt is computed, so whatever
+                # part of the footprint is cached is taken for the claim
+                req = res.request
+                if not (CONTROLS.materialize_on_prefill and blocks
+                        and req.num_computed_tokens >= req.num_prompt_tokens):
+                    continue
             res.materialized = True
             res.block_ids = [b.block_id for b in blocks]
             self._emit("resident_claim_materialized", "scheduler", res, request_id=res.request.request_id,
-                       predicate_materialized=True, materialized_blocks=len(blocks))
+                       predicate_materialized=whole, materialized_blocks=len(blocks))
             if res.accepted and CONTROLS.pin and not res.expired:
-                self._pool.touch(blocks)
-                res.blocks = blocks
-                self._emit("resident_claim_protected", "scheduler", res, protected_blocks=len(blocks),
-                           pinned_block_ids=[b.block_id for b in blocks])
+                # pin_blocks (a control): only the first N blocks are pinned
+                pin = blocks if CONTROLS.pin_blocks is None else blocks[: CONTROLS.pin_blocks]
+                self._pool.touch(pin)
+                res.blocks = pin
+                self._emit("resident_claim_protected", "scheduler", res, protected_blocks=len(pin),
+                           pinned_block_ids=[b.block_id for b in pin])
 
     def _expire(self, step: int) -> None:
         for res in self._res_claims:
@@ -365,10 +381,12 @@ class ResidencyScheduler(cc.ClaimScheduler):
                 self._res_to_error.add(rid)
 
     def _refuse(self, res: Residency, rid: str, need: int, free: int) -> None:
+        # The claim's device-cached blocks: those out of the free queue are excluded from the
+        # victims, those in it are candidates (a claim pinned only in part has some).
         free_ids = {b.block_id for b in self._pool.free_block_queue.get_all_free_blocks()}
-        in_candidates = sum(b.block_id in free_ids for b in res.blocks)
-        cached = {b.block_id for b in self._cached_blocks(res)}
-        excluded = sum(b.block_id not in free_ids and b.block_id in cached for b in res.blocks)
+        cached = self._cached_blocks(res)
+        in_candidates = sum(b.block_id in free_ids for b in cached)
+        excluded = sum(b.block_id not in free_ids for b in cached)
         self._emit("allocator_victim_exclusion", "allocator", res, conflicting_request_id=rid, need_blocks=need,
                    free_blocks=free, excluded_blocks=excluded, claim_blocks_in_candidates=in_candidates)
         blocking = [res.claim_id]
@@ -422,16 +440,17 @@ class ResidencyScheduler(cc.ClaimScheduler):
             if not res.materialized:
                 continue
             intact = self._intact(res)  # after a loss too: it keeps track of every evicted block
-            if res.lost or intact >= res.footprint:
+            if res.lost or intact >= len(res.block_ids):  # the blocks it materialized in (the footprint)
                 continue
             res.lost = True
             cause = ("evicted_after_demotion" if res.demoted else
                      "evicted_after_expiry" if res.expired else "evicted_unprotected")
-            self._emit("resident_claim_device_copy_lost", "allocator", res, lost_blocks=res.footprint - intact,
+            self._emit("resident_claim_device_copy_lost", "allocator", res, lost_blocks=len(res.block_ids) - intact,
                        loss_cause=cause, intact_blocks=intact)
             self._flush_deferred(res, "demoted")
-            if res.pinned:  # cannot happen: a pinned block is never handed out
-                raise AssertionError(f"{res.claim_id}: pinned claim lost blocks")
+            pinned = {b.block_id for b in res.blocks}
+            if any(res.block_ids[i] in pinned for i in res.evicted):  # cannot happen: a pinned block is never handed out
+                raise AssertionError(f"{res.claim_id}: pinned claim blocks lost")
 
     def release_all(self, reason: str = "run_end") -> None:
         """Unpins every claim and records its release (the run's end)."""

@@ -40,6 +40,9 @@ OVER_BUDGET_TOKENS = 416  # 13 blocks: over the budget
 TAIL_TOKENS = 8
 PRESSURE_TOKENS = 744  # 24 blocks: fits only if every usable block, the claim's too, is taken
 FILLER_TOKENS = 16
+FIT_PRESSURE_TOKENS = 488  # 16 blocks: fits in the free blocks when 8 of the usable 24 are pinned
+SHORT_RESIDENT_TOKENS = 256  # protection_unmaterialized: the resident request sends 8 of the 12 blocks
+PARTIAL_PIN_BLOCKS = 8
 CPU_BYTES = 8 << 20  # the offload (host) tier
 DURATION_STEPS = 6
 WAIT_STEPS = 20  # protection_without_action: steps the campaign lets the pressure wait, then aborts
@@ -71,7 +74,16 @@ SCENARIOS = {
     "expiry_loss_before_boundary": (5, E, CLAIM_TOKENS, {"pin": False}, None, EXPIRE),
     "expiry_boundary_missing": (5, E, CLAIM_TOKENS, {"expire": False}, None, EXPIRE),
     "expiry_boundary_other_claim": (5, E, CLAIM_TOKENS, {}, "boundary_other_claim", EXPIRE),
+    # the natural controls of acceptance, materialization and footprint accounting (patch switches)
+    "protection_partial_pin": (5, P, CLAIM_TOKENS, {"pin_blocks": PARTIAL_PIN_BLOCKS}, None,
+                               ("claim", "pressure", "fit_pressure", "probe")),
+    "protection_unmaterialized": (5, P, CLAIM_TOKENS, {"materialize_on_prefill": True}, None, PROTECT),
+    "demotion_unaccepted": (5, D, CLAIM_TOKENS, {"accept": False}, None, PROTECT),
+    "expiry_unaccepted": (5, E, CLAIM_TOKENS, {"accept": False}, None, EXPIRE),
 }
+# scenario -> how many of the claimed prefix's tokens the resident request sends (default: all);
+# the claim (and the probe) keep the whole prefix
+RESIDENT_PREFIX_TOKENS = {"protection_unmaterialized": SHORT_RESIDENT_TOKENS}
 
 
 def make_engine(model_dir: str):
@@ -247,12 +259,13 @@ class Campaign:
         done: dict = {}
         sent: list[dict] = []
         phases: list[dict] = []
-        counts = {"pressure": 0, "filler": 0, "probe": 0}
+        counts = {"pressure": 0, "fit_pressure": 0, "filler": 0, "probe": 0}
         try:
             for phase in timeline:
                 role = "pressure" if phase == "pressure_wait" else phase
                 if role == "claim":
-                    rid, toks, c, mt = f"{run_id}-claim", prefix + self.tokens(TAIL_TOKENS), claim, 1
+                    sent_prefix = prefix[: RESIDENT_PREFIX_TOKENS.get(scenario, prefix_tokens)]
+                    rid, toks, c, mt = f"{run_id}-claim", sent_prefix + self.tokens(TAIL_TOKENS), claim, 1
                 else:
                     counts[role] += 1
                     rid = f"{run_id}-{role}-{counts[role]}"
@@ -260,6 +273,8 @@ class Campaign:
                     mt = 1
                     if role == "pressure":
                         toks = self.tokens(PRESSURE_TOKENS)
+                    elif role == "fit_pressure":
+                        toks = self.tokens(FIT_PRESSURE_TOKENS)
                     elif role == "filler":
                         toks, mt = self.tokens(FILLER_TOKENS), DURATION_STEPS + 2
                     else:
@@ -406,7 +421,8 @@ def main() -> int:
                    "max_model_len": MAX_MODEL_LEN, "cpu_bytes_to_use": CPU_BYTES,
                    "claim_prefix_tokens": CLAIM_TOKENS, "over_budget_prefix_tokens": OVER_BUDGET_TOKENS,
                    "pressure_prompt_tokens": PRESSURE_TOKENS, "probe_tail_tokens": TAIL_TOKENS,
-                   "filler_prompt_tokens": FILLER_TOKENS, "filler_max_tokens": DURATION_STEPS + 2,
+                   "filler_prompt_tokens": FILLER_TOKENS, "fit_pressure_prompt_tokens": FIT_PRESSURE_TOKENS,
+                   "short_resident_prefix_tokens": SHORT_RESIDENT_TOKENS, "filler_max_tokens": DURATION_STEPS + 2,
                    "expiry_duration_steps": DURATION_STEPS, "wait_steps_before_abort": WAIT_STEPS,
                    "in_process": True, "seed": SEED},
         "runs": camp.runs,

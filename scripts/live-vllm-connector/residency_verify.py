@@ -70,6 +70,16 @@ SCENARIOS = {
     "expiry_loss_before_boundary": ({EXP: NONE}, {"loss_before_duration": True, "pressure_served": True}),
     "expiry_boundary_missing": ({EXP: NONE}, {"claim_intact_to_end": True, "last_pressure_refused": True}),
     "expiry_boundary_other_claim": ({EXP: NONE}, {EXP: True}),
+    # the natural controls of materialization, footprint accounting and acceptance: patch
+    # switches, the engine's truth shows the consequence
+    "protection_partial_pin": ({PROT: NONE}, {"pressure_refused": True, "fit_pressure_served": True,
+                                              "claim_partly_lost": True, "probe_local_hit_partial": True}),
+    "protection_unmaterialized": ({PROT: NONE}, {"claim_materialized": False, "claim_cached_below_footprint": True,
+                                                 "pressure_refused": True, "probe_local_hit_partial": True}),
+    "demotion_unaccepted": ({DEM: NONE}, {"claim_evictable_before_pressure": True, "pressure_served": True,
+                                          "device_copy_lost": True, "probe_served_from_host_tier": True}),
+    "expiry_unaccepted": ({EXP: NONE}, {"claim_evictable_before_pressure": True, "loss_before_duration": True,
+                                        "pressure_served": True}),
 }
 
 
@@ -80,6 +90,7 @@ def conditions(run: dict, block_size: int) -> dict[str, bool]:
     for r in reqs:
         by_role.setdefault(r["role"], []).append(r)
     pressure = by_role.get("pressure", [])
+    fit_pressure = by_role.get("fit_pressure", [])
     probe = by_role.get("probe", [])
     cb = run["claim_blocks"]
     fp = run["claim_input"]["footprint_blocks"]
@@ -108,6 +119,17 @@ def conditions(run: dict, block_size: int) -> dict[str, bool]:
         and probe[-1]["external_tokens_served"] >= fp_tokens,
         "host_tier_held_footprint_before_loss": cb["host_tier_blocks_before_loss"] == fp,
         "footprint_over_budget": fp > run["protected_budget_blocks"],
+        # a request that fits in the blocks left unpinned was served
+        "fit_pressure_served": bool(fit_pressure) and all(served(r) for r in fit_pressure),
+        # the claim lost some, not all, of its blocks: after a phase, 0 < cached < footprint
+        "claim_partly_lost": loss is not None and any(
+            0 < p["claim_device_cached_blocks"] < fp for p in cb["after_phase"]),
+        # the claim's prefix was device-cached in part only, at every step
+        "claim_cached_below_footprint": bool(cb["per_step"]) and 0 < max(c for _, c, _, _ in cb["per_step"]) < fp,
+        "probe_local_hit_partial": bool(probe) and 0 < probe[-1]["local_tokens_served"] < fp_tokens,
+        # the claim's blocks were in the free queue before any pressure was scheduled
+        "claim_evictable_before_pressure": bool(pressure) and unprot is not None
+        and pressure[0]["first_scheduled_step"] is not None and unprot < pressure[0]["first_scheduled_step"],
     }
     # Protection: a request needing the claim's blocks was refused, and the claim's blocks stayed
     # device-cached and out of the free queue from materialization to the run's end; a probe
@@ -140,11 +162,14 @@ def expected(run: dict, c: dict[str, bool]) -> dict[str, bool]:
     mode = run["claim_input"]["mode"]
     broken = INJECTION_BREAKS.get(run["injected_misbehaviour"])
     controls = run["patch_controls"]
+    # acceptance switched off: nothing accepts the claim, so no gate can (an input; the
+    # switch is in patch_controls only for the runs that set it)
+    accepted = controls.get("accept", True)
     return {
-        PROT: mode == "hard_protected" and c[PROT] and broken != PROT,
+        PROT: mode == "hard_protected" and c[PROT] and accepted and broken != PROT,
         # demotion switched off: the patch drops the pin without the demotion (an input)
-        DEM: mode == "demotable" and c[DEM] and controls["demote"] and broken != DEM,
-        EXP: mode == "expiring" and c[EXP] and broken != EXP,
+        DEM: mode == "demotable" and c[DEM] and controls["demote"] and accepted and broken != DEM,
+        EXP: mode == "expiring" and c[EXP] and accepted and broken != EXP,
     }
 
 
@@ -160,7 +185,7 @@ def truth_problems(run: dict, c: dict[str, bool]) -> list[str]:
     claim = [r for r in run["requests"] if r["role"] == "claim"]
     if len(claim) != 1 or claim[0]["finish_reason"] not in SERVED:
         out.append(f"{name}: the claim's request was not served")
-    if not c["claim_materialized"]:
+    if not c["claim_materialized"] and SCENARIOS[s][1].get("claim_materialized", True):
         out.append(f"{name}: the claim's prefix was never device-cached whole")
     for cond, want in SCENARIOS[s][1].items():
         if c[cond] != want:
