@@ -6,10 +6,11 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
 use kvlower_audit::oracle;
+use kvlower_core::anchor_rules::AnchorDefect;
 use kvlower_core::anchoring::{JoinDocumentFacts, RepoFile, TraceVerdictFacts};
 use kvlower_core::descriptor::{
-    Adapter, Anchor, AnchorDefect, AnchorKind, AtomEvidence, ClaimedVerdict, EvidenceItem,
-    NonClaims, Proposal, RuntimeIdentity, SignalEvidence, SourceKind,
+    Adapter, Anchor, AnchorKind, AtomEvidence, ClaimedVerdict, EvidenceItem, NonClaims, Proposal,
+    RuntimeIdentity, SignalEvidence, SourceKind,
 };
 use kvlower_core::vocab::{Ambiguity, TraceGate};
 use kvlower_core::{

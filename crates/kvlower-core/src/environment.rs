@@ -3,7 +3,8 @@
 //! `kvlower-evidence`'s) reads files and re-runs committed evidence, and reports only
 //! facts; [`crate::anchoring::anchor_counts`] decides what they are worth.
 
-use crate::descriptor::{AnchorDefect, ClaimedVerdict};
+use crate::anchor_rules::AnchorDefect;
+use crate::descriptor::ClaimedVerdict;
 use crate::vocab::{Depth, Obligation, Precondition, TraceGate};
 
 /// What a `repo_file` anchor's file turned out to be. The environment reads

@@ -13,9 +13,10 @@
 
 use serde::Serialize;
 
+use crate::anchor_rules::AnchorDefect;
 use crate::anchoring::{AnchorUse, Grade, anchor_counts, rerun};
 use crate::catalog::Catalog;
-use crate::descriptor::{Adapter, AnchorDefect, Descriptor, EvidenceItem};
+use crate::descriptor::{Adapter, Descriptor, EvidenceItem};
 use crate::environment::Environment;
 use crate::vocab::{
     Ambiguity, Atom, Depth, Label, Mode, Obligation, Precondition, Signal, Status, Subtype,

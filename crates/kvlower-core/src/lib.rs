@@ -72,6 +72,7 @@
 //! - **Fail-closed rules** — the seven rules of paper Table 2; see
 //!   `docs/model.md` for where each is enforced and tested.
 
+pub mod anchor_rules;
 pub mod anchoring;
 pub mod baseline;
 pub mod catalog;

@@ -11,8 +11,9 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use kvlower_core::anchor_rules::AnchorDefect;
 use kvlower_core::anchoring::{JoinDocumentFacts, RoutingDocumentFacts, TraceVerdictFacts};
-use kvlower_core::descriptor::{AnchorDefect, ClaimedVerdict};
+use kvlower_core::descriptor::ClaimedVerdict;
 use kvlower_core::environment::{Environment, RepoFile};
 use kvlower_load::{Diagnostic, LoadFailure, Repository};
 
@@ -130,7 +131,7 @@ impl FsEnvironment {
                 .components()
                 .next()
                 .and_then(|c| c.as_os_str().to_str())
-                .is_some_and(|first| kvlower_core::descriptor::OWN_DIRS.contains(&first))
+                .is_some_and(|first| kvlower_core::anchor_rules::OWN_DIRS.contains(&first))
         {
             return RepoFile::OwnFile;
         }
