@@ -52,9 +52,29 @@ pub fn run(
     descriptors: &[(&str, &Descriptor)],
     env: &dyn Environment,
 ) -> IndependentAudit {
+    run_judged(catalog, descriptors, &[], env)
+}
+
+/// [`run`], taking the checker's judgment of a row from `matrix` (the
+/// checker's rows of the same descriptors, in order) when it is there and
+/// judging it otherwise.
+pub fn run_judged(
+    catalog: &Catalog,
+    descriptors: &[(&str, &Descriptor)],
+    matrix: &[kvlower_core::matrix::MatrixRow<'_>],
+    env: &dyn Environment,
+) -> IndependentAudit {
     let mut rows = Vec::new();
     let mut problems = Vec::new();
+    let mut rest = matrix;
     for &(path, d) in descriptors {
+        // This descriptor's rows of the matrix (adjacent, in descriptor order).
+        let mine = rest
+            .iter()
+            .take_while(|r| std::ptr::eq(r.descriptor, d))
+            .count();
+        let (judged, after) = rest.split_at(mine.min(rest.len()));
+        rest = after;
         let checker_depths = kvlower_core::row_depths(d);
         if checker_depths != oracle_row_depths(d) {
             problems.push(format!(
@@ -62,7 +82,17 @@ pub fn run(
             ));
         }
         for o in derive_all(catalog.doc(), d, env) {
-            let j = judge(catalog, d, o.mode, o.depth, env);
+            let found = judged
+                .iter()
+                .find(|r| r.judgment.mode == o.mode && r.judgment.depth == o.depth);
+            let fresh;
+            let j = match found {
+                Some(r) => &r.judgment,
+                None => {
+                    fresh = judge(catalog, d, o.mode, o.depth, env);
+                    &fresh
+                }
+            };
             let bundle = catalog.bundle(o.mode);
             let oracle_satisfied =
                 codes(bundle.iter().copied().filter(|b| o.satisfied.contains(b)));

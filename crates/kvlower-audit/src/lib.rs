@@ -81,12 +81,30 @@ impl Audit {
         env: &dyn Environment,
         cases: Option<&[CaseSource]>,
     ) -> Audit {
-        let (rows, row_problems) = rows::positive_rows(catalog, descriptors, env);
+        let matrix = kvlower_core::matrix::judge_all(catalog, descriptors.iter().copied(), env);
+        Audit::run_judged(catalog, descriptors, &matrix, env, cases)
+    }
+
+    /// [`Audit::run`] on the matrix of the same descriptors, already judged
+    /// (`judge_all`'s rows, in its order): the caller's results and the suites
+    /// share one judgment of every row.
+    pub fn run_judged(
+        catalog: &Catalog,
+        descriptors: &[(&str, &Descriptor)],
+        matrix: &[kvlower_core::matrix::MatrixRow<'_>],
+        env: &dyn Environment,
+        cases: Option<&[CaseSource]>,
+    ) -> Audit {
+        let positives = matrix
+            .iter()
+            .filter(|r| r.judgment.label.is_positive())
+            .cloned();
+        let (rows, row_problems) = rows::positive_rows_of(positives);
         Audit {
             bad_lowering: cases.map(|cases| bad_lowering::run(catalog, cases, env)),
             mutations: mutation::run(catalog, &rows, env, &trace_controls::outcomes),
             provenance: provenance::build(&rows),
-            independent: independent::run(catalog, descriptors, env),
+            independent: independent::run_judged(catalog, descriptors, matrix, env),
             row_problems,
         }
     }

@@ -12,9 +12,10 @@
 use std::fmt::Write as _;
 
 use kvlower_core::descriptor::{Adapter, Anchor, SignalEvidence};
+use kvlower_core::judgment::{Anchored, judge_anchored};
 use kvlower_core::vocab::Ambiguity;
 use kvlower_core::{
-    Catalog, Depth, Descriptor, Environment, Label, Precondition, Scope, Signal, Status, judge,
+    Catalog, Depth, Descriptor, Environment, Label, Precondition, Scope, Signal, Status,
 };
 use serde::Serialize;
 
@@ -454,27 +455,57 @@ pub fn run(
     env: &dyn Environment,
     trace_outcomes: &dyn Fn(MutationKind) -> Vec<(String, MutantOutcome)>,
 ) -> MutationControls {
+    // Each descriptor's anchors judged once (rows of one descriptor are adjacent);
+    // a mutant re-judges only the anchors it changed.
+    let mut anchored: Vec<Anchored<'_>> = Vec::new();
+    let mut base_of: Vec<usize> = Vec::with_capacity(rows.len());
+    for row in rows {
+        match anchored.last() {
+            Some(a) if std::ptr::eq(a.descriptor(), row.descriptor) => {}
+            _ => anchored.push(Anchored::new(catalog, row.descriptor, env)),
+        }
+        base_of.push(anchored.len().saturating_sub(1));
+    }
+    // Per row, per kind (in `MutationKind::ALL` order): the mutants' outcomes,
+    // `None` when the kind does not apply to the row.
+    let per_row: Vec<Vec<Option<Vec<MutantOutcome>>>> = rows
+        .iter()
+        .zip(&base_of)
+        .map(|(row, &base)| {
+            MutationKind::ALL
+                .iter()
+                .map(|&kind| {
+                    let ms = descriptor_mutants(catalog, kind, row);
+                    if ms.is_empty() {
+                        return None;
+                    }
+                    let base = anchored.get(base);
+                    Some(
+                        ms.into_iter()
+                            .map(|m| judge_mutant(catalog, row, base, m, env))
+                            .collect(),
+                    )
+                })
+                .collect()
+        })
+        .collect();
+    // Per kind, in row order: the rows it applied to and their mutants.
+    let mut by_kind: Vec<(Vec<String>, Vec<MutantOutcome>)> = MutationKind::ALL
+        .iter()
+        .map(|_| Default::default())
+        .collect();
+    for (row, outcomes) in rows.iter().zip(per_row) {
+        for (slot, outcomes) in by_kind.iter_mut().zip(outcomes) {
+            if let Some(outcomes) = outcomes {
+                slot.0.push(row.id());
+                slot.1.extend(outcomes);
+            }
+        }
+    }
     let kinds = MutationKind::ALL
         .iter()
-        .map(|&kind| {
-            let mut applied_to = Vec::new();
-            let mut mutants = Vec::new();
-            for row in rows {
-                let ms = descriptor_mutants(catalog, kind, row);
-                if ms.is_empty() {
-                    continue;
-                }
-                applied_to.push(row.id());
-                for m in ms {
-                    let j = judge(catalog, &m.descriptor, row.mode(), m.depth, env);
-                    mutants.push(MutantOutcome {
-                        target: row.id(),
-                        mutation: m.mutation,
-                        result: label_text(j.label, m.depth),
-                        failed_closed: !j.label.is_positive(),
-                    });
-                }
-            }
+        .zip(by_kind)
+        .map(|(&kind, (mut applied_to, mut mutants))| {
             for (target, outcome) in trace_outcomes(kind) {
                 if !applied_to.contains(&target) {
                     applied_to.push(target);
@@ -494,6 +525,29 @@ pub fn run(
         })
         .collect();
     MutationControls { kinds }
+}
+
+/// Re-judges one mutant of `row` with the real checker at the row's mode,
+/// re-judging only the anchors the mutation changed (`base`: the row's
+/// descriptor with its anchors judged).
+fn judge_mutant(
+    catalog: &Catalog,
+    row: &PositiveRow<'_>,
+    base: Option<&Anchored<'_>>,
+    m: DescriptorMutant,
+    env: &dyn Environment,
+) -> MutantOutcome {
+    let anchored = match base {
+        Some(base) => base.edited(catalog, &m.descriptor, env),
+        None => Anchored::new(catalog, &m.descriptor, env),
+    };
+    let j = judge_anchored(catalog, &anchored, row.mode(), m.depth);
+    MutantOutcome {
+        target: row.id(),
+        mutation: m.mutation,
+        result: label_text(j.label, m.depth),
+        failed_closed: !j.label.is_positive(),
+    }
 }
 
 fn label_text(label: Label, depth: Depth) -> String {

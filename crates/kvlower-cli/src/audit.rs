@@ -73,13 +73,29 @@ fn read_case(root: &Path, rel: &str) -> String {
 /// (the one environment of the command, so that each anchored trace is read
 /// and evaluated once however many suites and results judge it).
 pub fn run(repo: &Repository, env: &FsEnvironment) -> Audit {
+    let matrix = kvlower_core::matrix::judge_all(
+        &repo.catalog,
+        repo.descriptors
+            .iter()
+            .map(|d| (d.path.as_str(), &d.descriptor)),
+        env,
+    );
+    run_judged(repo, &matrix, env)
+}
+
+/// [`run`] on the repository's matrix already judged (`results::judge_rows`).
+pub fn run_judged(
+    repo: &Repository,
+    matrix: &[kvlower_core::matrix::MatrixRow<'_>],
+    env: &FsEnvironment,
+) -> Audit {
     let descriptors: Vec<(&str, &kvlower_core::Descriptor)> = repo
         .descriptors
         .iter()
         .map(|d| (d.path.as_str(), &d.descriptor))
         .collect();
     let cases = read_cases(&repo.root);
-    Audit::run(&repo.catalog, &descriptors, env, cases.as_deref())
+    Audit::run_judged(&repo.catalog, &descriptors, matrix, env, cases.as_deref())
 }
 
 /// The result files of an audit already run, for [`crate::results::generate`].

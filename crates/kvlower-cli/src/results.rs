@@ -30,18 +30,33 @@ pub struct Generated {
 /// audit suites once; the matrix and the suites judge through one environment,
 /// so each anchored trace is read and evaluated once.
 pub fn generate(repo: &Repository, config: &crate::config::Config) -> Generated {
-    generate_in(repo, config, &FsEnvironment::new(repo.root.clone()))
+    let env = FsEnvironment::new(repo.root.clone());
+    generate_in(repo, config, &judge_rows(repo, &env), &env)
 }
 
-/// [`generate`] judging through `env`, so a caller that judges again (`check`'s
-/// cited-positive rule) re-runs no anchored evidence a second time.
+/// Every row of the repository's matrix, judged once for every result, suite
+/// and rule of a command.
+pub fn judge_rows<'a>(repo: &'a Repository, env: &FsEnvironment) -> Vec<MatrixRow<'a>> {
+    judge_all(
+        &repo.catalog,
+        repo.descriptors
+            .iter()
+            .map(|d| (d.path.as_str(), &d.descriptor)),
+        env,
+    )
+}
+
+/// [`generate`] from the matrix already judged through `env` ([`judge_rows`]), so
+/// a caller that needs the rows again (`check`'s cited-positive rule) judges
+/// nothing and re-runs no anchored evidence a second time.
 pub fn generate_in(
     repo: &Repository,
     config: &crate::config::Config,
+    rows: &[MatrixRow<'_>],
     env: &FsEnvironment,
 ) -> Generated {
-    let audit = crate::audit::run(repo, env);
-    let mut files = files(repo, env, &audit);
+    let audit = crate::audit::run_judged(repo, rows, env);
+    let mut files = files_of(repo, rows, &audit);
     files.retain(|f| config.keeps(f.path));
     Generated { files, audit }
 }
@@ -53,31 +68,33 @@ pub fn files(
     env: &FsEnvironment,
     audit: &kvlower_audit::Audit,
 ) -> Vec<GeneratedFile> {
-    let rows = judge_all(
-        &repo.catalog,
-        repo.descriptors
-            .iter()
-            .map(|d| (d.path.as_str(), &d.descriptor)),
-        env,
-    );
+    files_of(repo, &judge_rows(repo, env), audit)
+}
+
+/// [`files`] from the matrix already judged ([`judge_rows`]).
+pub fn files_of(
+    repo: &Repository,
+    rows: &[MatrixRow<'_>],
+    audit: &kvlower_audit::Audit,
+) -> Vec<GeneratedFile> {
     let mut files = vec![
         GeneratedFile {
             path: "results/lowering-matrix.json",
-            contents: matrix_json(&rows, &repo.catalog),
+            contents: matrix_json(rows, &repo.catalog),
         },
         GeneratedFile {
             path: "results/lowering-matrix.md",
-            contents: matrix_markdown(&rows, &repo.catalog),
+            contents: matrix_markdown(rows, &repo.catalog),
         },
         GeneratedFile {
             path: "results/central-result-table.md",
-            contents: central_table(&rows),
+            contents: central_table(rows),
         },
     ];
     files.extend(crate::schema::files(&repo.catalog));
     files.extend(crate::audit::files(audit));
     // The README's runtimes table, when the README has the markers.
-    if let Some(readme) = crate::readme::regenerated(&repo.root, &rows) {
+    if let Some(readme) = crate::readme::regenerated(&repo.root, rows) {
         files.push(GeneratedFile {
             path: crate::readme::README,
             contents: readme,

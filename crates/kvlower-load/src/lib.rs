@@ -198,7 +198,10 @@ pub fn load_descriptor(
     let descriptor: Descriptor = parse_yaml(rel, &src, diagnostics)?;
     let before = diagnostics.len();
     validate::descriptor(rel, &src, &descriptor, catalog, env, diagnostics);
-    if let Ok(structure) = yaml::structure(&src) {
+    // The structure only relocates findings: a file without any needs no second pass.
+    if diagnostics.len() > before
+        && let Ok(structure) = yaml::structure(&src)
+    {
         let found = diagnostics.split_off(before);
         diagnostics.extend(once_per_aliased_defect(found, &structure));
     }

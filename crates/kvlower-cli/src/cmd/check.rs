@@ -169,14 +169,20 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
     // One environment for every judgment of this run: each anchored join, route,
     // trace or campaign is re-run once, whoever asks.
     let env = kvlower_load::FsEnvironment::new(repo.root.clone());
+    // Every row judged once: for the results, the audit suites and the cited-positive rule.
+    let rows = crate::results::judge_rows(&repo, &env);
     if diagnostics.is_empty() && partial.is_none() {
         // The audit suites run once, inside `generate_in`; their failures are
         // findings of the same run.
-        let generated = crate::results::generate_in(&repo, &config, &env);
+        let generated = crate::results::generate_in(&repo, &config, &rows, &env);
+        // The committed matrix pins the catalog; when it equals the regenerated one
+        // byte for byte, it records this catalog's digest and needs no second read.
+        let mut matrix_fresh = false;
         for file in &generated.files {
             let sink = want_diffs.then_some(&mut diffs);
-            if let Some(d) = freshness(&repo.root, file, sink) {
-                diagnostics.push(d);
+            match freshness(&repo.root, file, sink) {
+                Some(d) => diagnostics.push(d),
+                None => matrix_fresh |= file.path == crate::cmd::catalog::PINNED_MATRIX,
             }
         }
         diagnostics.extend(stray_files(&repo.root, &generated.files));
@@ -185,13 +191,16 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
                 .into_iter()
                 .filter(|d| config.keeps(&d.file)),
         );
-        diagnostics.extend(crate::cmd::catalog::pin_diagnostic(
-            &repo.root,
-            &repo.catalog,
-        ));
+        if !matrix_fresh {
+            diagnostics.extend(crate::cmd::catalog::pin_diagnostic(
+                &repo.root,
+                &repo.catalog,
+            ));
+        }
     }
-    diagnostics.extend(cited_positives(&repo, require_verified, &env));
-    diagnostics.extend(crate::cmd::check_extras::inert_warnings_of(&repo));
+    diagnostics.extend(cited_positives(&repo, require_verified, &rows));
+    drop(rows);
+    diagnostics.extend(crate::cmd::check_extras::inert_warnings_of(&repo, &env));
     diagnostics.sort();
     if want_diffs && !diffs.is_empty() {
         write!(err, "{diffs}")?;
@@ -491,7 +500,7 @@ pub fn stray_files(root: &Path, generated: &[GeneratedFile]) -> Vec<Diagnostic> 
 fn cited_positives(
     repo: &kvlower_load::Repository,
     require_verified: bool,
-    env: &kvlower_load::FsEnvironment,
+    rows: &[kvlower_core::matrix::MatrixRow<'_>],
 ) -> Vec<Diagnostic> {
     let allowed = |path: &str| {
         !require_verified
@@ -503,13 +512,6 @@ fn cited_positives(
                         .is_some_and(kvlower_core::text::has_visible)
             })
     };
-    let rows = kvlower_core::matrix::judge_all(
-        &repo.catalog,
-        repo.descriptors
-            .iter()
-            .map(|d| (d.path.as_str(), &d.descriptor)),
-        env,
-    );
     rows.iter()
         .filter(|r| r.judgment.grade == Some(kvlower_core::Grade::Cited))
         .filter(|r| !allowed(r.descriptor_path))

@@ -7,11 +7,10 @@ use kvlower_load::{Diagnostic, FsEnvironment, MODES_PATH, Repository, inert_warn
 
 /// Warnings for every loaded descriptor's inert evidence (evidence the judgment
 /// never counts; they change no label). Sorted with the other findings by `check`.
-pub fn inert_warnings_of(repo: &Repository) -> Vec<Diagnostic> {
-    let env = FsEnvironment::new(repo.root.clone());
+pub fn inert_warnings_of(repo: &Repository, env: &FsEnvironment) -> Vec<Diagnostic> {
     repo.descriptors
         .iter()
-        .flat_map(|d| inert_warnings(&repo.root, d, &repo.catalog, &env))
+        .flat_map(|d| inert_warnings(&repo.root, d, &repo.catalog, env))
         .collect()
 }
 
