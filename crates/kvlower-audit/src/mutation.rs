@@ -457,19 +457,25 @@ pub fn run(
 ) -> MutationControls {
     // Each descriptor's anchors judged once (rows of one descriptor are adjacent);
     // a mutant re-judges only the anchors it changed.
-    let mut anchored: Vec<Anchored<'_>> = Vec::new();
+    use rayon::prelude::*;
+    let mut firsts: Vec<&PositiveRow<'_>> = Vec::new();
     let mut base_of: Vec<usize> = Vec::with_capacity(rows.len());
     for row in rows {
-        match anchored.last() {
-            Some(a) if std::ptr::eq(a.descriptor(), row.descriptor) => {}
-            _ => anchored.push(Anchored::new(catalog, row.descriptor, env)),
+        match firsts.last() {
+            Some(first) if std::ptr::eq(first.descriptor, row.descriptor) => {}
+            _ => firsts.push(row),
         }
-        base_of.push(anchored.len().saturating_sub(1));
+        base_of.push(firsts.len().saturating_sub(1));
     }
+    let anchored: Vec<Anchored<'_>> = firsts
+        .par_iter()
+        .map(|row| Anchored::new(catalog, row.descriptor, env))
+        .collect();
     // Per row, per kind (in `MutationKind::ALL` order): the mutants' outcomes,
     // `None` when the kind does not apply to the row.
+    // On the thread pool, collected in row order.
     let per_row: Vec<Vec<Option<Vec<MutantOutcome>>>> = rows
-        .iter()
+        .par_iter()
         .zip(&base_of)
         .map(|(row, &base)| {
             MutationKind::ALL

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use kvlower_core::matrix::{MatrixRow, judge_all};
+use kvlower_core::matrix::{MatrixRow, judge_descriptor};
 use kvlower_core::{Label, Mode, Obligation};
 use kvlower_load::{FsEnvironment, Repository};
 use serde::Serialize;
@@ -36,14 +36,16 @@ pub fn generate(repo: &Repository, config: &crate::config::Config) -> Generated 
 
 /// Every row of the repository's matrix, judged once for every result, suite
 /// and rule of a command.
+/// Descriptors are judged on the thread pool; the rows keep the order of
+/// [`judge_all`](kvlower_core::matrix::judge_all).
 pub fn judge_rows<'a>(repo: &'a Repository, env: &FsEnvironment) -> Vec<MatrixRow<'a>> {
-    judge_all(
-        &repo.catalog,
-        repo.descriptors
-            .iter()
-            .map(|d| (d.path.as_str(), &d.descriptor)),
-        env,
-    )
+    use rayon::prelude::*;
+    let per_descriptor: Vec<Vec<MatrixRow<'a>>> = repo
+        .descriptors
+        .par_iter()
+        .map(|d| judge_descriptor(&repo.catalog, d.path.as_str(), &d.descriptor, env))
+        .collect();
+    per_descriptor.into_iter().flatten().collect()
 }
 
 /// [`generate`] from the matrix already judged through `env` ([`judge_rows`]), so

@@ -5,9 +5,9 @@
 //! All YAML goes through [`yaml`]; this crate does the file-system I/O so that
 //! kvlower-core does none.
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 
 use kvlower_core::anchoring::{JoinDocumentFacts, RoutingDocumentFacts, TraceVerdictFacts};
 use kvlower_core::descriptor::{AnchorDefect, ClaimedVerdict, Environment, RepoFile};
@@ -74,14 +74,26 @@ pub fn load_repository(root: &Path) -> Result<(Repository, Vec<Diagnostic>), Loa
         return Err(LoadFailure::Invalid(diagnostics));
     };
     let env = FsEnvironment::new(root.to_path_buf());
-    let mut descriptors = Vec::new();
-    for rel in files {
-        if let Some(descriptor) = load_descriptor(root, &rel, &catalog, &env, &mut diagnostics) {
-            descriptors.push(LoadedDescriptor {
-                path: rel,
-                descriptor,
-            });
-        }
+    // Each file read, parsed and validated on the thread pool; collected in file order.
+    use rayon::prelude::*;
+    let loaded: Vec<(Option<LoadedDescriptor>, Vec<Diagnostic>)> = files
+        .into_par_iter()
+        .map(|rel| {
+            let mut found = Vec::new();
+            let descriptor = load_descriptor(root, &rel, &catalog, &env, &mut found);
+            (
+                descriptor.map(|descriptor| LoadedDescriptor {
+                    path: rel,
+                    descriptor,
+                }),
+                found,
+            )
+        })
+        .collect();
+    let mut descriptors = Vec::with_capacity(loaded.len());
+    for (descriptor, found) in loaded {
+        descriptors.extend(descriptor);
+        diagnostics.extend(found);
     }
     diagnostics.sort();
     Ok((
@@ -403,8 +415,8 @@ pub struct FsEnvironment {
     pub root: PathBuf,
     /// The root resolved once (links included); `None` when it cannot be.
     canonical_root: Option<PathBuf>,
-    traces: RefCell<BTreeMap<String, Option<kvlower_trace::TraceReport>>>,
-    files: RefCell<BTreeMap<String, RepoFile>>,
+    traces: Mutex<BTreeMap<String, Option<kvlower_trace::TraceReport>>>,
+    files: Mutex<BTreeMap<String, RepoFile>>,
 }
 
 /// The largest anchored file kvlower opens (a trace or a join document).
@@ -438,8 +450,8 @@ impl FsEnvironment {
         FsEnvironment {
             canonical_root: std::fs::canonicalize(&root).ok(),
             root,
-            traces: RefCell::default(),
-            files: RefCell::default(),
+            traces: Mutex::default(),
+            files: Mutex::default(),
         }
     }
 
@@ -669,18 +681,27 @@ impl FsEnvironment {
 
 impl Environment for FsEnvironment {
     fn repo_file(&self, path: &str) -> RepoFile {
-        if let Some(cached) = self.files.borrow().get(path) {
+        // A poisoned cache still holds only finished entries: keep using it.
+        if let Some(cached) = self
+            .files
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(path)
+        {
             return cached.clone();
         }
+        // Classified outside the lock: two threads may classify one file at once,
+        // and both find the same facts.
         let facts = self.classify(path);
         self.files
-            .borrow_mut()
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
             .insert(path.to_string(), facts.clone());
         facts
     }
 
     fn trace_verdict(&self, path: &str, verdict: &ClaimedVerdict) -> TraceVerdictFacts {
-        let mut cache = self.traces.borrow_mut();
+        let mut cache = self.traces.lock().unwrap_or_else(PoisonError::into_inner);
         let report = cache.entry(path.to_string()).or_insert_with(|| {
             let reader = self.open_trace(path)?;
             Some(kvlower_trace::evaluate_reader(path, reader))
