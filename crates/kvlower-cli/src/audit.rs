@@ -100,14 +100,19 @@ pub fn run_judged(
 
 /// The result files of an audit already run, for [`crate::results::generate`].
 pub fn files(audit: &Audit) -> Vec<GeneratedFile> {
-    audit
-        .files()
-        .into_iter()
-        .map(|f| GeneratedFile {
+    let mut files = Vec::new();
+    each_file(audit, &mut |f| files.push(f));
+    files
+}
+
+/// [`files`] one at a time, in the same order (see [`Audit::each_file`]).
+pub fn each_file(audit: &Audit, each: &mut dyn FnMut(GeneratedFile)) {
+    audit.each_file(&mut |f| {
+        each(GeneratedFile {
             path: f.path,
             contents: f.contents,
-        })
-        .collect()
+        });
+    });
 }
 
 /// One `check` finding per way an audit suite does not pass (from an audit

@@ -43,9 +43,31 @@ pub fn judge_rows<'a>(repo: &'a Repository, env: &FsEnvironment) -> Vec<MatrixRo
     let per_descriptor: Vec<Vec<MatrixRow<'a>>> = repo
         .descriptors
         .par_iter()
-        .map(|d| judge_descriptor(&repo.catalog, d.path.as_str(), &d.descriptor, env))
+        .map(|d| {
+            let mut rows = judge_descriptor(&repo.catalog, d.path.as_str(), &d.descriptor, env);
+            for row in &mut rows {
+                compact(&mut row.judgment);
+            }
+            rows
+        })
         .collect();
     per_descriptor.into_iter().flatten().collect()
+}
+
+/// Drops what no generated result, audit suite or `check` rule reads of a matrix
+/// row: every candidate that did not count and why (`rejected`), redundant
+/// support and the proposal findings (the label's reason names the offer).
+/// `kvlower explain` judges a row again for them. Keeps a 2,000-descriptor
+/// matrix from holding every defeat of every row at once.
+fn compact(j: &mut kvlower_core::Judgment) {
+    for f in &mut j.obligations {
+        f.rejected = Vec::new();
+        f.also_satisfied_by = Vec::new();
+    }
+    for a in &mut j.atoms {
+        a.rejected = Vec::new();
+    }
+    j.proposals = Vec::new();
 }
 
 /// [`generate`] from the matrix already judged through `env` ([`judge_rows`]), so
@@ -79,30 +101,43 @@ pub fn files_of(
     rows: &[MatrixRow<'_>],
     audit: &kvlower_audit::Audit,
 ) -> Vec<GeneratedFile> {
-    let mut files = vec![
-        GeneratedFile {
-            path: "results/lowering-matrix.json",
-            contents: matrix_json(rows, &repo.catalog),
-        },
-        GeneratedFile {
-            path: "results/lowering-matrix.md",
-            contents: matrix_markdown(rows, &repo.catalog),
-        },
-        GeneratedFile {
-            path: "results/central-result-table.md",
-            contents: central_table(rows),
-        },
-    ];
-    files.extend(crate::schema::files(&repo.catalog));
-    files.extend(crate::audit::files(audit));
+    let mut files = Vec::new();
+    each_file(repo, rows, audit, &mut |f| files.push(f));
+    files
+}
+
+/// [`files_of`] one at a time, in the same order: each file is rendered,
+/// handed to `each` and dropped before the next, so that `check`, which only
+/// compares them, never holds every result at once.
+pub fn each_file(
+    repo: &Repository,
+    rows: &[MatrixRow<'_>],
+    audit: &kvlower_audit::Audit,
+    each: &mut dyn FnMut(GeneratedFile),
+) {
+    each(GeneratedFile {
+        path: "results/lowering-matrix.json",
+        contents: matrix_json(rows, &repo.catalog),
+    });
+    each(GeneratedFile {
+        path: "results/lowering-matrix.md",
+        contents: matrix_markdown(rows, &repo.catalog),
+    });
+    each(GeneratedFile {
+        path: "results/central-result-table.md",
+        contents: central_table(rows),
+    });
+    for file in crate::schema::files(&repo.catalog) {
+        each(file);
+    }
+    crate::audit::each_file(audit, each);
     // The README's runtimes table, when the README has the markers.
     if let Some(readme) = crate::readme::regenerated(&repo.root, rows) {
-        files.push(GeneratedFile {
+        each(GeneratedFile {
             path: crate::readme::README,
             contents: readme,
         });
     }
-    files
 }
 
 /// What `results/lowering-matrix.json` records about the catalog it was judged under.
@@ -209,18 +244,28 @@ pub fn runtime_name(row: &MatrixRow<'_>) -> String {
 /// `results/lowering-matrix.json`.
 pub fn matrix_json(rows: &[MatrixRow<'_>], catalog: &kvlower_core::Catalog) -> String {
     #[derive(Serialize)]
-    struct Doc<'a> {
+    struct Doc<'r, 'a> {
         schema_version: u32,
         /// The catalog the rows were judged under (`check` verifies it).
         catalog: CatalogPin,
-        rows: Vec<JsonRow<'a>>,
+        rows: JsonRows<'r, 'a>,
     }
     let doc = Doc {
         schema_version: SCHEMA_VERSION,
         catalog: CatalogPin::of(catalog),
-        rows: rows.iter().map(json_row).collect(),
+        rows: JsonRows(rows),
     };
     to_json(&doc)
+}
+
+/// The rows of `results/lowering-matrix.json`, each converted as it is
+/// written (the same JSON as a `Vec<JsonRow>`, without holding one).
+struct JsonRows<'r, 'a>(&'r [MatrixRow<'a>]);
+
+impl Serialize for JsonRows<'_, '_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(json_row))
+    }
 }
 
 /// `results/lowering-matrix.md`: a table per descriptor, then why each
