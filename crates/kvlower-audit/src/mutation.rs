@@ -121,8 +121,16 @@ pub struct MutantOutcome {
 /// One descriptor mutant, before judging.
 struct DescriptorMutant {
     mutation: String,
-    descriptor: Descriptor,
+    descriptor: Mutated,
     depth: Depth,
+}
+
+/// A mutant descriptor: whole, or the row's descriptor with some evidence items
+/// replaced (applied to one scratch copy per row and undone after judging, so
+/// that the most common mutants do not each copy the whole descriptor).
+enum Mutated {
+    Whole(Box<Descriptor>),
+    Items(Vec<(crate::rows::ItemRef, kvlower_core::descriptor::EvidenceItem)>),
 }
 
 /// Which supporting items a per-obligation mutation edits.
@@ -214,15 +222,17 @@ fn per_obligation(
             first
         })
         .filter_map(|s| {
-            let mut d = base.clone();
             let targets = supporters(base, s.obligation, items);
+            let mut edited = Vec::with_capacity(targets.len());
             for t in &targets {
-                edit(t.get_mut(&mut d)?);
+                let mut item = t.get(base)?.clone();
+                edit(&mut item);
+                edited.push((*t, item));
             }
             let paths: Vec<String> = targets.iter().map(|t| t.path()).collect();
             Some(DescriptorMutant {
                 mutation: format!("{} ({})", paths.join(" + "), s.obligation),
-                descriptor: d,
+                descriptor: Mutated::Items(edited),
                 depth: row.depth(),
             })
         })
@@ -245,7 +255,7 @@ fn atoms_unanchored(row: &PositiveRow<'_>) -> Vec<DescriptorMutant> {
             }
             DescriptorMutant {
                 mutation: format!("{} ({})", paths.join(" + "), a.atom),
-                descriptor: d,
+                descriptor: Mutated::Whole(Box::new(d)),
                 depth,
             }
         })
@@ -277,7 +287,7 @@ fn join_precondition_removed(row: &PositiveRow<'_>) -> Vec<DescriptorMutant> {
             }
             DescriptorMutant {
                 mutation: format!("adapters[{a}].preconditions.{p} removed"),
-                descriptor: d,
+                descriptor: Mutated::Whole(Box::new(d)),
                 depth,
             }
         })
@@ -296,7 +306,7 @@ fn post_hoc_claim_naming(row: &PositiveRow<'_>) -> Vec<DescriptorMutant> {
             }
             DescriptorMutant {
                 mutation: format!("adapters[{a}] declares post_hoc_claim_naming"),
-                descriptor: d,
+                descriptor: Mutated::Whole(Box::new(d)),
                 depth,
             }
         })
@@ -321,7 +331,7 @@ fn routing_only(catalog: &Catalog, row: &PositiveRow<'_>) -> Vec<DescriptorMutan
     vec![DescriptorMutant {
         mutation: "every supporting item moved to a routing_hook adapter (no other evidence)"
             .into(),
-        descriptor: d,
+        descriptor: Mutated::Whole(Box::new(d)),
         depth: depth.max(Depth::RoutingHook),
     }]
 }
@@ -353,13 +363,13 @@ fn storage_only(catalog: &Catalog, row: &PositiveRow<'_>) -> Vec<DescriptorMutan
     vec![
         DescriptorMutant {
             mutation: "all evidence removed; only an anchored storage_tier signal kept".into(),
-            descriptor: signal_only,
+            descriptor: Mutated::Whole(Box::new(signal_only)),
             depth,
         },
         DescriptorMutant {
             mutation: "every supporting item moved to a storage_restorability adapter as `partial`"
                 .into(),
-            descriptor: storage,
+            descriptor: Mutated::Whole(Box::new(storage)),
             depth: depth.max(Depth::StorageRestorability),
         },
     ]
@@ -478,21 +488,22 @@ pub fn run(
         .par_iter()
         .zip(&base_of)
         .map(|(row, &base)| {
-            MutationKind::ALL
-                .iter()
-                .map(|&kind| {
-                    let ms = descriptor_mutants(catalog, kind, row);
-                    if ms.is_empty() {
-                        return None;
-                    }
-                    let base = anchored.get(base);
-                    Some(
-                        ms.into_iter()
-                            .map(|m| judge_mutant(catalog, row, base, m, env))
-                            .collect(),
-                    )
-                })
-                .collect()
+            let base = anchored.get(base);
+            let mut scratch = None;
+            let mut per_kind = Vec::with_capacity(MutationKind::ALL.len());
+            for &kind in MutationKind::ALL {
+                let ms = descriptor_mutants(catalog, kind, row);
+                if ms.is_empty() {
+                    per_kind.push(None);
+                    continue;
+                }
+                let mut outcomes = Vec::with_capacity(ms.len());
+                for m in ms {
+                    outcomes.push(judge_mutant(catalog, row, base, m, &mut scratch, env));
+                }
+                per_kind.push(Some(outcomes));
+            }
+            per_kind
         })
         .collect();
     // Per kind, in row order: the rows it applied to and their mutants.
@@ -536,24 +547,58 @@ pub fn run(
 /// Re-judges one mutant of `row` with the real checker at the row's mode,
 /// re-judging only the anchors the mutation changed (`base`: the row's
 /// descriptor with its anchors judged).
+/// An item-replacing mutant is applied to `scratch` (a copy of the row's
+/// descriptor, made once per row) and undone after judging.
 fn judge_mutant(
     catalog: &Catalog,
     row: &PositiveRow<'_>,
     base: Option<&Anchored<'_>>,
     m: DescriptorMutant,
+    scratch: &mut Option<Descriptor>,
     env: &dyn Environment,
 ) -> MutantOutcome {
-    let anchored = match base {
-        Some(base) => base.edited(catalog, &m.descriptor, env),
-        None => Anchored::new(catalog, &m.descriptor, env),
+    let label = match m.descriptor {
+        Mutated::Whole(d) => mutant_label(catalog, row, base, &d, m.depth, env),
+        Mutated::Items(edited) => {
+            let d = scratch.get_or_insert_with(|| row.descriptor.clone());
+            let mut originals = Vec::with_capacity(edited.len());
+            for (at, item) in edited {
+                if let Some(slot) = at.get_mut(d) {
+                    originals.push((at, std::mem::replace(slot, item)));
+                }
+            }
+            let label = mutant_label(catalog, row, base, d, m.depth, env);
+            // Undone: the scratch copy is the row's descriptor again.
+            for (at, item) in originals {
+                if let Some(slot) = at.get_mut(d) {
+                    *slot = item;
+                }
+            }
+            label
+        }
     };
-    let j = judge_anchored(catalog, &anchored, row.mode(), m.depth);
     MutantOutcome {
         target: row.id(),
         mutation: m.mutation,
-        result: label_text(j.label, m.depth),
-        failed_closed: !j.label.is_positive(),
+        result: label_text(label, m.depth),
+        failed_closed: !label.is_positive(),
     }
+}
+
+/// The real checker's label of a mutant descriptor at the row's mode.
+fn mutant_label(
+    catalog: &Catalog,
+    row: &PositiveRow<'_>,
+    base: Option<&Anchored<'_>>,
+    d: &Descriptor,
+    depth: Depth,
+    env: &dyn Environment,
+) -> Label {
+    let anchored = match base {
+        Some(base) => base.edited(catalog, d, env),
+        None => Anchored::new(catalog, d, env),
+    };
+    judge_anchored(catalog, &anchored, row.mode(), depth).label
 }
 
 fn label_text(label: Label, depth: Depth) -> String {

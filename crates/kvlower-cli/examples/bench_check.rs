@@ -69,6 +69,7 @@ fn main() {
         "| descriptors | wall | CPU | wall ÷ 1 s target | peak RSS | per descriptor | ÷ 50 KB target |"
     );
     println!("|---|---|---|---|---|---|---|");
+    let mut detail_dir = None;
     for &n in &sizes {
         let dir = tempfile::tempdir().unwrap();
         let count = populate(dir.path(), n);
@@ -91,10 +92,13 @@ fn main() {
             per / TARGET_KB_PER_DESCRIPTOR,
         );
         if n == detail {
-            details(dir.path(), runs);
+            detail_dir = Some(dir);
         }
     }
     println!("load average after: {}", load_average());
+    if let Some(dir) = detail_dir {
+        details(dir.path(), runs);
+    }
 }
 
 /// The phase breakdown and the stale and garbage timings, in-process.
@@ -138,7 +142,7 @@ fn details(root: &Path, runs: usize) {
         .collect();
     std::fs::write(root.join("results/lowering-matrix.md"), garbage).unwrap();
     let garbage = best_of(runs, &["check", "--root", &root_arg], 1);
-    println!("check, 300,000-line garbage result:   {garbage}\n");
+    println!("check, 300,000-line garbage result:   {garbage}");
 }
 
 /// Copies the repository's inputs into `root` and adds descriptor copies until
