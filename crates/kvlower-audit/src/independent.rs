@@ -52,37 +52,41 @@ pub fn run(
     descriptors: &[(&str, &Descriptor)],
     env: &dyn Environment,
 ) -> IndependentAudit {
+    run_judged(catalog, descriptors, &[], env)
+}
+
+/// [`run`], taking the checker's judgment of a row from `matrix` (the
+/// checker's rows of the same descriptors, in order) when it is there and
+/// judging it otherwise.
+pub fn run_judged(
+    catalog: &Catalog,
+    descriptors: &[(&str, &Descriptor)],
+    matrix: &[kvlower_core::matrix::MatrixRow<'_>],
+    env: &dyn Environment,
+) -> IndependentAudit {
+    use rayon::prelude::*;
+    // Each descriptor with its rows of the matrix (adjacent, in descriptor order).
+    let mut rest = matrix;
+    let mut work = Vec::with_capacity(descriptors.len());
+    for &(path, d) in descriptors {
+        let mine = rest
+            .iter()
+            .take_while(|r| std::ptr::eq(r.descriptor, d))
+            .count();
+        let (judged, after) = rest.split_at(mine.min(rest.len()));
+        rest = after;
+        work.push((path, d, judged));
+    }
+    // On the thread pool, collected in descriptor order.
+    let per_descriptor: Vec<(Option<String>, Vec<AuditRow>)> = work
+        .into_par_iter()
+        .map(|(path, d, judged)| audit_descriptor(catalog, path, d, judged, env))
+        .collect();
     let mut rows = Vec::new();
     let mut problems = Vec::new();
-    for &(path, d) in descriptors {
-        let checker_depths = kvlower_core::row_depths(d);
-        if checker_depths != oracle_row_depths(d) {
-            problems.push(format!(
-                "{path}: the checker and the oracle judge different row depths"
-            ));
-        }
-        for o in derive_all(catalog.doc(), d, env) {
-            let j = judge(catalog, d, o.mode, o.depth, env);
-            let bundle = catalog.bundle(o.mode);
-            let oracle_satisfied =
-                codes(bundle.iter().copied().filter(|b| o.satisfied.contains(b)));
-            let checker_satisfied = codes(j.satisfied());
-            let agree = o.label == j.label
-                && o.subtype == j.subtype
-                && oracle_satisfied == checker_satisfied;
-            rows.push(AuditRow {
-                descriptor: path.to_string(),
-                mode: o.mode,
-                depth: o.depth,
-                oracle_label: o.label,
-                checker_label: j.label,
-                oracle_subtype: o.subtype,
-                checker_subtype: j.subtype,
-                oracle_satisfied,
-                checker_satisfied,
-                agree,
-            });
-        }
+    for (problem, found) in per_descriptor {
+        problems.extend(problem);
+        rows.extend(found);
     }
     let (name, version) = PUBLISHED_RUNTIME;
     let subjects: Vec<&(&str, &Descriptor)> = descriptors
@@ -109,6 +113,52 @@ pub fn run(
         problems,
         subject,
     }
+}
+
+/// The oracle's and the checker's rows of one descriptor (the checker's from
+/// `judged` when there), and a problem when they judge different row depths.
+fn audit_descriptor(
+    catalog: &Catalog,
+    path: &str,
+    d: &Descriptor,
+    judged: &[kvlower_core::matrix::MatrixRow<'_>],
+    env: &dyn Environment,
+) -> (Option<String>, Vec<AuditRow>) {
+    let mut rows = Vec::new();
+    let checker_depths = kvlower_core::row_depths(d);
+    let problem = (checker_depths != oracle_row_depths(d))
+        .then(|| format!("{path}: the checker and the oracle judge different row depths"));
+    for o in derive_all(catalog.doc(), d, env) {
+        let found = judged
+            .iter()
+            .find(|r| r.judgment.mode == o.mode && r.judgment.depth == o.depth);
+        let fresh;
+        let j = match found {
+            Some(r) => &r.judgment,
+            None => {
+                fresh = judge(catalog, d, o.mode, o.depth, env);
+                &fresh
+            }
+        };
+        let bundle = catalog.bundle(o.mode);
+        let oracle_satisfied = codes(bundle.iter().copied().filter(|b| o.satisfied.contains(b)));
+        let checker_satisfied = codes(j.satisfied());
+        let agree =
+            o.label == j.label && o.subtype == j.subtype && oracle_satisfied == checker_satisfied;
+        rows.push(AuditRow {
+            descriptor: path.to_string(),
+            mode: o.mode,
+            depth: o.depth,
+            oracle_label: o.label,
+            checker_label: j.label,
+            oracle_subtype: o.subtype,
+            checker_subtype: j.subtype,
+            oracle_satisfied,
+            checker_satisfied,
+            agree,
+        });
+    }
+    (problem, rows)
 }
 
 impl IndependentAudit {

@@ -81,12 +81,30 @@ impl Audit {
         env: &dyn Environment,
         cases: Option<&[CaseSource]>,
     ) -> Audit {
-        let (rows, row_problems) = rows::positive_rows(catalog, descriptors, env);
+        let matrix = kvlower_core::matrix::judge_all(catalog, descriptors.iter().copied(), env);
+        Audit::run_judged(catalog, descriptors, &matrix, env, cases)
+    }
+
+    /// [`Audit::run`] on the matrix of the same descriptors, already judged
+    /// (`judge_all`'s rows, in its order): the caller's results and the suites
+    /// share one judgment of every row.
+    pub fn run_judged(
+        catalog: &Catalog,
+        descriptors: &[(&str, &Descriptor)],
+        matrix: &[kvlower_core::matrix::MatrixRow<'_>],
+        env: &dyn Environment,
+        cases: Option<&[CaseSource]>,
+    ) -> Audit {
+        let positives = matrix
+            .iter()
+            .filter(|r| r.judgment.label.is_positive())
+            .cloned();
+        let (rows, row_problems) = rows::positive_rows_of(positives);
         Audit {
             bad_lowering: cases.map(|cases| bad_lowering::run(catalog, cases, env)),
             mutations: mutation::run(catalog, &rows, env, &trace_controls::outcomes),
             provenance: provenance::build(&rows),
-            independent: independent::run(catalog, descriptors, env),
+            independent: independent::run_judged(catalog, descriptors, matrix, env),
             row_problems,
         }
     }
@@ -94,43 +112,48 @@ impl Audit {
     /// The generated results, in a fixed order.
     pub fn files(&self) -> Vec<OutputFile> {
         let mut files = Vec::new();
+        self.each_file(&mut |f| files.push(f));
+        files
+    }
+
+    /// [`Audit::files`] one at a time, in the same order: each is rendered,
+    /// handed to `each` and dropped before the next (a caller that only
+    /// compares them never holds them all).
+    pub fn each_file(&self, each: &mut dyn FnMut(OutputFile)) {
         if let Some(b) = &self.bad_lowering {
-            files.push(OutputFile {
+            each(OutputFile {
                 path: BAD_LOWERING_JSON,
                 contents: b.json(),
             });
-            files.push(OutputFile {
+            each(OutputFile {
                 path: BAD_LOWERING_MD,
                 contents: b.markdown(),
             });
         }
-        files.extend([
-            OutputFile {
-                path: MUTATIONS_JSON,
-                contents: self.mutations.json(),
-            },
-            OutputFile {
-                path: MUTATIONS_MD,
-                contents: self.mutations.markdown(),
-            },
-            OutputFile {
-                path: PROVENANCE_JSON,
-                contents: self.provenance.json(),
-            },
-            OutputFile {
-                path: PROVENANCE_MD,
-                contents: self.provenance.markdown(),
-            },
-            OutputFile {
-                path: INDEPENDENT_JSON,
-                contents: self.independent.json(),
-            },
-            OutputFile {
-                path: INDEPENDENT_MD,
-                contents: self.independent.markdown(),
-            },
-        ]);
-        files
+        each(OutputFile {
+            path: MUTATIONS_JSON,
+            contents: self.mutations.json(),
+        });
+        each(OutputFile {
+            path: MUTATIONS_MD,
+            contents: self.mutations.markdown(),
+        });
+        each(OutputFile {
+            path: PROVENANCE_JSON,
+            contents: self.provenance.json(),
+        });
+        each(OutputFile {
+            path: PROVENANCE_MD,
+            contents: self.provenance.markdown(),
+        });
+        each(OutputFile {
+            path: INDEPENDENT_JSON,
+            contents: self.independent.json(),
+        });
+        each(OutputFile {
+            path: INDEPENDENT_MD,
+            contents: self.independent.markdown(),
+        });
     }
 
     /// Every way a suite does not pass, one message each; empty when all pass.

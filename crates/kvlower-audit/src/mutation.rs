@@ -12,9 +12,10 @@
 use std::fmt::Write as _;
 
 use kvlower_core::descriptor::{Adapter, Anchor, SignalEvidence};
+use kvlower_core::judgment::{Anchored, judge_anchored};
 use kvlower_core::vocab::Ambiguity;
 use kvlower_core::{
-    Catalog, Depth, Descriptor, Environment, Label, Precondition, Scope, Signal, Status, judge,
+    Catalog, Depth, Descriptor, Environment, Label, Precondition, Scope, Signal, Status,
 };
 use serde::Serialize;
 
@@ -120,8 +121,16 @@ pub struct MutantOutcome {
 /// One descriptor mutant, before judging.
 struct DescriptorMutant {
     mutation: String,
-    descriptor: Descriptor,
+    descriptor: Mutated,
     depth: Depth,
+}
+
+/// A mutant descriptor: whole, or the row's descriptor with some evidence items
+/// replaced (applied to one scratch copy per row and undone after judging, so
+/// that the most common mutants do not each copy the whole descriptor).
+enum Mutated {
+    Whole(Box<Descriptor>),
+    Items(Vec<(crate::rows::ItemRef, kvlower_core::descriptor::EvidenceItem)>),
 }
 
 /// Which supporting items a per-obligation mutation edits.
@@ -213,15 +222,17 @@ fn per_obligation(
             first
         })
         .filter_map(|s| {
-            let mut d = base.clone();
             let targets = supporters(base, s.obligation, items);
+            let mut edited = Vec::with_capacity(targets.len());
             for t in &targets {
-                edit(t.get_mut(&mut d)?);
+                let mut item = t.get(base)?.clone();
+                edit(&mut item);
+                edited.push((*t, item));
             }
             let paths: Vec<String> = targets.iter().map(|t| t.path()).collect();
             Some(DescriptorMutant {
                 mutation: format!("{} ({})", paths.join(" + "), s.obligation),
-                descriptor: d,
+                descriptor: Mutated::Items(edited),
                 depth: row.depth(),
             })
         })
@@ -244,7 +255,7 @@ fn atoms_unanchored(row: &PositiveRow<'_>) -> Vec<DescriptorMutant> {
             }
             DescriptorMutant {
                 mutation: format!("{} ({})", paths.join(" + "), a.atom),
-                descriptor: d,
+                descriptor: Mutated::Whole(Box::new(d)),
                 depth,
             }
         })
@@ -276,7 +287,7 @@ fn join_precondition_removed(row: &PositiveRow<'_>) -> Vec<DescriptorMutant> {
             }
             DescriptorMutant {
                 mutation: format!("adapters[{a}].preconditions.{p} removed"),
-                descriptor: d,
+                descriptor: Mutated::Whole(Box::new(d)),
                 depth,
             }
         })
@@ -295,7 +306,7 @@ fn post_hoc_claim_naming(row: &PositiveRow<'_>) -> Vec<DescriptorMutant> {
             }
             DescriptorMutant {
                 mutation: format!("adapters[{a}] declares post_hoc_claim_naming"),
-                descriptor: d,
+                descriptor: Mutated::Whole(Box::new(d)),
                 depth,
             }
         })
@@ -320,7 +331,7 @@ fn routing_only(catalog: &Catalog, row: &PositiveRow<'_>) -> Vec<DescriptorMutan
     vec![DescriptorMutant {
         mutation: "every supporting item moved to a routing_hook adapter (no other evidence)"
             .into(),
-        descriptor: d,
+        descriptor: Mutated::Whole(Box::new(d)),
         depth: depth.max(Depth::RoutingHook),
     }]
 }
@@ -352,13 +363,13 @@ fn storage_only(catalog: &Catalog, row: &PositiveRow<'_>) -> Vec<DescriptorMutan
     vec![
         DescriptorMutant {
             mutation: "all evidence removed; only an anchored storage_tier signal kept".into(),
-            descriptor: signal_only,
+            descriptor: Mutated::Whole(Box::new(signal_only)),
             depth,
         },
         DescriptorMutant {
             mutation: "every supporting item moved to a storage_restorability adapter as `partial`"
                 .into(),
-            descriptor: storage,
+            descriptor: Mutated::Whole(Box::new(storage)),
             depth: depth.max(Depth::StorageRestorability),
         },
     ]
@@ -454,27 +465,64 @@ pub fn run(
     env: &dyn Environment,
     trace_outcomes: &dyn Fn(MutationKind) -> Vec<(String, MutantOutcome)>,
 ) -> MutationControls {
-    let kinds = MutationKind::ALL
-        .iter()
-        .map(|&kind| {
-            let mut applied_to = Vec::new();
-            let mut mutants = Vec::new();
-            for row in rows {
+    // Each descriptor's anchors judged once (rows of one descriptor are adjacent);
+    // a mutant re-judges only the anchors it changed.
+    use rayon::prelude::*;
+    let mut firsts: Vec<&PositiveRow<'_>> = Vec::new();
+    let mut base_of: Vec<usize> = Vec::with_capacity(rows.len());
+    for row in rows {
+        match firsts.last() {
+            Some(first) if std::ptr::eq(first.descriptor, row.descriptor) => {}
+            _ => firsts.push(row),
+        }
+        base_of.push(firsts.len().saturating_sub(1));
+    }
+    let anchored: Vec<Anchored<'_>> = firsts
+        .par_iter()
+        .map(|row| Anchored::new(catalog, row.descriptor, env))
+        .collect();
+    // Per row, per kind (in `MutationKind::ALL` order): the mutants' outcomes,
+    // `None` when the kind does not apply to the row.
+    // On the thread pool, collected in row order.
+    let per_row: Vec<Vec<Option<Vec<MutantOutcome>>>> = rows
+        .par_iter()
+        .zip(&base_of)
+        .map(|(row, &base)| {
+            let base = anchored.get(base);
+            let mut scratch = None;
+            let mut per_kind = Vec::with_capacity(MutationKind::ALL.len());
+            for &kind in MutationKind::ALL {
                 let ms = descriptor_mutants(catalog, kind, row);
                 if ms.is_empty() {
+                    per_kind.push(None);
                     continue;
                 }
-                applied_to.push(row.id());
+                let mut outcomes = Vec::with_capacity(ms.len());
                 for m in ms {
-                    let j = judge(catalog, &m.descriptor, row.mode(), m.depth, env);
-                    mutants.push(MutantOutcome {
-                        target: row.id(),
-                        mutation: m.mutation,
-                        result: label_text(j.label, m.depth),
-                        failed_closed: !j.label.is_positive(),
-                    });
+                    outcomes.push(judge_mutant(catalog, row, base, m, &mut scratch, env));
                 }
+                per_kind.push(Some(outcomes));
             }
+            per_kind
+        })
+        .collect();
+    // Per kind, in row order: the rows it applied to and their mutants.
+    let mut by_kind: Vec<(Vec<String>, Vec<MutantOutcome>)> = MutationKind::ALL
+        .iter()
+        .map(|_| Default::default())
+        .collect();
+    for (row, outcomes) in rows.iter().zip(per_row) {
+        for (slot, outcomes) in by_kind.iter_mut().zip(outcomes) {
+            if let Some(outcomes) = outcomes {
+                slot.0.push(row.id());
+                slot.1.extend(outcomes);
+            }
+        }
+    }
+    let kinds = MutationKind::ALL
+        .iter()
+        .zip(by_kind)
+        .map(|(&kind, (mut applied_to, mut mutants))| {
             for (target, outcome) in trace_outcomes(kind) {
                 if !applied_to.contains(&target) {
                     applied_to.push(target);
@@ -494,6 +542,63 @@ pub fn run(
         })
         .collect();
     MutationControls { kinds }
+}
+
+/// Re-judges one mutant of `row` with the real checker at the row's mode,
+/// re-judging only the anchors the mutation changed (`base`: the row's
+/// descriptor with its anchors judged).
+/// An item-replacing mutant is applied to `scratch` (a copy of the row's
+/// descriptor, made once per row) and undone after judging.
+fn judge_mutant(
+    catalog: &Catalog,
+    row: &PositiveRow<'_>,
+    base: Option<&Anchored<'_>>,
+    m: DescriptorMutant,
+    scratch: &mut Option<Descriptor>,
+    env: &dyn Environment,
+) -> MutantOutcome {
+    let label = match m.descriptor {
+        Mutated::Whole(d) => mutant_label(catalog, row, base, &d, m.depth, env),
+        Mutated::Items(edited) => {
+            let d = scratch.get_or_insert_with(|| row.descriptor.clone());
+            let mut originals = Vec::with_capacity(edited.len());
+            for (at, item) in edited {
+                if let Some(slot) = at.get_mut(d) {
+                    originals.push((at, std::mem::replace(slot, item)));
+                }
+            }
+            let label = mutant_label(catalog, row, base, d, m.depth, env);
+            // Undone: the scratch copy is the row's descriptor again.
+            for (at, item) in originals {
+                if let Some(slot) = at.get_mut(d) {
+                    *slot = item;
+                }
+            }
+            label
+        }
+    };
+    MutantOutcome {
+        target: row.id(),
+        mutation: m.mutation,
+        result: label_text(label, m.depth),
+        failed_closed: !label.is_positive(),
+    }
+}
+
+/// The real checker's label of a mutant descriptor at the row's mode.
+fn mutant_label(
+    catalog: &Catalog,
+    row: &PositiveRow<'_>,
+    base: Option<&Anchored<'_>>,
+    d: &Descriptor,
+    depth: Depth,
+    env: &dyn Environment,
+) -> Label {
+    let anchored = match base {
+        Some(base) => base.edited(catalog, d, env),
+        None => Anchored::new(catalog, d, env),
+    };
+    judge_anchored(catalog, &anchored, row.mode(), depth).label
 }
 
 fn label_text(label: Label, depth: Depth) -> String {

@@ -10,7 +10,7 @@
 //! never skipped silently.
 
 use kvlower_core::descriptor::{AtomEvidence, EvidenceItem};
-use kvlower_core::matrix::judge_all;
+use kvlower_core::matrix::{MatrixRow, judge_all};
 use kvlower_core::{Catalog, Depth, Descriptor, Environment, Judgment, Mode, Obligation};
 
 /// Where one evidence item sits in its descriptor.
@@ -145,9 +145,17 @@ pub fn positive_rows<'a>(
     descriptors: &[(&'a str, &'a Descriptor)],
     env: &dyn Environment,
 ) -> (Vec<PositiveRow<'a>>, Vec<String>) {
+    positive_rows_of(judge_all(catalog, descriptors.iter().copied(), env))
+}
+
+/// [`positive_rows`] of a matrix already judged (in matrix order), so that a
+/// command judges every row once for its results and its suites alike.
+pub fn positive_rows_of<'a>(
+    matrix: impl IntoIterator<Item = MatrixRow<'a>>,
+) -> (Vec<PositiveRow<'a>>, Vec<String>) {
     let mut rows = Vec::new();
     let mut problems = Vec::new();
-    for row in judge_all(catalog, descriptors.iter().copied(), env) {
+    for row in matrix {
         if !row.judgment.label.is_positive() {
             continue;
         }

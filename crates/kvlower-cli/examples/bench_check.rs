@@ -1,14 +1,22 @@
-//! How long `kvlower check` takes on many descriptors, fresh and stale.
+//! How long `kvlower check` takes on many descriptors, and how much memory.
 //!
 //! ```text
-//! cargo run --release -p kvlower-cli --example bench_check -- [--descriptors N] [--runs R]
+//! cargo run --release -p kvlower-cli --example bench_check -- \
+//!     [--sizes 500,1000,2000,4000] [--runs R] [--detail N]
 //! ```
 //!
-//! Copies this repository's inputs (everything but `target/` and `.git/`)
-//! into a temporary directory, adds copies of the committed descriptors until
-//! there are `N` (default 2000; each copy's `runtime.version` gets a suffix,
-//! so every copy has its own rows), runs `kvlower matrix`, then times
-//! `kvlower check` in-process, best of `R` (default 3) runs, in four states:
+//! For each size `N` of `--sizes` (default 500,1000,2000,4000): copies this
+//! repository's inputs (everything but `target/` and `.git/`) into a temporary
+//! directory, adds copies of the committed descriptors until there are `N`
+//! (each copy's `runtime.version` gets a suffix, so every copy has its own
+//! rows), runs `kvlower matrix`, then runs a fresh `kvlower check` `R` times
+//! (default 3), each in a child process (this program, re-executed), and
+//! prints the best run's wall and CPU time (every thread), the ratio of the
+//! wall time to the 1 s target, and the child's peak resident set size
+//! (`VmHWM`) divided by `N`, against the 50 KB per descriptor target.
+//!
+//! At the `--detail` size (default 2000; 0 for none) it also prints where a
+//! check's CPU time goes and times, in-process, best of `R`:
 //!
 //! - fresh: every result matches (the ordinary CI run);
 //! - stale: the generated results of the committed descriptors are put
@@ -16,7 +24,7 @@
 //!   human report (bounded diffs) and with `-q` (no diff computed);
 //! - garbage: `results/lowering-matrix.md` replaced by 300,000 unrelated lines.
 //!
-//! The figures are quoted in docs/files.md.
+//! The figures are quoted in docs/performance.md and docs/files.md.
 
 #![expect(
     clippy::print_stdout,
@@ -27,61 +35,79 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+/// The wall-time target of a fresh check (issue 26).
+const TARGET_WALL: Duration = Duration::from_secs(1);
+/// The peak-memory target per descriptor, in KB (issue 26).
+const TARGET_KB_PER_DESCRIPTOR: f64 = 50.0;
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let flag = |name: &str, default: usize| {
+    let value = |name: &str| {
         args.iter()
             .position(|a| a == name)
             .and_then(|i| args.get(i + 1))
-            .map_or(default, |v| v.parse().unwrap())
+            .cloned()
     };
-    let descriptors = flag("--descriptors", 2000);
-    let runs = flag("--runs", 3);
-
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
-    copy_tree(&source, root);
-    let committed_results = snapshot(root);
-
-    let originals: Vec<(String, String)> = std::fs::read_dir(root.join("capabilities"))
-        .unwrap()
-        .flatten()
-        .map(|e| {
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                std::fs::read_to_string(e.path()).unwrap(),
-            )
-        })
-        .collect();
-    let mut count = originals.len();
-    let mut i = 0;
-    while count < descriptors {
-        let (name, text) = &originals[i % originals.len()];
-        let copy = text.replacen(
-            "\n  version: ",
-            &format!("\n  version: bench copy {i} of "),
-            1,
-        );
-        let stem = name.trim_end_matches(".yaml");
-        std::fs::write(
-            root.join(format!("capabilities/{stem}_bench_{i:05}.yaml")),
-            copy,
-        )
-        .unwrap();
-        count += 1;
-        i += 1;
+    if let Some(root) = value("--child-check") {
+        child_check(&root);
+        return;
     }
-    let root_arg = root.display().to_string();
-    let started = Instant::now();
-    let (code, _) = kvlower(&["matrix", "--root", &root_arg]);
-    assert_eq!(code, 0, "matrix failed");
-    println!(
-        "{count} descriptors; matrix took {:.2} s",
-        started.elapsed().as_secs_f64()
-    );
+    let number = |name: &str, default: usize| value(name).map_or(default, |v| v.parse().unwrap());
+    let runs = number("--runs", 3);
+    // `--descriptors N` (the old flag) is `--sizes N`.
+    let sizes: Vec<usize> = value("--sizes")
+        .or_else(|| value("--descriptors"))
+        .unwrap_or_else(|| "500,1000,2000,4000".to_string())
+        .split(',')
+        .map(|s| s.trim().parse().unwrap())
+        .collect();
+    let detail = number("--detail", 2000);
 
-    // Where a check's time goes.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!(
+        "fresh `kvlower check`, best of {runs} child processes; {threads} core(s) available; \
+         load average before: {}",
+        load_average()
+    );
+    println!(
+        "| descriptors | wall | CPU | wall ÷ 1 s target | peak RSS | per descriptor | ÷ 50 KB target |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    let mut detail_dir = None;
+    for &n in &sizes {
+        let dir = tempfile::tempdir().unwrap();
+        let count = populate(dir.path(), n);
+        let root_arg = dir.path().display().to_string();
+        let (code, _) = kvlower(&["matrix", "--root", &root_arg]);
+        assert_eq!(code, 0, "matrix failed");
+        let best = (0..runs.max(1))
+            .map(|_| child(&root_arg))
+            .min_by_key(|r| r.wall)
+            .unwrap();
+        let peak_kb = best.peak_kb as f64;
+        let per = peak_kb / count as f64;
+        println!(
+            "| {count} | {:.2} s | {:.2} s | {:.2} | {:.1} MB | {:.1} KB | {:.2} |",
+            best.wall.as_secs_f64(),
+            best.cpu.as_secs_f64(),
+            best.wall.as_secs_f64() / TARGET_WALL.as_secs_f64(),
+            peak_kb / 1024.0,
+            per,
+            per / TARGET_KB_PER_DESCRIPTOR,
+        );
+        if n == detail {
+            detail_dir = Some(dir);
+        }
+    }
+    println!("load average after: {}", load_average());
+    if let Some(dir) = detail_dir {
+        details(dir.path(), runs);
+    }
+}
+
+/// The phase breakdown and the stale and garbage timings, in-process.
+fn details(root: &Path, runs: usize) {
+    let root_arg = root.display().to_string();
     let cpu = cpu_time();
     let (repo, _) = kvlower_evidence::load_repository(root).unwrap();
     let load = cpu_time() - cpu;
@@ -93,12 +119,16 @@ fn main() {
     let files = kvlower_cli::results::files(&repo, &env, &audit);
     let generate = cpu_time() - cpu;
     println!(
-        "CPU time per phase of a check: load {:.2} s, audit suites {:.2} s, other results {:.2} s ({} files)",
+        "\n{} descriptors, CPU time per phase of a check: load {:.2} s, audit suites {:.2} s, \
+         other results {:.2} s ({} files)",
+        repo.descriptors.len(),
         load.as_secs_f64(),
         audit_time.as_secs_f64(),
         generate.as_secs_f64(),
         files.len()
     );
+    drop((files, audit, env, repo));
+    let committed_results = committed_results();
 
     let fresh = best_of(runs, &["check", "--root", &root_arg], 0);
     println!("check, fresh results:                 {fresh}");
@@ -119,6 +149,97 @@ fn main() {
     println!("check, 300,000-line garbage result:   {garbage}");
 }
 
+/// Copies the repository's inputs into `root` and adds descriptor copies until
+/// there are `n`; returns how many there are.
+fn populate(root: &Path, n: usize) -> usize {
+    copy_tree(&source(), root);
+    let originals: Vec<(String, String)> = std::fs::read_dir(root.join("capabilities"))
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read_to_string(e.path()).unwrap(),
+            )
+        })
+        .collect();
+    let mut count = originals.len();
+    let mut i = 0;
+    while count < n {
+        let (name, text) = &originals[i % originals.len()];
+        let copy = text.replacen(
+            "\n  version: ",
+            &format!("\n  version: bench copy {i} of "),
+            1,
+        );
+        let stem = name.trim_end_matches(".yaml");
+        std::fs::write(
+            root.join(format!("capabilities/{stem}_bench_{i:05}.yaml")),
+            copy,
+        )
+        .unwrap();
+        count += 1;
+        i += 1;
+    }
+    count
+}
+
+fn source() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The committed `results/` and `schemas/` of this repository.
+fn committed_results() -> Vec<(String, Vec<u8>)> {
+    snapshot(&source())
+}
+
+/// One child run of a fresh check.
+struct ChildRun {
+    wall: Duration,
+    cpu: Duration,
+    peak_kb: u64,
+}
+
+/// Runs `check --root root` in a child process (this program with
+/// `--child-check`), which reports its own wall time, CPU time and peak RSS.
+fn child(root: &str) -> ChildRun {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--child-check", root])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "child check failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let fields: Vec<u64> = text
+        .split_whitespace()
+        .map(|f| f.parse().unwrap())
+        .collect();
+    ChildRun {
+        wall: Duration::from_nanos(fields[0]),
+        cpu: Duration::from_nanos(fields[1]),
+        peak_kb: fields[2],
+    }
+}
+
+/// The child: one fresh check, then `wall_ns cpu_ns peak_kb` on stdout.
+fn child_check(root: &str) {
+    let started = Instant::now();
+    let (code, _) = kvlower(&["check", "--root", root]);
+    let wall = started.elapsed();
+    let cpu = cpu_time();
+    assert_eq!(code, 0, "check found something");
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let peak_kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0);
+    println!("{} {} {peak_kb}", wall.as_nanos(), cpu.as_nanos());
+}
+
 fn kvlower(args: &[&str]) -> (u8, usize) {
     let mut out = Vec::new();
     let mut err = Vec::new();
@@ -127,8 +248,7 @@ fn kvlower(args: &[&str]) -> (u8, usize) {
     (code, out.len() + err.len())
 }
 
-/// Best of `runs`: (wall clock, CPU time of this thread). On a shared
-/// machine the CPU time is the steadier figure.
+/// Best of `runs`: (wall clock, CPU time of every thread of this process).
 fn best_of(runs: usize, args: &[&str], expected: u8) -> Timing {
     (0..runs.max(1))
         .map(|_| {
@@ -142,7 +262,7 @@ fn best_of(runs: usize, args: &[&str], expected: u8) -> Timing {
                 cpu: cpu_time().saturating_sub(cpu),
             }
         })
-        .min_by_key(|t| t.cpu)
+        .min_by_key(|t| t.wall)
         .unwrap()
 }
 
@@ -163,13 +283,24 @@ impl std::fmt::Display for Timing {
     }
 }
 
-/// CPU time of the calling thread (Linux: `/proc/thread-self/schedstat`,
-/// nanoseconds on CPU); zero elsewhere.
+/// CPU time of every live thread of this process (Linux:
+/// `/proc/self/task/*/schedstat`, nanoseconds on CPU); zero elsewhere.
 fn cpu_time() -> Duration {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse().ok())
-        .map_or(Duration::ZERO, Duration::from_nanos)
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return Duration::ZERO;
+    };
+    let ns: u64 = tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .sum();
+    Duration::from_nanos(ns)
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".to_string())
 }
 
 /// The contents of `results/` and `schemas/`.

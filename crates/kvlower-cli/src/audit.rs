@@ -75,25 +75,46 @@ fn read_case(root: &Path, rel: &str) -> String {
 /// (the one environment of the command, so that each anchored trace is read
 /// and evaluated once however many suites and results judge it).
 pub fn run(repo: &Repository, env: &FsEnvironment) -> Audit {
+    let matrix = kvlower_core::matrix::judge_all(
+        &repo.catalog,
+        repo.descriptors
+            .iter()
+            .map(|d| (d.path.as_str(), &d.descriptor)),
+        env,
+    );
+    run_judged(repo, &matrix, env)
+}
+
+/// [`run`] on the repository's matrix already judged (`results::judge_rows`).
+pub fn run_judged(
+    repo: &Repository,
+    matrix: &[kvlower_core::matrix::MatrixRow<'_>],
+    env: &FsEnvironment,
+) -> Audit {
     let descriptors: Vec<(&str, &kvlower_core::Descriptor)> = repo
         .descriptors
         .iter()
         .map(|d| (d.path.as_str(), &d.descriptor))
         .collect();
     let cases = read_cases(&repo.root);
-    Audit::run(&repo.catalog, &descriptors, env, cases.as_deref())
+    Audit::run_judged(&repo.catalog, &descriptors, matrix, env, cases.as_deref())
 }
 
 /// The result files of an audit already run, for [`crate::results::generate`].
 pub fn files(audit: &Audit) -> Vec<GeneratedFile> {
-    audit
-        .files()
-        .into_iter()
-        .map(|f| GeneratedFile {
+    let mut files = Vec::new();
+    each_file(audit, &mut |f| files.push(f));
+    files
+}
+
+/// [`files`] one at a time, in the same order (see [`Audit::each_file`]).
+pub fn each_file(audit: &Audit, each: &mut dyn FnMut(GeneratedFile)) {
+    audit.each_file(&mut |f| {
+        each(GeneratedFile {
             path: f.path,
             contents: f.contents,
-        })
-        .collect()
+        });
+    });
 }
 
 /// One `check` finding per way an audit suite does not pass (from an audit

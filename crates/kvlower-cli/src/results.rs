@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use kvlower_core::matrix::{MatrixRow, judge_all};
+use kvlower_core::matrix::{MatrixRow, judge_descriptor};
 use kvlower_core::{Label, Mode, Obligation};
 use kvlower_evidence::FsEnvironment;
 use kvlower_load::Repository;
@@ -31,18 +31,57 @@ pub struct Generated {
 /// audit suites once; the matrix and the suites judge through one environment,
 /// so each anchored trace is read and evaluated once.
 pub fn generate(repo: &Repository, config: &crate::config::Config) -> Generated {
-    generate_in(repo, config, &FsEnvironment::new(repo.root.clone()))
+    let env = FsEnvironment::new(repo.root.clone());
+    generate_in(repo, config, &judge_rows(repo, &env), &env)
 }
 
-/// [`generate`] judging through `env`, so a caller that judges again (`check`'s
-/// cited-positive rule) re-runs no anchored evidence a second time.
+/// Every row of the repository's matrix, judged once for every result, suite
+/// and rule of a command.
+/// Descriptors are judged on the thread pool; the rows keep the order of
+/// [`judge_all`](kvlower_core::matrix::judge_all).
+pub fn judge_rows<'a>(repo: &'a Repository, env: &FsEnvironment) -> Vec<MatrixRow<'a>> {
+    use rayon::prelude::*;
+    let per_descriptor: Vec<Vec<MatrixRow<'a>>> = repo
+        .descriptors
+        .par_iter()
+        .map(|d| {
+            let mut rows = judge_descriptor(&repo.catalog, d.path.as_str(), &d.descriptor, env);
+            for row in &mut rows {
+                compact(&mut row.judgment);
+            }
+            rows
+        })
+        .collect();
+    per_descriptor.into_iter().flatten().collect()
+}
+
+/// Drops what no generated result, audit suite or `check` rule reads of a matrix
+/// row: every candidate that did not count and why (`rejected`), redundant
+/// support and the proposal findings (the label's reason names the offer).
+/// `kvlower explain` judges a row again for them. Keeps a 2,000-descriptor
+/// matrix from holding every defeat of every row at once.
+fn compact(j: &mut kvlower_core::Judgment) {
+    for f in &mut j.obligations {
+        f.rejected = Vec::new();
+        f.also_satisfied_by = Vec::new();
+    }
+    for a in &mut j.atoms {
+        a.rejected = Vec::new();
+    }
+    j.proposals = Vec::new();
+}
+
+/// [`generate`] from the matrix already judged through `env` ([`judge_rows`]), so
+/// a caller that needs the rows again (`check`'s cited-positive rule) judges
+/// nothing and re-runs no anchored evidence a second time.
 pub fn generate_in(
     repo: &Repository,
     config: &crate::config::Config,
+    rows: &[MatrixRow<'_>],
     env: &FsEnvironment,
 ) -> Generated {
-    let audit = crate::audit::run(repo, env);
-    let mut files = files(repo, env, &audit);
+    let audit = crate::audit::run_judged(repo, rows, env);
+    let mut files = files_of(repo, rows, &audit);
     files.retain(|f| config.keeps(f.path));
     Generated { files, audit }
 }
@@ -54,37 +93,52 @@ pub fn files(
     env: &FsEnvironment,
     audit: &kvlower_audit::Audit,
 ) -> Vec<GeneratedFile> {
-    let rows = judge_all(
-        &repo.catalog,
-        repo.descriptors
-            .iter()
-            .map(|d| (d.path.as_str(), &d.descriptor)),
-        env,
-    );
-    let mut files = vec![
-        GeneratedFile {
-            path: "results/lowering-matrix.json",
-            contents: matrix_json(&rows, &repo.catalog),
-        },
-        GeneratedFile {
-            path: "results/lowering-matrix.md",
-            contents: matrix_markdown(&rows, &repo.catalog),
-        },
-        GeneratedFile {
-            path: "results/central-result-table.md",
-            contents: central_table(&rows),
-        },
-    ];
-    files.extend(crate::schema::files(&repo.catalog));
-    files.extend(crate::audit::files(audit));
+    files_of(repo, &judge_rows(repo, env), audit)
+}
+
+/// [`files`] from the matrix already judged ([`judge_rows`]).
+pub fn files_of(
+    repo: &Repository,
+    rows: &[MatrixRow<'_>],
+    audit: &kvlower_audit::Audit,
+) -> Vec<GeneratedFile> {
+    let mut files = Vec::new();
+    each_file(repo, rows, audit, &mut |f| files.push(f));
+    files
+}
+
+/// [`files_of`] one at a time, in the same order: each file is rendered,
+/// handed to `each` and dropped before the next, so that `check`, which only
+/// compares them, never holds every result at once.
+pub fn each_file(
+    repo: &Repository,
+    rows: &[MatrixRow<'_>],
+    audit: &kvlower_audit::Audit,
+    each: &mut dyn FnMut(GeneratedFile),
+) {
+    each(GeneratedFile {
+        path: "results/lowering-matrix.json",
+        contents: matrix_json(rows, &repo.catalog),
+    });
+    each(GeneratedFile {
+        path: "results/lowering-matrix.md",
+        contents: matrix_markdown(rows, &repo.catalog),
+    });
+    each(GeneratedFile {
+        path: "results/central-result-table.md",
+        contents: central_table(rows),
+    });
+    for file in crate::schema::files(&repo.catalog) {
+        each(file);
+    }
+    crate::audit::each_file(audit, each);
     // The README's runtimes table, when the README has the markers.
-    if let Some(readme) = crate::readme::regenerated(&repo.root, &rows) {
-        files.push(GeneratedFile {
+    if let Some(readme) = crate::readme::regenerated(&repo.root, rows) {
+        each(GeneratedFile {
             path: crate::readme::README,
             contents: readme,
         });
     }
-    files
 }
 
 /// What `results/lowering-matrix.json` records about the catalog it was judged under.
@@ -191,18 +245,28 @@ pub fn runtime_name(row: &MatrixRow<'_>) -> String {
 /// `results/lowering-matrix.json`.
 pub fn matrix_json(rows: &[MatrixRow<'_>], catalog: &kvlower_core::Catalog) -> String {
     #[derive(Serialize)]
-    struct Doc<'a> {
+    struct Doc<'r, 'a> {
         schema_version: u32,
         /// The catalog the rows were judged under (`check` verifies it).
         catalog: CatalogPin,
-        rows: Vec<JsonRow<'a>>,
+        rows: JsonRows<'r, 'a>,
     }
     let doc = Doc {
         schema_version: SCHEMA_VERSION,
         catalog: CatalogPin::of(catalog),
-        rows: rows.iter().map(json_row).collect(),
+        rows: JsonRows(rows),
     };
     to_json(&doc)
+}
+
+/// The rows of `results/lowering-matrix.json`, each converted as it is
+/// written (the same JSON as a `Vec<JsonRow>`, without holding one).
+struct JsonRows<'r, 'a>(&'r [MatrixRow<'a>]);
+
+impl Serialize for JsonRows<'_, '_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(json_row))
+    }
 }
 
 /// `results/lowering-matrix.md`: a table per descriptor, then why each

@@ -96,7 +96,8 @@ pub struct TraceVerdictFacts {
 /// facts; [`crate::anchoring::anchor_counts`] decides what they are worth.
 /// Every method is required: a default that cannot run a gate or read a clock
 /// would switch a check off for any new implementation.
-pub trait Environment {
+/// `Sync`: one environment serves every thread of a command that judges in parallel.
+pub trait Environment: Sync {
     /// What the repository file a `repo_file` anchor names turned out to be.
     fn repo_file(&self, path: &str) -> RepoFile;
 

@@ -314,28 +314,321 @@ pub fn judge(
     depth: Depth,
     env: &dyn Environment,
 ) -> Judgment {
-    let anchored_atoms = anchored_atoms(catalog, descriptor, env);
-    let contradictions = Contradictions::of(descriptor);
-    // Per adapter, once per row rather than once per candidate item.
-    let unmet: Vec<Vec<Precondition>> = descriptor
-        .adapters
+    judge_anchored(
+        catalog,
+        &Anchored::new(catalog, descriptor, env),
+        mode,
+        depth,
+    )
+}
+
+/// A descriptor with every anchor of it judged once ([`anchor_counts`], for each
+/// use the judgment makes of it): the rows of one descriptor, every mode and
+/// depth, and its mutants ask the same anchors the same questions.
+#[derive(Debug, Clone)]
+pub struct Anchored<'a> {
+    descriptor: &'a Descriptor,
+    anchors: AnchorJudgments,
+}
+
+/// What each anchor of one descriptor counts for, by position.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct AnchorJudgments {
+    /// Per `native` item: its anchor's defects for the item's own use.
+    native: Vec<Vec<AnchorDefect>>,
+    /// Per adapter, in order.
+    adapters: Vec<AdapterAnchors>,
+    /// Per atom: its defects as an atom ([`atom_defects`]).
+    atoms: Vec<Vec<AnchorDefect>>,
+    /// Per signal: whether its anchor counts for a signal.
+    signals: Vec<bool>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct AdapterAnchors {
+    /// Per evidence item: its anchor's defects for the item's own use.
+    items: Vec<Vec<AnchorDefect>>,
+    /// The adapter's [`unmet_preconditions`].
+    unmet: Vec<Precondition>,
+    /// Whether every precondition of the adapter's depth is anchored by a
+    /// re-run anchor that counts (what a `verified` grade needs of it).
+    preconditions_rerun: bool,
+}
+
+/// The defects of an evidence item's anchor for the item's own use at `depth`.
+fn item_anchor_defects(
+    catalog: &Catalog,
+    item: &EvidenceItem,
+    depth: EvidenceDepth,
+    subject: &crate::descriptor::RuntimeIdentity,
+    env: &dyn Environment,
+) -> Vec<AnchorDefect> {
+    anchor_counts(catalog, &item.anchor, item_use(item, depth), subject, env)
+}
+
+fn signal_counts(
+    catalog: &Catalog,
+    signal: &crate::descriptor::SignalEvidence,
+    subject: &crate::descriptor::RuntimeIdentity,
+    env: &dyn Environment,
+) -> bool {
+    anchor_counts(catalog, &signal.anchor, AnchorUse::Signal, subject, env).is_empty()
+}
+
+/// Two items whose anchors are asked the same question: same anchor, same use.
+fn same_anchor_use(a: &EvidenceItem, b: &EvidenceItem) -> bool {
+    a.obligation == b.obligation && a.scope == b.scope && a.anchor == b.anchor
+}
+
+impl AdapterAnchors {
+    fn of(
+        catalog: &Catalog,
+        adapter: &Adapter,
+        subject: &crate::descriptor::RuntimeIdentity,
+        env: &dyn Environment,
+    ) -> AdapterAnchors {
+        let at = EvidenceDepth::Adapter(adapter.depth);
+        let (unmet, preconditions_rerun) = precondition_anchors(catalog, adapter, subject, env);
+        AdapterAnchors {
+            items: adapter
+                .evidence
+                .iter()
+                .map(|item| item_anchor_defects(catalog, item, at, subject, env))
+                .collect(),
+            unmet,
+            preconditions_rerun,
+        }
+    }
+}
+
+/// The adapter's [`unmet_preconditions`], and whether every precondition of its
+/// depth is anchored by a re-run anchor that counts (see [`grade_of`]).
+fn precondition_anchors(
+    catalog: &Catalog,
+    adapter: &Adapter,
+    subject: &crate::descriptor::RuntimeIdentity,
+    env: &dyn Environment,
+) -> (Vec<Precondition>, bool) {
+    let Some(spec) = catalog.depth(adapter.depth) else {
+        // Fail-closed: a depth without rules supplies nothing (`depth_may_supply`),
+        // so it cannot contribute; if it did, its anchors are not re-run ones.
+        return (Vec::new(), false);
+    };
+    let mut unmet = Vec::new();
+    let mut rerun_all = true;
+    for p in &spec.preconditions {
+        let use_ = AnchorUse::Precondition {
+            precondition: *p,
+            depth: adapter.depth,
+        };
+        match adapter.preconditions.get(p) {
+            Some(anchor) => {
+                let counts = anchor_counts(catalog, anchor, use_, subject, env).is_empty();
+                if !counts {
+                    unmet.push(*p);
+                }
+                rerun_all &= counts && rerun(anchor, use_);
+            }
+            None => {
+                unmet.push(*p);
+                rerun_all = false;
+            }
+        }
+    }
+    (unmet, rerun_all)
+}
+
+impl<'a> Anchored<'a> {
+    /// Judges every anchor of `descriptor` once.
+    pub fn new(
+        catalog: &Catalog,
+        descriptor: &'a Descriptor,
+        env: &dyn Environment,
+    ) -> Anchored<'a> {
+        let subject = &descriptor.runtime;
+        Anchored {
+            descriptor,
+            anchors: AnchorJudgments {
+                native: descriptor
+                    .native
+                    .iter()
+                    .map(|item| {
+                        item_anchor_defects(catalog, item, EvidenceDepth::Native, subject, env)
+                    })
+                    .collect(),
+                adapters: descriptor
+                    .adapters
+                    .iter()
+                    .map(|a| AdapterAnchors::of(catalog, a, subject, env))
+                    .collect(),
+                atoms: descriptor
+                    .atoms
+                    .iter()
+                    .map(|a| atom_defects(catalog, a, subject, env))
+                    .collect(),
+                signals: descriptor
+                    .signals
+                    .iter()
+                    .map(|s| signal_counts(catalog, s, subject, env))
+                    .collect(),
+            },
+        }
+    }
+
+    /// The descriptor judged.
+    pub fn descriptor(&self) -> &'a Descriptor {
+        self.descriptor
+    }
+
+    /// `edited`, a changed copy of this descriptor, with its anchors judged:
+    /// an anchor asked the same question as the one at the same place here
+    /// (same anchor, same use, same runtime) keeps its answer; every other
+    /// anchor is judged afresh. The same as [`Anchored::new`] on `edited`.
+    pub fn edited<'b>(
+        &self,
+        catalog: &Catalog,
+        edited: &'b Descriptor,
+        env: &dyn Environment,
+    ) -> Anchored<'b> {
+        let base = self.descriptor;
+        if base.runtime != edited.runtime {
+            return Anchored::new(catalog, edited, env);
+        }
+        let subject = &edited.runtime;
+        let known = &self.anchors;
+        let native = edited
+            .native
+            .iter()
+            .enumerate()
+            .map(
+                |(i, item)| match (base.native.get(i), known.native.get(i)) {
+                    (Some(b), Some(defects)) if same_anchor_use(b, item) => defects.clone(),
+                    _ => item_anchor_defects(catalog, item, EvidenceDepth::Native, subject, env),
+                },
+            )
+            .collect();
+        let adapters = edited
+            .adapters
+            .iter()
+            .enumerate()
+            .map(
+                |(ai, a)| match (base.adapters.get(ai), known.adapters.get(ai)) {
+                    (Some(b), Some(j)) if b.depth == a.depth => {
+                        let at = EvidenceDepth::Adapter(a.depth);
+                        let items = a
+                            .evidence
+                            .iter()
+                            .enumerate()
+                            .map(|(i, item)| match (b.evidence.get(i), j.items.get(i)) {
+                                (Some(bi), Some(defects)) if same_anchor_use(bi, item) => {
+                                    defects.clone()
+                                }
+                                _ => item_anchor_defects(catalog, item, at, subject, env),
+                            })
+                            .collect();
+                        let (unmet, preconditions_rerun) = if b.preconditions == a.preconditions {
+                            (j.unmet.clone(), j.preconditions_rerun)
+                        } else {
+                            precondition_anchors(catalog, a, subject, env)
+                        };
+                        AdapterAnchors {
+                            items,
+                            unmet,
+                            preconditions_rerun,
+                        }
+                    }
+                    _ => AdapterAnchors::of(catalog, a, subject, env),
+                },
+            )
+            .collect();
+        let atoms = edited
+            .atoms
+            .iter()
+            .enumerate()
+            .map(|(i, a)| match (base.atoms.get(i), known.atoms.get(i)) {
+                (Some(b), Some(defects)) if b.scope == a.scope && b.anchor == a.anchor => {
+                    defects.clone()
+                }
+                _ => atom_defects(catalog, a, subject, env),
+            })
+            .collect();
+        let signals = edited
+            .signals
+            .iter()
+            .enumerate()
+            .map(|(i, s)| match (base.signals.get(i), known.signals.get(i)) {
+                (Some(b), Some(counts)) if b.anchor == s.anchor => *counts,
+                _ => signal_counts(catalog, s, subject, env),
+            })
+            .collect();
+        Anchored {
+            descriptor: edited,
+            anchors: AnchorJudgments {
+                native,
+                adapters,
+                atoms,
+                signals,
+            },
+        }
+    }
+
+    /// The defects of native item `i`'s anchor (not counting when out of range,
+    /// which [`Anchored::new`] rules out).
+    fn native_defects(&self, i: usize) -> &[AnchorDefect] {
+        self.anchors.native.get(i).map_or(NOT_JUDGED, Vec::as_slice)
+    }
+
+    fn adapter(&self, ai: usize) -> Option<&AdapterAnchors> {
+        self.anchors.adapters.get(ai)
+    }
+
+    fn adapter_item_defects(&self, ai: usize, i: usize) -> &[AnchorDefect] {
+        self.adapter(ai)
+            .and_then(|a| a.items.get(i))
+            .map_or(NOT_JUDGED, Vec::as_slice)
+    }
+
+    fn atom_defects(&self, i: usize) -> &[AnchorDefect] {
+        self.anchors.atoms.get(i).map_or(NOT_JUDGED, Vec::as_slice)
+    }
+
+    fn signal_counts(&self, i: usize) -> bool {
+        self.anchors.signals.get(i).copied().unwrap_or(false)
+    }
+}
+
+/// The defects of an anchor [`Anchored`] has no judgment for (never the case:
+/// it judges every anchor of its descriptor); fail-closed, it does not count.
+const NOT_JUDGED: &[AnchorDefect] = &[AnchorDefect::NoKind];
+
+/// [`judge`] with the descriptor's anchors already judged: pure, no environment.
+pub fn judge_anchored(
+    catalog: &Catalog,
+    anchored: &Anchored<'_>,
+    mode: Mode,
+    depth: Depth,
+) -> Judgment {
+    let descriptor = anchored.descriptor;
+    let anchored_atoms: Vec<Atom> = descriptor
+        .atoms
         .iter()
-        .map(|a| unmet_preconditions(catalog, a, &descriptor.runtime, env))
+        .enumerate()
+        .filter(|(i, _)| anchored.atom_defects(*i).is_empty())
+        .map(|(_, a)| a.atom)
         .collect();
+    let contradictions = Contradictions::of(descriptor);
     let obligations: Vec<ObligationFinding> = catalog
         .bundle(mode)
         .iter()
         .map(|&o| {
             judge_obligation(
                 catalog,
-                descriptor,
+                anchored,
                 o,
                 mode,
                 depth,
                 &anchored_atoms,
-                &unmet,
                 &contradictions,
-                env,
             )
         })
         .collect();
@@ -343,23 +636,15 @@ pub fn judge(
         .mode(mode)
         .required_atoms
         .iter()
-        .map(|&atom| judge_atom(catalog, descriptor, atom, env))
+        .map(|&atom| judge_atom(anchored, atom))
         .collect();
     let mut signals: Vec<Signal> = descriptor
         .signals
         .iter()
-        .filter(|s| catalog.signal_suggests(s.signal, mode))
-        .filter(|s| {
-            anchor_counts(
-                catalog,
-                &s.anchor,
-                AnchorUse::Signal,
-                &descriptor.runtime,
-                env,
-            )
-            .is_empty()
-        })
-        .map(|s| s.signal)
+        .enumerate()
+        .filter(|(_, s)| catalog.signal_suggests(s.signal, mode))
+        .filter(|(i, _)| anchored.signal_counts(*i))
+        .map(|(_, s)| s.signal)
         .collect();
     signals.sort();
     signals.dedup();
@@ -378,7 +663,7 @@ pub fn judge(
         (label == Label::SoundWithAdapter).then(|| subtype_of(catalog, mode, &obligations));
     let grade = label
         .is_positive()
-        .then(|| grade_of(catalog, descriptor, &obligations, &atoms, env));
+        .then(|| grade_of(anchored, &obligations, &atoms));
 
     Judgment {
         mode,
@@ -553,11 +838,9 @@ fn subtype_for(depths: &[EvidenceDepth], needs_pressure_atoms: bool) -> Subtype 
 /// the satisfying items, the required atoms, and every precondition of each
 /// adapter that supplied an obligation.
 fn grade_of(
-    catalog: &Catalog,
-    descriptor: &Descriptor,
+    anchored: &Anchored<'_>,
     obligations: &[ObligationFinding],
     atoms: &[AtomFinding],
-    env: &dyn Environment,
 ) -> Grade {
     let items_rerun = obligations
         .iter()
@@ -572,41 +855,20 @@ fn grade_of(
             EvidenceDepth::Native => None,
         })
         .collect();
-    let preconditions_rerun = descriptor
+    // Every precondition of each contributing adapter re-run (a depth without
+    // rules fails closed: see `precondition_anchors`).
+    let preconditions_rerun = anchored
+        .descriptor
         .adapters
         .iter()
-        .filter(|a| contributing.contains(&a.depth))
-        .all(|a| {
-            let Some(spec) = catalog.depth(a.depth) else {
-                // Fail-closed: a depth without rules supplies nothing (`depth_may_supply`),
-                // so it cannot contribute; if it did, its anchors are not re-run ones.
-                return false;
-            };
-            spec.preconditions.iter().all(|p| {
-                a.preconditions.get(p).is_some_and(|anchor| {
-                    let use_ = AnchorUse::Precondition {
-                        precondition: *p,
-                        depth: a.depth,
-                    };
-                    rerun(anchor, use_)
-                        && anchor_counts(catalog, anchor, use_, &descriptor.runtime, env).is_empty()
-                })
-            })
-        });
+        .enumerate()
+        .filter(|(_, a)| contributing.contains(&a.depth))
+        .all(|(ai, _)| anchored.adapter(ai).is_some_and(|a| a.preconditions_rerun));
     if items_rerun && atoms_rerun && preconditions_rerun {
         Grade::Verified
     } else {
         Grade::Cited
     }
-}
-
-fn anchored_atoms(catalog: &Catalog, descriptor: &Descriptor, env: &dyn Environment) -> Vec<Atom> {
-    descriptor
-        .atoms
-        .iter()
-        .filter(|a| atom_defects(catalog, a, &descriptor.runtime, env).is_empty())
-        .map(|a| a.atom)
-        .collect()
 }
 
 /// Rule 3: an atom counts only when anchored to a runtime trace.
@@ -630,12 +892,8 @@ fn atom_defects(
     defects
 }
 
-fn judge_atom(
-    catalog: &Catalog,
-    descriptor: &Descriptor,
-    atom: Atom,
-    env: &dyn Environment,
-) -> AtomFinding {
+fn judge_atom(anchored: &Anchored<'_>, atom: Atom) -> AtomFinding {
+    let descriptor = anchored.descriptor;
     let mut anchored_by = None;
     let mut rejected = Vec::new();
     for (i, a) in descriptor
@@ -650,11 +908,11 @@ fn judge_atom(
             anchor: a.anchor.target(),
             rerun: rerun(&a.anchor, AnchorUse::Atom { scope: a.scope }),
         };
-        let defects = atom_defects(catalog, a, &descriptor.runtime, env);
+        let defects = anchored.atom_defects(i);
         if defects.is_empty() && anchored_by.is_none() {
             anchored_by = Some(r);
         } else if !defects.is_empty() {
-            rejected.push((r, defects));
+            rejected.push((r, defects.to_vec()));
         }
     }
     AtomFinding {
@@ -664,21 +922,16 @@ fn judge_atom(
     }
 }
 
-#[expect(
-    clippy::too_many_arguments,
-    reason = "one row's whole context; a row-context type is the next step (issue 27)"
-)]
 fn judge_obligation(
     catalog: &Catalog,
-    descriptor: &Descriptor,
+    anchored: &Anchored<'_>,
     obligation: Obligation,
     mode: Mode,
     row_depth: Depth,
     anchored_atoms: &[Atom],
-    unmet: &[Vec<Precondition>],
     contradictions: &Contradictions,
-    env: &dyn Environment,
 ) -> ObligationFinding {
+    let descriptor = anchored.descriptor;
     let mut candidates: Vec<(EvidenceRef, Vec<Defeat>)> = Vec::new();
     for (i, item) in descriptor.native.iter().enumerate() {
         if item.obligation != obligation {
@@ -686,19 +939,22 @@ fn judge_obligation(
         }
         let at = EvidenceDepth::Native;
         let r = evidence_ref(at, format!("native[{i}]"), item);
-        let mut defeats = item_defeats(catalog, item, at, mode, &descriptor.runtime, env);
+        let mut defeats = item_defeats(item, mode, anchored.native_defects(i));
         defeats.extend(contradictions.of_item(ListId::Native, item));
         candidates.push((r, defeats));
     }
-    // `unmet` was built from these adapters, in order: zip, never index.
-    for (ai, (adapter, unmet)) in descriptor.adapters.iter().zip(unmet).enumerate() {
+    for (ai, adapter) in descriptor.adapters.iter().enumerate() {
+        // Judged once per adapter by `Anchored`; fail-closed when absent (never).
+        let unmet = anchored
+            .adapter(ai)
+            .map_or(Precondition::ALL, |a| a.unmet.as_slice());
         for (i, item) in adapter.evidence.iter().enumerate() {
             if item.obligation != obligation {
                 continue;
             }
             let at = EvidenceDepth::Adapter(adapter.depth);
             let r = evidence_ref(at, format!("adapters[{ai}].evidence[{i}]"), item);
-            let mut defeats = item_defeats(catalog, item, at, mode, &descriptor.runtime, env);
+            let mut defeats = item_defeats(item, mode, anchored.adapter_item_defects(ai, i));
             defeats.extend(contradictions.of_item(ListId::Adapter(ai), item));
             defeats.extend(adapter_defeats(
                 catalog,
@@ -858,14 +1114,7 @@ impl Contradictions {
 /// Rules 2 and 4: supported and anchored for this use; the item exercised
 /// this mode's path; it observed a running system (native or adapter alike:
 /// a positive row certifies exercised runtime paths, paper §4).
-fn item_defeats(
-    catalog: &Catalog,
-    item: &EvidenceItem,
-    depth: EvidenceDepth,
-    mode: Mode,
-    subject: &crate::descriptor::RuntimeIdentity,
-    env: &dyn Environment,
-) -> Vec<Defeat> {
+fn item_defeats(item: &EvidenceItem, mode: Mode, anchor_defects: &[AnchorDefect]) -> Vec<Defeat> {
     let mut defeats = Vec::new();
     if item.modes.is_empty() {
         // Only a `supported` item could have counted; for any other the status says why.
@@ -882,9 +1131,10 @@ fn item_defeats(
             status: item.status,
         });
     }
-    let defects = anchor_counts(catalog, &item.anchor, item_use(item, depth), subject, env);
-    if !defects.is_empty() {
-        defeats.push(Defeat::Unanchored { defects });
+    if !anchor_defects.is_empty() {
+        defeats.push(Defeat::Unanchored {
+            defects: anchor_defects.to_vec(),
+        });
     }
     if !item.scope.is_runtime_observed() {
         defeats.push(Defeat::ScopeTooWeak { scope: item.scope });

@@ -4,7 +4,7 @@
 use crate::catalog::Catalog;
 use crate::descriptor::Descriptor;
 use crate::environment::Environment;
-use crate::judgment::{Judgment, judge, row_depths};
+use crate::judgment::{Anchored, Judgment, judge_anchored, row_depths};
 use crate::vocab::Mode;
 
 /// One row: which descriptor, and its judgment.
@@ -25,14 +25,29 @@ pub fn judge_all<'a>(
 ) -> Vec<MatrixRow<'a>> {
     let mut rows = Vec::new();
     for (path, descriptor) in descriptors {
-        for &mode in Mode::ALL {
-            for depth in row_depths(descriptor) {
-                rows.push(MatrixRow {
-                    descriptor_path: path,
-                    descriptor,
-                    judgment: judge(catalog, descriptor, mode, depth, env),
-                });
-            }
+        rows.extend(judge_descriptor(catalog, path, descriptor, env));
+    }
+    rows
+}
+
+/// The rows of one descriptor, in [`judge_all`]'s order (mode order, then the
+/// depth ladder), each anchor of it judged once for all of them.
+pub fn judge_descriptor<'a>(
+    catalog: &Catalog,
+    path: &'a str,
+    descriptor: &'a Descriptor,
+    env: &dyn Environment,
+) -> Vec<MatrixRow<'a>> {
+    let anchored = Anchored::new(catalog, descriptor, env);
+    let depths = row_depths(descriptor);
+    let mut rows = Vec::with_capacity(Mode::ALL.len() * depths.len());
+    for &mode in Mode::ALL {
+        for &depth in &depths {
+            rows.push(MatrixRow {
+                descriptor_path: path,
+                descriptor,
+                judgment: judge_anchored(catalog, &anchored, mode, depth),
+            });
         }
     }
     rows

@@ -7,9 +7,9 @@
 //! YAML into the model, and the judgment (kvlower-core) still does no I/O: this crate
 //! reports facts, the core decides what they are worth.
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 
 use kvlower_core::anchor_rules::AnchorDefect;
 use kvlower_core::anchoring::{JoinDocumentFacts, RoutingDocumentFacts, TraceVerdictFacts};
@@ -37,8 +37,8 @@ pub struct FsEnvironment {
     pub root: PathBuf,
     /// The root resolved once (links included); `None` when it cannot be.
     canonical_root: Option<PathBuf>,
-    traces: RefCell<BTreeMap<String, Option<kvlower_trace::TraceReport>>>,
-    files: RefCell<BTreeMap<String, RepoFile>>,
+    traces: Mutex<BTreeMap<String, Option<kvlower_trace::TraceReport>>>,
+    files: Mutex<BTreeMap<String, RepoFile>>,
 }
 
 /// The largest anchored file kvlower opens (a trace or a join document).
@@ -72,8 +72,8 @@ impl FsEnvironment {
         FsEnvironment {
             canonical_root: std::fs::canonicalize(&root).ok(),
             root,
-            traces: RefCell::default(),
-            files: RefCell::default(),
+            traces: Mutex::default(),
+            files: Mutex::default(),
         }
     }
 
@@ -303,18 +303,27 @@ impl FsEnvironment {
 
 impl Environment for FsEnvironment {
     fn repo_file(&self, path: &str) -> RepoFile {
-        if let Some(cached) = self.files.borrow().get(path) {
+        // A poisoned cache still holds only finished entries: keep using it.
+        if let Some(cached) = self
+            .files
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(path)
+        {
             return cached.clone();
         }
+        // Classified outside the lock: two threads may classify one file at once,
+        // and both find the same facts.
         let facts = self.classify(path);
         self.files
-            .borrow_mut()
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
             .insert(path.to_string(), facts.clone());
         facts
     }
 
     fn trace_verdict(&self, path: &str, verdict: &ClaimedVerdict) -> TraceVerdictFacts {
-        let mut cache = self.traces.borrow_mut();
+        let mut cache = self.traces.lock().unwrap_or_else(PoisonError::into_inner);
         let report = cache.entry(path.to_string()).or_insert_with(|| {
             let reader = self.open_trace(path)?;
             Some(kvlower_trace::evaluate_reader(path, reader))

@@ -73,14 +73,26 @@ pub fn load_repository(
         diagnostics.sort();
         return Err(LoadFailure::Invalid(diagnostics));
     };
-    let mut descriptors = Vec::new();
-    for rel in files {
-        if let Some(descriptor) = load_descriptor(root, &rel, &catalog, env, &mut diagnostics) {
-            descriptors.push(LoadedDescriptor {
-                path: rel,
-                descriptor,
-            });
-        }
+    // Each file read, parsed and validated on the thread pool; collected in file order.
+    use rayon::prelude::*;
+    let loaded: Vec<(Option<LoadedDescriptor>, Vec<Diagnostic>)> = files
+        .into_par_iter()
+        .map(|rel| {
+            let mut found = Vec::new();
+            let descriptor = load_descriptor(root, &rel, &catalog, env, &mut found);
+            (
+                descriptor.map(|descriptor| LoadedDescriptor {
+                    path: rel,
+                    descriptor,
+                }),
+                found,
+            )
+        })
+        .collect();
+    let mut descriptors = Vec::with_capacity(loaded.len());
+    for (descriptor, found) in loaded {
+        descriptors.extend(descriptor);
+        diagnostics.extend(found);
     }
     diagnostics.sort();
     Ok((
@@ -197,7 +209,10 @@ pub fn load_descriptor(
     let descriptor: Descriptor = parse_yaml(rel, &src, diagnostics)?;
     let before = diagnostics.len();
     validate::descriptor(rel, &src, &descriptor, catalog, env, diagnostics);
-    if let Ok(structure) = yaml::structure(&src) {
+    // The structure only relocates findings: a file without any needs no second pass.
+    if diagnostics.len() > before
+        && let Ok(structure) = yaml::structure(&src)
+    {
         let found = diagnostics.split_off(before);
         diagnostics.extend(once_per_aliased_defect(found, &structure));
     }

@@ -44,10 +44,13 @@ pub fn run(args: &CatalogArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
     }
 }
 
+/// The generated result that records the catalog digest (`catalog.digest`).
+pub const PINNED_MATRIX: &str = "results/lowering-matrix.json";
+
 /// `check`: a finding when the committed matrix was judged under another
 /// catalog than the one loaded now (or records none).
 pub fn pin_diagnostic(root: &Path, catalog: &Catalog) -> Option<Diagnostic> {
-    const MATRIX: &str = "results/lowering-matrix.json";
+    const MATRIX: &str = PINNED_MATRIX;
     // Through the one safe read: a FIFO or device here must not block `check`. A
     // refused or unreadable matrix is already a finding of the results comparison.
     let bytes = kvlower_fs::read_confined(root, MATRIX, kvlower_fs::FileKind::Result).ok()?;

@@ -171,29 +171,44 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
     // One environment for every judgment of this run: each anchored join, route,
     // trace or campaign is re-run once, whoever asks.
     let env = kvlower_evidence::FsEnvironment::new(repo.root.clone());
+    // Every row judged once: for the results, the audit suites and the cited-positive rule.
+    let rows = crate::results::judge_rows(&repo, &env);
+    let cited = cited_positives(&repo, require_verified, &rows);
     if diagnostics.is_empty() && partial.is_none() {
-        // The audit suites run once, inside `generate_in`; their failures are
-        // findings of the same run.
-        let generated = crate::results::generate_in(&repo, &config, &env);
-        for file in &generated.files {
-            let sink = want_diffs.then_some(&mut diffs);
-            if let Some(d) = freshness(&repo.root, file, sink) {
-                diagnostics.push(d);
+        // The audit suites run once; their failures are findings of the same run.
+        let audit = crate::audit::run_judged(&repo, &rows, &env);
+        // The committed matrix pins the catalog; when it equals the regenerated one
+        // byte for byte, it records this catalog's digest and needs no second read.
+        let mut matrix_fresh = false;
+        let mut generated: Vec<&'static str> = Vec::new();
+        // Each result is rendered, compared and dropped before the next one.
+        crate::results::each_file(&repo, &rows, &audit, &mut |file| {
+            if !config.keeps(file.path) {
+                return;
             }
-        }
-        diagnostics.extend(stray_files(&repo.root, &generated.files));
+            generated.push(file.path);
+            let sink = want_diffs.then_some(&mut diffs);
+            match freshness(&repo.root, &file, sink) {
+                Some(d) => diagnostics.push(d),
+                None => matrix_fresh |= file.path == crate::cmd::catalog::PINNED_MATRIX,
+            }
+        });
+        diagnostics.extend(stray_files(&repo.root, &generated));
         diagnostics.extend(
-            crate::audit::diagnostics(&generated.audit)
+            crate::audit::diagnostics(&audit)
                 .into_iter()
                 .filter(|d| config.keeps(&d.file)),
         );
-        diagnostics.extend(crate::cmd::catalog::pin_diagnostic(
-            &repo.root,
-            &repo.catalog,
-        ));
+        if !matrix_fresh {
+            diagnostics.extend(crate::cmd::catalog::pin_diagnostic(
+                &repo.root,
+                &repo.catalog,
+            ));
+        }
     }
-    diagnostics.extend(cited_positives(&repo, require_verified, &env));
-    diagnostics.extend(crate::cmd::check_extras::inert_warnings_of(&repo));
+    drop(rows);
+    diagnostics.extend(cited);
+    diagnostics.extend(crate::cmd::check_extras::inert_warnings_of(&repo, &env));
     diagnostics.sort();
     if want_diffs && !diffs.is_empty() {
         write!(err, "{diffs}")?;
@@ -357,6 +372,10 @@ pub fn freshness(
     file: &GeneratedFile,
     diffs: Option<&mut String>,
 ) -> Option<Diagnostic> {
+    // A fresh result is compared as it is read, never held whole.
+    if equal_on_disk(root, file.path, file.contents.as_bytes()) {
+        return None;
+    }
     let bytes = match kvlower_fs::read_confined(root, file.path, kvlower_fs::FileKind::Result) {
         Ok(bytes) => bytes,
         Err(kvlower_fs::Refusal::Missing { .. }) => {
@@ -389,6 +408,31 @@ pub fn freshness(
         &bytes,
         &file.contents,
     ))
+}
+
+/// Whether `root/rel` holds exactly `expected`, compared chunk by chunk through
+/// the same safe read as [`freshness`]'s. `false` when it differs or cannot be
+/// read: the caller then reads it whole and says why.
+fn equal_on_disk(root: &Path, rel: &str, expected: &[u8]) -> bool {
+    use std::io::Read as _;
+    let Ok(mut reader) = kvlower_fs::open_confined_reader(root, rel, kvlower_fs::FileKind::Result)
+    else {
+        return false;
+    };
+    let mut buf = vec![0u8; 1 << 16];
+    let mut rest = expected;
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) => return rest.is_empty(),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return false,
+        };
+        match (buf.get(..n), rest.get(n..)) {
+            (Some(chunk), Some(after)) if rest.starts_with(chunk) => rest = after,
+            _ => return false,
+        }
+    }
 }
 
 /// A unified diff of `committed` against `regenerated`, bounded in time
@@ -438,7 +482,7 @@ pub fn bounded_diff(path: &str, committed: &[u8], regenerated: &str) -> String {
 /// A `stray-file` finding for every entry of `results/` and `schemas/` that
 /// is not in `generated` (leftover temporary files, an interrupted run's
 /// journal, hand-added files): `git add results/` would commit them.
-pub fn stray_files(root: &Path, generated: &[GeneratedFile]) -> Vec<Diagnostic> {
+pub fn stray_files(root: &Path, generated: &[&str]) -> Vec<Diagnostic> {
     let mut findings = Vec::new();
     for dir in GENERATED_DIRS {
         let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
@@ -463,7 +507,7 @@ pub fn stray_files(root: &Path, generated: &[GeneratedFile]) -> Vec<Diagnostic> 
             let name = entry.file_name();
             let name = name.to_string_lossy();
             let rel = format!("{dir}/{name}");
-            if generated.iter().any(|f| f.path == rel) {
+            if generated.iter().any(|path| *path == rel) {
                 continue;
             }
             let shown = kvlower_codes::diagnostic::excerpt(&rel, 200);
@@ -493,7 +537,7 @@ pub fn stray_files(root: &Path, generated: &[GeneratedFile]) -> Vec<Diagnostic> 
 fn cited_positives(
     repo: &kvlower_load::Repository,
     require_verified: bool,
-    env: &kvlower_evidence::FsEnvironment,
+    rows: &[kvlower_core::matrix::MatrixRow<'_>],
 ) -> Vec<Diagnostic> {
     let allowed = |path: &str| {
         !require_verified
@@ -505,13 +549,6 @@ fn cited_positives(
                         .is_some_and(kvlower_core::text::has_visible)
             })
     };
-    let rows = kvlower_core::matrix::judge_all(
-        &repo.catalog,
-        repo.descriptors
-            .iter()
-            .map(|d| (d.path.as_str(), &d.descriptor)),
-        env,
-    );
     rows.iter()
         .filter(|r| r.judgment.grade == Some(kvlower_core::Grade::Cited))
         .filter(|r| !allowed(r.descriptor_path))

@@ -9,12 +9,14 @@ use kvlower_load::{MODES_PATH, Repository, inert_warnings};
 
 /// Warnings for every loaded descriptor's inert evidence (evidence the judgment
 /// never counts; they change no label). Sorted with the other findings by `check`.
-pub fn inert_warnings_of(repo: &Repository) -> Vec<Diagnostic> {
-    let env = FsEnvironment::new(repo.root.clone());
-    repo.descriptors
-        .iter()
-        .flat_map(|d| inert_warnings(&repo.root, d, &repo.catalog, &env))
-        .collect()
+pub fn inert_warnings_of(repo: &Repository, env: &FsEnvironment) -> Vec<Diagnostic> {
+    use rayon::prelude::*;
+    let per_descriptor: Vec<Vec<Diagnostic>> = repo
+        .descriptors
+        .par_iter()
+        .map(|d| inert_warnings(&repo.root, d, &repo.catalog, env))
+        .collect();
+    per_descriptor.into_iter().flatten().collect()
 }
 
 /// `check -v`, before loading: the root, as given and resolved.
