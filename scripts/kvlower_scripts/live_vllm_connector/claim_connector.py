@@ -2,11 +2,14 @@
 through vLLM's own plug-in points (no file of vLLM is edited).
 
     kv_transfer_config = KVTransferConfig(
-        kv_connector="ClaimOffloadingConnector", kv_connector_module_path="claim_connector",
+        kv_connector="ClaimOffloadingConnector",
+        kv_connector_module_path="kvlower_scripts.live_vllm_connector.claim_connector",
         kv_role="kv_both", kv_load_failure_policy="fail",
-        kv_connector_extra_config={"spec_name": "HostOffloadingSpec",
-                                   "spec_module_path": "claim_connector", "cpu_bytes_to_use": N})
-    scheduler_cls="claim_connector.ClaimScheduler"
+        kv_connector_extra_config={"spec_name": "HostOffloadingSpec", "cpu_bytes_to_use": N,
+            "spec_module_path": "kvlower_scripts.live_vllm_connector.claim_connector"})
+    scheduler_cls="kvlower_scripts.live_vllm_connector.claim_connector.ClaimScheduler"
+
+(engine.py builds exactly this; scripts/ must be on the engine process's module path.)
 
 What vLLM supplies (unchanged): the OffloadingConnector's scheduler side (lookup, store and
 load jobs, CPUOffloadingManager), its worker side (job bookkeeping, finished_recving), the
@@ -62,8 +65,10 @@ from vllm.v1.kv_offload.base import (
 from vllm.v1.kv_offload.cpu.spec import CPUOffloadingSpec
 from vllm.v1.request import RequestStatus
 
+from kvlower_scripts.common import trace_header
+
 PATCH = "kvlower-claim-connector-1"
-HEADER = {"kvlower_trace_header": 1, "runtime": [{"kind": "vllm", "version": "0.32.0", "patch": PATCH}]}
+HEADER = trace_header(PATCH)
 FAILURE_REASON = "controlled_resident_claim_cpu_to_gpu_load_failure"
 STORE = ["GPU", "CPU"]
 LOAD = ["CPU", "GPU"]
@@ -237,7 +242,7 @@ class HostOffloadingWorker(OffloadingWorker):
     def _copy(self, job_id: int, src_ids, dst_ids, to_host: bool) -> None:
         t0 = time.perf_counter()
         size = 0
-        for engine, host in zip(self._engine, self._host):
+        for engine, host in zip(self._engine, self._host, strict=True):
             if to_host:
                 host[dst_ids] = engine[src_ids]
             else:

