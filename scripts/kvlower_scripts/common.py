@@ -131,6 +131,20 @@ def repo_relative(evidence: Path) -> tuple[Path, Path]:
 # --------------------------------------------------------------------------- connector traces
 
 
+def verify_args(argv: list[str], usage: str, allowed: set[str],
+                default_evidence: Path) -> tuple[str, Path, set[str]] | None:
+    """A connector verify's command line, `KVLOWER_BIN [EVIDENCE_DIR] [--flag ...]`: (kvlower,
+    evidence, flags), or None after printing `usage` when it is off."""
+    flags = {a for a in argv[1:] if a.startswith("--")}
+    args = [a for a in argv[1:] if not a.startswith("--")]
+    if not args or len(args) > 2 or flags - allowed:
+        print(usage, file=sys.stderr)
+        return None
+    kvlower = str(Path(args[0]).resolve()) if "/" in args[0] else args[0]
+    evidence = Path(args[1]) if len(args) == 2 else default_evidence
+    return kvlower, evidence, flags
+
+
 def trace_header(patch: str) -> dict:
     """The runtime header line every connector trace of vllm 0.32.0 with `patch` opens with."""
     return {"kvlower_trace_header": 1, "runtime": [{"kind": "vllm", "version": "0.32.0", "patch": patch}]}

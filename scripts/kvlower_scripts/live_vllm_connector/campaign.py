@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
 import time
 from pathlib import Path
@@ -104,27 +103,16 @@ def claim_of(claim_id: str, tokens: list[int], model_fp: str) -> dict:
     return engine.claim_fields(claim_id, min(CLAIM_BLOCKS * BLOCK_SIZE, len(tokens)), model_fp)
 
 
-class Campaign:
+class Campaign(engine.CampaignBase):
+    scheduler_name = "ClaimScheduler"
+
     def __init__(self, llm, out: Path, model_fp: str):
         from kvlower_scripts.live_vllm_connector import claim_connector as cc
 
         self.cc = cc
-        self.llm = llm
-        self.eng = llm.llm_engine
-        core = self.eng.engine_core.engine_core
-        self.scheduler = core.scheduler
-        assert type(self.scheduler).__name__ == "ClaimScheduler", type(self.scheduler)
-        assert type(self.scheduler.connector).__name__ == "ClaimOffloadingConnector"
-        self.truth = EngineTruth(self.scheduler)
-        self.out = out
-        self.model_fp = model_fp
-        self.rng = random.Random(SEED)
-        self.runs: list[dict] = []
+        super().__init__(llm, out, model_fp, SEED, EngineTruth)
 
     # ---- engine helpers
-
-    def tokens(self, n: int) -> list[int]:
-        return [self.rng.randrange(16, 500) for _ in range(n)]
 
     def send(self, rid: str, tokens: list[int], claim: dict | None, role: str) -> None:
         from vllm import SamplingParams

@@ -8,6 +8,7 @@ with PYTHONPATH=scripts; run.sh and run-residency.sh export it).
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 from kvlower_scripts.vllm_engine import in_process_env, in_process_llm
@@ -48,6 +49,30 @@ def make_engine(model_dir: str, max_model_len: int, scheduler_cls: str):
         scheduler_cls=scheduler_cls,
         async_scheduling=False,
     )
+
+
+class CampaignBase:
+    """One campaign's engine (from make_engine: its scheduler must be `scheduler_name`, its
+    connector the claim connector), its read-only truth (`truth_cls(scheduler)`), the
+    evidence folder, the claims' cache identity and a seeded source of token ids."""
+
+    scheduler_name = ""
+
+    def __init__(self, llm, out: Path, model_fp: str, seed: int, truth_cls):
+        self.llm = llm
+        self.eng = llm.llm_engine
+        core = self.eng.engine_core.engine_core
+        self.scheduler = core.scheduler
+        assert type(self.scheduler).__name__ == self.scheduler_name, type(self.scheduler)
+        assert type(self.scheduler.connector).__name__ == "ClaimOffloadingConnector"
+        self.truth = truth_cls(self.scheduler)
+        self.out = out
+        self.model_fp = model_fp
+        self.rng = random.Random(seed)
+        self.runs: list[dict] = []
+
+    def tokens(self, n: int) -> list[int]:
+        return [self.rng.randrange(16, 500) for _ in range(n)]
 
 
 def record_core_output(core_outputs: dict[str, dict], o) -> dict:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
 import time
 from pathlib import Path
@@ -151,25 +150,14 @@ def claim_of(claim_id: str, prefix_tokens: int, model_fp: str, mode: str) -> dic
     return {**engine.claim_fields(claim_id, prefix_tokens, model_fp), "residency": residency}
 
 
-class Campaign:
+class Campaign(engine.CampaignBase):
+    scheduler_name = "ResidencyScheduler"
+
     def __init__(self, llm, out: Path, model_fp: str):
         from kvlower_scripts.live_vllm_connector import claim_residency as cr
 
         self.cr = cr
-        self.llm = llm
-        self.eng = llm.llm_engine
-        core = self.eng.engine_core.engine_core
-        self.scheduler = core.scheduler
-        assert type(self.scheduler).__name__ == "ResidencyScheduler", type(self.scheduler)
-        assert type(self.scheduler.connector).__name__ == "ClaimOffloadingConnector"
-        self.truth = EngineTruth(self.scheduler)
-        self.out = out
-        self.model_fp = model_fp
-        self.rng = random.Random(SEED)
-        self.runs: list[dict] = []
-
-    def tokens(self, n: int) -> list[int]:
-        return [self.rng.randrange(16, 500) for _ in range(n)]
+        super().__init__(llm, out, model_fp, SEED, EngineTruth)
 
     def send(self, rid: str, tokens: list[int], claim: dict | None, max_tokens: int = 1) -> str:
         from vllm import SamplingParams

@@ -168,13 +168,10 @@ def truth_problems(run: dict, c: dict[str, bool]) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    flags = {a for a in argv[1:] if a.startswith("--")}
-    args = [a for a in argv[1:] if not a.startswith("--")]
-    if not args or len(args) > 2 or flags - {"--update"}:
-        print(__doc__, file=sys.stderr)
+    parsed = common.verify_args(argv, __doc__, {"--update"}, DEFAULT_EVIDENCE)
+    if parsed is None:
         return 2
-    kvlower = str(Path(args[0]).resolve()) if "/" in args[0] else args[0]
-    evidence = Path(args[1]) if len(args) == 2 else DEFAULT_EVIDENCE
+    kvlower, evidence, flags = parsed
     truth = json.loads((evidence / "truth.json").read_text())
     block_size = truth["engine"]["block_size"]
     env, _ = common.run_gate("residency_verify", kvlower, evidence, HEADER)

@@ -135,13 +135,10 @@ def scenario_problems(run: dict, exp: dict) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    flags = {a for a in argv[1:] if a.startswith("--")}
-    args = [a for a in argv[1:] if not a.startswith("--")]
-    if not args or len(args) > 2 or flags - {"--update", "--strip-header"}:
-        print(__doc__, file=sys.stderr)
+    parsed = common.verify_args(argv, __doc__, {"--update", "--strip-header"}, DEFAULT_EVIDENCE)
+    if parsed is None:
         return 2
-    kvlower = str(Path(args[0]).resolve()) if "/" in args[0] else args[0]
-    evidence = Path(args[1]) if len(args) == 2 else DEFAULT_EVIDENCE
+    kvlower, evidence, flags = parsed
     strip = "--strip-header" in flags
     truth = json.loads((evidence / "truth.json").read_text())
     prefix_tokens = truth["engine"]["claim_prefix_tokens"]
