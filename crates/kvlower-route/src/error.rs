@@ -79,7 +79,7 @@ impl RouteError {
         match self {
             RouteError::Refused { hint, .. } => hint,
             RouteError::Malformed { .. } => {
-                "regenerate the trace with scripts/live-dynamo/run.sh, or fix the field named above (unknown fields are refused)"
+                "regenerate the trace with scripts/kvlower_scripts/live_dynamo/run.sh, or fix the field named above (unknown fields are refused)"
             }
             RouteError::Invalid { .. } => "fix the value at the JSON path above",
             RouteError::Registry(_) => {

