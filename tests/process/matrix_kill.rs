@@ -16,7 +16,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const ITERATIONS: u64 = 16;
+/// Kills per run: six by default (each of the three kill points twice, SIGKILL and
+/// SIGINT), sixteen with `KVLOWER_DEEP_TESTS=1` (as CI's deep tier runs it).
+fn iterations() -> u64 {
+    let deep = std::env::var_os("KVLOWER_DEEP_TESTS").is_some_and(|v| !v.is_empty() && v != "0");
+    if deep { 16 } else { 6 }
+}
 const JOURNAL: &str = "results/.kvlower-journal";
 
 fn repo_root() -> PathBuf {
@@ -124,7 +129,8 @@ fn killed_matrix_runs_leave_old_new_or_a_journal_and_the_next_run_cleans_up() {
 
     let mut rng = Lcg(0x006b_766c_6f77_6572);
     let mut outcomes: BTreeMap<&str, usize> = BTreeMap::new();
-    for i in 0..ITERATIONS {
+    let iterations = iterations();
+    for i in 0..iterations {
         write_old_set(root, &new);
         let mut child = matrix(root).spawn().expect("spawn");
         match i % 3 {
@@ -184,5 +190,5 @@ fn killed_matrix_runs_leave_old_new_or_a_journal_and_the_next_run_cleans_up() {
             "iteration {i}: not exactly the generated set after the next run"
         );
     }
-    eprintln!("kill outcomes over {ITERATIONS} runs (full run {full:?}): {outcomes:?}");
+    eprintln!("kill outcomes over {iterations} runs (full run {full:?}): {outcomes:?}");
 }
