@@ -101,9 +101,9 @@ enum Command {
     /// Explain, row by row, why each mode got its label for one descriptor
     Explain(cmd::explain::ExplainArgs),
     /// Write a descriptor scaffold for a new runtime (every row starts unknown)
-    New(cmd::scaffold::NewArgs),
+    New(cmd::new::NewArgs),
     /// Print the JSON Schema for descriptors or modes.yaml
-    Schema(cmd::completions::SchemaArgs),
+    Schema(cmd::schema::SchemaArgs),
     /// Print shell completions
     Completions(cmd::completions::CompletionsArgs),
     /// List the stable diagnostic codes
@@ -226,8 +226,8 @@ fn run_with(
         Command::Check(a) => cmd::check::run(a, out, err),
         Command::Matrix(a) => cmd::matrix::run(a, out, err),
         Command::Explain(a) => cmd::explain::run(a, out, err),
-        Command::New(a) => cmd::scaffold::run(a, out, err),
-        Command::Schema(a) => cmd::completions::run_schema(a, out, err),
+        Command::New(a) => cmd::new::run(a, out, err),
+        Command::Schema(a) => cmd::schema::run(a, out, err),
         Command::Completions(a) => cmd::completions::run(a, out, err),
         Command::Codes(a) => cmd::codes::run_codes(a, out, err),
         Command::ExplainCode(a) => cmd::codes::run_explain_code(a, out, err),

@@ -11,5 +11,6 @@ pub mod explain;
 pub mod gate;
 pub mod join;
 pub mod matrix;
+pub mod new;
 pub mod route;
-pub mod scaffold;
+pub mod schema;

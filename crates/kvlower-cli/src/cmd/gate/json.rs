@@ -1,0 +1,100 @@
+//! `gate --format json`: the shared envelope, written as the verdicts come.
+
+use std::io::{self, Write};
+
+use kvlower_trace::{
+    CampaignSummary, ClaimVerdict, Control, Diagnostic, GateResult, TraceFamily, TraceGate,
+};
+use serde::Serialize;
+
+use crate::Exit;
+use crate::output::{JsonDiagnostic, OUTPUT_SCHEMA_VERSION};
+
+use super::sinks::{Sink, code_of, tally};
+
+/// Writes the shared envelope incrementally: the payload's results one per line as
+/// they come, then the campaign counts, the tally as `summary`, the exit and the
+/// diagnostics (keys in that order; a JSON reader does not depend on it).
+pub(super) struct JsonSink<'a> {
+    out: &'a mut dyn Write,
+    rows: u64,
+}
+
+impl<'a> JsonSink<'a> {
+    pub(super) fn new(out: &'a mut dyn Write) -> Self {
+        JsonSink { out, rows: 0 }
+    }
+}
+
+#[derive(Serialize)]
+struct JsonRow<'a> {
+    trace: &'a str,
+    claim_id: Option<&'a str>,
+    family: TraceFamily,
+    gates: &'a std::collections::BTreeMap<TraceGate, GateResult>,
+    controls_rejected: &'a [Control],
+}
+
+impl Sink for JsonSink<'_> {
+    fn begin(&mut self) -> io::Result<()> {
+        write!(
+            self.out,
+            "{{\"schema_version\":{OUTPUT_SCHEMA_VERSION},\"command\":\"gate\",\"payload\":{{\"results\":["
+        )
+    }
+
+    fn verdict(&mut self, trace: &str, v: &ClaimVerdict) -> io::Result<()> {
+        let row = JsonRow {
+            trace,
+            claim_id: v.claim_id.as_deref(),
+            family: v.family,
+            gates: &v.gates,
+            controls_rejected: &v.controls_rejected,
+        };
+        let sep = if self.rows == 0 { "\n" } else { ",\n" };
+        self.out.write_all(sep.as_bytes())?;
+        serde_json::to_writer(&mut *self.out, &row)?;
+        self.rows += 1;
+        Ok(())
+    }
+
+    fn diagnostic(&mut self, _trace: &str, _d: &Diagnostic) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn end(
+        &mut self,
+        summary: &CampaignSummary,
+        diagnostics: &[(String, Diagnostic)],
+        _traces: usize,
+        exit: Exit,
+    ) -> io::Result<()> {
+        write!(self.out, "\n],\"campaign\":")?;
+        serde_json::to_writer(&mut *self.out, summary)?;
+        write!(self.out, "}},\"summary\":")?;
+        serde_json::to_writer(&mut *self.out, &tally(summary))?;
+        write!(
+            self.out,
+            ",\"ok\":{},\"exit_code\":{},\"diagnostics\":[",
+            exit == Exit::Success,
+            exit.as_u8()
+        )?;
+        let messages: Vec<String> = diagnostics.iter().map(|(_, d)| d.message()).collect();
+        for (i, ((file, d), message)) in diagnostics.iter().zip(&messages).enumerate() {
+            let sep = if i == 0 { "\n" } else { ",\n" };
+            self.out.write_all(sep.as_bytes())?;
+            let row = JsonDiagnostic {
+                file,
+                line: d.line.and_then(|l| usize::try_from(l).ok()),
+                column: None,
+                code: code_of(&d.problem).name(),
+                severity: code_of(&d.problem).severity().name(),
+                yaml_path: "",
+                message,
+                hint: None,
+            };
+            serde_json::to_writer(&mut *self.out, &row)?;
+        }
+        writeln!(self.out, "\n],\"error\":null}}")
+    }
+}

@@ -1,0 +1,240 @@
+//! `kvlower gate`: evaluate runtime event traces (JSON Lines) against the claim-scoped gates.
+//!
+//! Each PATH is a trace file, `-` (standard input), or a directory (every `*.jsonl` below
+//! it, sorted by path, so the output is deterministic). Verdicts stream out trace by trace,
+//! always in that order; only the campaign counts and the diagnostics are held until the
+//! end.
+//!
+//! Files are judged on `-j N` threads (default: one per core). Small files are judged in
+//! batches on the pool and written in input order, so the output is byte-identical for
+//! every `-j`; a large file (or standard input) is judged alone, streaming its verdicts.
+//!
+//! What is refused, fail-closed, as a diagnostic of that input (the rest is still judged):
+//! a PATH or `*.jsonl` entry that is not a regular file after links (a FIFO, a device, a
+//! socket, a directory named `*.jsonl`) is never opened; a subdirectory that cannot be
+//! read is reported; a trace longer than `--max-bytes` (default 4 GiB) stops there and
+//! cannot pass.
+//!
+//! Exit status: `0` every trace was evaluated (a failing gate is a verdict, not an error);
+//! `1` some trace line is malformed, or, with `--fail-on fail` (`--strict`), some run did
+//! not pass; `2` usage (a bad flag, a missing path, a directory without `*.jsonl`), or
+//! some input could not be read: refused (a FIFO, a device, over `--max-bytes`) or
+//! unreadable (an unreadable directory, a read error).
+//!
+//! A run *passes* when it is well-formed, some claim in it passes some gate, the
+//! multi-claim attribution gate (where it applies) passes, and no control row passes the
+//! failure gate. The last line of human output tallies them: `N runs, N passed, N failed`.
+//!
+//! Here: the arguments and `run`. `inputs` finds, opens and judges the traces; `sinks`
+//! holds what the output formats share, and `human` (with `github`), `json` and
+//! `markdown` write them.
+
+mod human;
+mod inputs;
+mod json;
+mod markdown;
+mod sinks;
+
+use std::io::{self, Write};
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
+
+use kvlower_trace::{CampaignSummary, ClaimVerdict, Diagnostic, MAX_TRACE_BYTES, TraceOutline};
+use rayon::prelude::*;
+
+use crate::Exit;
+use crate::output::{Format, ReportOptions, Stream, report_error};
+
+use human::HumanSink;
+use inputs::{Judged, collect_traces, judge, judge_collected};
+use json::JsonSink;
+use markdown::MarkdownSink;
+use sinks::{Sink, code_of};
+
+/// Small files judged per batch (the verdicts of at most a few batches are held at once).
+const BATCH: usize = 256;
+
+/// When `kvlower gate` exits non-zero.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    /// Exit 1 only for malformed input, 2 for refused or unreadable input (a failing gate is a verdict)
+    Malformed,
+    /// Also exit 1 when some run did not pass
+    Fail,
+}
+
+/// `gate --format`'s help: what gate itself prints (not `check`'s findings).
+const FORMAT_HELP: &str = "Output format: human, json, github or markdown";
+const FORMAT_LONG_HELP: &str = "\
+Output format:
+  human     one line per claim on stdout (`TRACE: claim ID [family]: GATE PASS; GATE FAIL (missing: ...); GATE n/a`),
+            the campaign counts when several traces, then the tally `N runs, N passed, N failed`;
+            malformed lines on stderr as `TRACE:LINE: error[code]: message`
+  json      the shared envelope on stdout (payload: results and campaign; docs/output.md)
+  github    `::error` annotations for malformed lines on stdout (nothing else);
+            the human report on stderr
+  markdown  a table of verdicts and the campaign counts on stdout";
+
+#[derive(Debug, clap::Args)]
+#[command(mut_arg("format", |a| a.help(FORMAT_HELP).long_help(FORMAT_LONG_HELP).hide_possible_values(true)))]
+pub struct GateArgs {
+    #[command(flatten)]
+    pub report: ReportOptions,
+    /// Exit 1 also when some run did not pass (`fail`), for CI
+    #[arg(long, value_enum, default_value_t = FailOn::Malformed, value_name = "WHEN")]
+    pub fail_on: FailOn,
+    /// Same as `--fail-on fail`
+    #[arg(long, conflicts_with = "fail_on")]
+    pub strict: bool,
+    /// Threads judging trace files (default: one per core; `-j 1` judges in one thread)
+    #[arg(short = 'j', long = "jobs", value_name = "N")]
+    pub jobs: Option<NonZeroUsize>,
+    /// Read at most this many bytes of one trace; a longer trace cannot pass
+    #[arg(long, value_name = "BYTES", default_value_t = MAX_TRACE_BYTES)]
+    pub max_bytes: u64,
+    /// Trace files, `-` for standard input, or directories searched for *.jsonl
+    /// (recursively, sorted)
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
+}
+
+pub fn run(args: &GateArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
+    // Diagnostics are many short lines: one write each would be one system call each.
+    // (stdout comes buffered from `main`.)
+    let mut err = io::BufWriter::with_capacity(1 << 16, err);
+    let exit = run_buffered(args, out, &mut err)?;
+    err.flush()?;
+    Ok(exit)
+}
+
+fn run_buffered(args: &GateArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
+    let inputs = match collect_traces(&args.paths) {
+        Ok(inputs) => inputs,
+        Err(message) => {
+            report_error(args.report.format, "gate", Exit::Usage, &message, out, err)?;
+            return Ok(Exit::Usage);
+        }
+    };
+    let jobs = args
+        .jobs
+        .or_else(|| std::thread::available_parallelism().ok())
+        .map_or(1, NonZeroUsize::get);
+    let pool = if jobs > 1 {
+        Some(rayon::ThreadPoolBuilder::new().num_threads(jobs).build()?)
+    } else {
+        None
+    };
+    let opts = &args.report;
+    let sink: Box<dyn Sink + '_> = match opts.format {
+        Format::Human | Format::Github => Box::new(HumanSink {
+            out,
+            err,
+            github: opts.format == Format::Github,
+            quiet: opts.quiet,
+            color_out: opts.color.enabled_for(Stream::Stdout),
+            color_err: opts.color.enabled_for(Stream::Stderr),
+        }),
+        Format::Json => Box::new(JsonSink::new(out)),
+        Format::Markdown => Box::new(MarkdownSink {
+            out,
+            quiet: opts.quiet,
+        }),
+    };
+    let mut report = Report {
+        sink,
+        summary: CampaignSummary::default(),
+        diagnostics: Vec::new(),
+    };
+    report.sink.begin()?;
+    let max_bytes = args.max_bytes;
+    let mut rest = inputs.as_slice();
+    while let Some(first) = rest.first() {
+        let Some(pool) = pool.as_ref().filter(|_| first.small()) else {
+            let name = first.name();
+            let outline = judge(first, &name, max_bytes, pool.as_ref(), |v| {
+                report.verdict(&name, &v)
+            })?;
+            report.finish_trace(&name, outline)?;
+            rest = rest.get(1..).unwrap_or_default();
+            continue;
+        };
+        // The run of small inputs from here, in batches: batch k+1 is judged on the pool
+        // while batch k is written here, in input order.
+        let small = rest.iter().take_while(|i| i.small()).count();
+        let (run_of_small, after) = rest.split_at(small);
+        std::thread::scope(|scope| -> anyhow::Result<()> {
+            let mut pending = None;
+            for batch in run_of_small.chunks(BATCH) {
+                let next = scope.spawn(move || {
+                    pool.install(|| {
+                        batch
+                            .par_iter()
+                            .map(|input| judge_collected(input, max_bytes))
+                            .collect::<Vec<_>>()
+                    })
+                });
+                if let Some(done) = pending.replace(next) {
+                    report.write_batch(join(done)?)?;
+                }
+            }
+            if let Some(done) = pending {
+                report.write_batch(join(done)?)?;
+            }
+            Ok(())
+        })?;
+        rest = after;
+    }
+    let fail_on = if args.strict {
+        FailOn::Fail
+    } else {
+        args.fail_on
+    };
+    let failed_runs = fail_on == FailOn::Fail && report.summary.failed > 0;
+    // A refused or unreadable input exits 2, a malformed line (or a failed run) 1.
+    let exit = match Exit::of_codes(report.diagnostics.iter().map(|(_, d)| code_of(&d.problem))) {
+        Exit::Success if failed_runs => Exit::Findings,
+        exit => exit,
+    };
+    report
+        .sink
+        .end(&report.summary, &report.diagnostics, inputs.len(), exit)?;
+    Ok(exit)
+}
+
+fn join(handle: std::thread::ScopedJoinHandle<'_, Vec<Judged>>) -> anyhow::Result<Vec<Judged>> {
+    handle
+        .join()
+        .map_err(|_| anyhow::anyhow!("a gate worker thread stopped unexpectedly"))
+}
+
+/// The sink and the running totals of one `gate` run.
+struct Report<'a> {
+    sink: Box<dyn Sink + 'a>,
+    summary: CampaignSummary,
+    diagnostics: Vec<(String, Diagnostic)>,
+}
+
+impl Report<'_> {
+    fn verdict(&mut self, name: &str, v: &ClaimVerdict) -> io::Result<()> {
+        self.sink.verdict(name, v)
+    }
+
+    fn finish_trace(&mut self, name: &str, outline: TraceOutline) -> io::Result<()> {
+        self.summary.add(&outline);
+        for d in outline.diagnostics {
+            self.sink.diagnostic(name, &d)?;
+            self.diagnostics.push((name.to_owned(), d));
+        }
+        Ok(())
+    }
+
+    fn write_batch(&mut self, batch: Vec<Judged>) -> io::Result<()> {
+        for judged in batch {
+            for v in &judged.verdicts {
+                self.verdict(&judged.name, v)?;
+            }
+            self.finish_trace(&judged.name, judged.outline)?;
+        }
+        Ok(())
+    }
+}

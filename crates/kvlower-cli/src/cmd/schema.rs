@@ -1,0 +1,58 @@
+//! `kvlower schema`: the JSON Schema for descriptors or modes.yaml, generated from
+//! the program's own definitions.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use crate::Exit;
+
+/// Which schema `kvlower schema` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SchemaKind {
+    Descriptor,
+    Modes,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SchemaArgs {
+    /// The schema to print (both are committed under schemas/ by `kvlower matrix`)
+    #[arg(value_enum, default_value_t = SchemaKind::Descriptor)]
+    pub kind: SchemaKind,
+    /// Repository root: the descriptor schema follows its modes/modes.yaml (which
+    /// preconditions belong to which depth); the built-in catalog when it has none
+    /// [default: the nearest directory, from here up, holding kvlower.toml or modes/modes.yaml]
+    #[arg(long, default_value = ".", hide_default_value = true)]
+    pub root: PathBuf,
+}
+
+pub fn run(args: &SchemaArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
+    let wanted = match args.kind {
+        SchemaKind::Descriptor => crate::schema::DESCRIPTOR_SCHEMA,
+        SchemaKind::Modes => crate::schema::MODES_SCHEMA,
+    };
+    let catalog = if args.root.join(kvlower_load::MODES_PATH).exists() {
+        let mut diagnostics = Vec::new();
+        match kvlower_load::load_catalog(&args.root, &mut diagnostics) {
+            Some(catalog) => catalog,
+            None => {
+                for d in &diagnostics {
+                    writeln!(err, "{d}")?;
+                }
+                writeln!(
+                    err,
+                    "kvlower schema: the catalog is invalid; nothing printed"
+                )?;
+                return Ok(Exit::stopped_by(&diagnostics));
+            }
+        }
+    } else {
+        kvlower_core::Catalog::new(kvlower_core::baseline::doc())
+            .map_err(|_| anyhow::anyhow!("the built-in baseline catalog does not validate"))?
+    };
+    for file in crate::schema::files(&catalog) {
+        if file.path == wanted {
+            write!(out, "{}", file.contents)?;
+        }
+    }
+    Ok(Exit::Success)
+}
