@@ -324,10 +324,10 @@ fn write_message<W: std::io::Write>(
     match message {
         Received::Kept(parts) => {
             let refs: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
-            if writer.frame(rank, recv_unix_ns, &refs)? {
-                if let Some(c) = per_rank.get_mut(usize::from(rank)) {
-                    *c += 1;
-                }
+            if writer.frame(rank, recv_unix_ns, &refs)?
+                && let Some(c) = per_rank.get_mut(usize::from(rank))
+            {
+                *c += 1;
             }
         }
         Received::Dropped { bytes, parts } => {

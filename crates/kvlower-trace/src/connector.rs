@@ -253,10 +253,10 @@ impl ConnectorClaim {
         if self.load_ok.is_none() || self.load_completed.is_none() || self.restored.is_none() {
             missing.push(CpuToGpuRestoreSuccess);
         }
-        if let (Some(init), Some(store)) = (self.init, self.store_created) {
-            if init >= store {
-                missing.push(ClaimMetadataOrdering);
-            }
+        if let (Some(init), Some(store)) = (self.init, self.store_created)
+            && init >= store
+        {
+            missing.push(ClaimMetadataOrdering);
         }
         missing
     }

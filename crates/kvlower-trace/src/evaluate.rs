@@ -361,19 +361,19 @@ impl TraceEvaluator {
         let Some(trace_family) = self.machine.family() else {
             return;
         };
-        if let (Some(a), Some(b)) = (given(&e.claim_id), given(&e.resident_claim_id)) {
-            if a != b {
-                self.diagnose(
-                    Some(line),
-                    Problem::ClaimIdConflict {
-                        claim_id: a.to_owned(),
-                        resident_claim_id: b.to_owned(),
-                    },
-                );
-                self.taint(Some(a));
-                self.taint(Some(b));
-                return;
-            }
+        if let (Some(a), Some(b)) = (given(&e.claim_id), given(&e.resident_claim_id))
+            && a != b
+        {
+            self.diagnose(
+                Some(line),
+                Problem::ClaimIdConflict {
+                    claim_id: a.to_owned(),
+                    resident_claim_id: b.to_owned(),
+                },
+            );
+            self.taint(Some(a));
+            self.taint(Some(b));
+            return;
         }
         let claim = e.claim();
         let problem = self.envelope_problem(e, trace_family);
@@ -421,13 +421,13 @@ impl TraceEvaluator {
         let Some(sequence) = e.event_sequence else {
             return Some(Problem::MissingSequence);
         };
-        if let Some(previous) = self.last_sequence {
-            if sequence <= previous {
-                return Some(Problem::SequenceNotIncreasing {
-                    found: sequence,
-                    previous,
-                });
-            }
+        if let Some(previous) = self.last_sequence
+            && sequence <= previous
+        {
+            return Some(Problem::SequenceNotIncreasing {
+                found: sequence,
+                previous,
+            });
         }
         if let Some(found) = family::contradicts(e, trace_family) {
             return Some(Problem::MixedFamily {

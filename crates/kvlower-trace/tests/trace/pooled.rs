@@ -85,9 +85,9 @@ fn big_trace(claims: u64, cycles: u64, noise: bool) -> Vec<u8> {
                     r#"{{"event":"{event}","event_sequence":{seq},"claim_id":"claim-{c}","resident_claim_id":"claim-{c}","cache_identity":"id-{c}","transfer_type":["GPU","CPU"],"success":true,"is_store":true,"num_hit_tokens":16,"will_load_async":true,"pad":"{pad}"}}"#
                 );
                 out.extend_from_slice(line.as_bytes());
-                if noise && seq % 997 == 0 {
+                if noise && seq.is_multiple_of(997) {
                     out.extend_from_slice(b"\r\n{not json}\n\n");
-                } else if noise && seq % 1999 == 0 {
+                } else if noise && seq.is_multiple_of(1999) {
                     // A second identity, an escape in a kept string, a sequence going back.
                     out.extend_from_slice(
                         format!(
