@@ -259,7 +259,44 @@ impl ResidencyClaim {
         if self.refused || self.contradictory_acceptance || a.mode != mode {
             return None;
         }
+        // An expiring claim is accepted for a duration, or not accepted at all.
+        if mode == AcceptedMode::Expiring && a.duration.is_none_or(|d| d == 0) {
+            return None;
+        }
         a.footprint.filter(|&f| f > 0)
+    }
+
+    /// The requirements every residency gate opens with: accepted once for `mode` with
+    /// a footprint (and, expiring, a duration), an unambiguous identity, materialized
+    /// with that footprint. Returns the accepted footprint (`None`: not accepted).
+    fn opening_missing(
+        &self,
+        bucket: Bucket<'_>,
+        mode: AcceptedMode,
+        missing: &mut Vec<Requirement>,
+    ) -> Option<u64> {
+        let footprint = if bucket.is_claim() {
+            self.footprint_for(mode)
+        } else {
+            None
+        };
+        if footprint.is_none() {
+            missing.push(if mode == AcceptedMode::Expiring {
+                Requirement::ClaimAcceptedWithDuration
+            } else {
+                Requirement::ClaimAcceptedWithFootprint
+            });
+        }
+        Self::identity_missing(bucket, missing);
+        if !self.materialized_with(footprint) {
+            missing.push(Requirement::ClaimMaterializedWithFootprint);
+        }
+        footprint
+    }
+
+    /// The claim's device copy was lost, and the loss names its cause.
+    fn loss_attributed(&self) -> bool {
+        self.first_loss.is_some_and(|l| l.attributed)
     }
 
     /// The identity requirement every residency gate shares.
@@ -304,18 +341,7 @@ impl ResidencyClaim {
     pub fn protection_missing(&self, bucket: Bucket<'_>) -> Vec<Requirement> {
         use Requirement::*;
         let mut missing = Vec::new();
-        let footprint = if bucket.is_claim() {
-            self.footprint_for(AcceptedMode::HardProtected)
-        } else {
-            None
-        };
-        if footprint.is_none() {
-            missing.push(ClaimAcceptedWithFootprint);
-        }
-        Self::identity_missing(bucket, &mut missing);
-        if !self.materialized_with(footprint) {
-            missing.push(ClaimMaterializedWithFootprint);
-        }
+        let footprint = self.opening_missing(bucket, AcceptedMode::HardProtected, &mut missing);
         let protected =
             matches!((self.protected, footprint), (Some((_, p)), Some(f)) if p == Some(f));
         if !protected {
@@ -377,18 +403,7 @@ impl ResidencyClaim {
     pub fn demotion_missing(&self, bucket: Bucket<'_>) -> Vec<Requirement> {
         use Requirement::*;
         let mut missing = Vec::new();
-        let footprint = if bucket.is_claim() {
-            self.footprint_for(AcceptedMode::Demotable)
-        } else {
-            None
-        };
-        if footprint.is_none() {
-            missing.push(ClaimAcceptedWithFootprint);
-        }
-        Self::identity_missing(bucket, &mut missing);
-        if !self.materialized_with(footprint) {
-            missing.push(ClaimMaterializedWithFootprint);
-        }
+        let footprint = self.opening_missing(bucket, AcceptedMode::Demotable, &mut missing);
         let demoted = match (self.demoted, footprint) {
             (Some(d), Some(f)) => d.downward && d.blocks == Some(f),
             _ => false,
@@ -396,7 +411,7 @@ impl ResidencyClaim {
         if !demoted {
             missing.push(ClaimScopedDemotionToLowerTier);
         }
-        if !self.first_loss.is_some_and(|l| l.attributed) {
+        if !self.loss_attributed() {
             missing.push(DeviceCopyLossObserved);
         }
         let chain = [
@@ -415,26 +430,14 @@ impl ResidencyClaim {
     pub fn expiry_missing(&self, bucket: Bucket<'_>) -> Vec<Requirement> {
         use Requirement::*;
         let mut missing = Vec::new();
-        let accepted = self.accepted.filter(|a| a.duration.is_some_and(|d| d > 0));
-        let footprint = if bucket.is_claim() && accepted.is_some() {
-            self.footprint_for(AcceptedMode::Expiring)
-        } else {
-            None
-        };
-        if footprint.is_none() {
-            missing.push(ClaimAcceptedWithDuration);
-        }
-        Self::identity_missing(bucket, &mut missing);
-        if !self.materialized_with(footprint) {
-            missing.push(ClaimMaterializedWithFootprint);
-        }
+        let footprint = self.opening_missing(bucket, AcceptedMode::Expiring, &mut missing);
         let held = self.action_explicit()
             && self.action_names_claim()
             && self.action_footprint_matches(footprint);
         if !held {
             missing.push(ProtectionHeldBeforeBoundary);
         }
-        let boundary = match (self.expired, accepted, footprint) {
+        let boundary = match (self.expired, self.accepted, footprint) {
             (Some(b), Some(a), Some(_)) => {
                 let end = a
                     .at_step
@@ -450,7 +453,7 @@ impl ResidencyClaim {
         if !boundary {
             missing.push(ClaimScopedExpiryBoundary);
         }
-        if !self.first_loss.is_some_and(|l| l.attributed) {
+        if !self.loss_attributed() {
             missing.push(DeviceCopyLossObserved);
         }
         let chain = [

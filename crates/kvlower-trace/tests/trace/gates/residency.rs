@@ -692,3 +692,24 @@ fn the_positive_traces_do_not_pass_by_accident() {
         }
     }
 }
+
+#[test]
+fn a_numbered_request_id_is_read_past_and_names_no_request() {
+    // Leniency: other gates' lines stay well formed when a runtime numbers its requests.
+    let mut numbered = success();
+    for e in &mut numbered.events {
+        e.insert("request_id".into(), json!(7));
+    }
+    let r = run(&numbered);
+    assert!(r.is_valid(), "{:?}", r.diagnostics);
+    assert!(r.claim(Some(CLAIM_A)).unwrap().passes(OBSERVATION));
+    // Fail closed: a materialization without a request that is a string names no request.
+    let mut t = protected();
+    t.set("resident_claim_materialized", 0, "request_id", json!(7));
+    assert_exactly(
+        &t,
+        Some(CLAIM_A),
+        PROTECTION,
+        &["claim_materialized_with_footprint"],
+    );
+}
