@@ -819,7 +819,7 @@ fn anchor_rules_agree_with_the_loader_field_by_field() {
     fields.extend(["note", "verdict", "kind"]);
     let mut checked = 0;
     let mut disagreements = Vec::new();
-    for kind in AnchorKind::ALL {
+    for &kind in AnchorKind::ALL {
         let base = base_anchor(kind);
         for field in &fields {
             let mut variants = vec![None, Some(Value::Null)];

@@ -211,32 +211,25 @@ impl NonClaims {
     }
 }
 
-/// What kind of thing an anchor points at.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum AnchorKind {
-    /// A result the paper reports from runs we cannot repeat here: needs
-    /// `section` (and names the artifact `path` the paper gives, if any).
-    Paper,
-    /// A public repository file: needs `repository`, `commit` and `path`.
-    PublicSource,
-    /// A dated public documentation page: needs `url` and `retrieved`.
-    DocsPage,
-    /// A file in this repository: needs `path` (relative to the root).
-    RepoFile,
+crate::names! {
+    /// What kind of thing an anchor points at.
+    #[derive(
+        Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema,
+    )]
+    pub enum AnchorKind {
+        /// A result the paper reports from runs we cannot repeat here: needs
+        /// `section` (and names the artifact `path` the paper gives, if any).
+        Paper = "paper",
+        /// A public repository file: needs `repository`, `commit` and `path`.
+        PublicSource = "public_source",
+        /// A dated public documentation page: needs `url` and `retrieved`.
+        DocsPage = "docs_page",
+        /// A file in this repository: needs `path` (relative to the root).
+        RepoFile = "repo_file",
+    }
 }
 
 impl AnchorKind {
-    /// Every kind, in declaration order.
-    pub const ALL: [AnchorKind; 4] = [
-        AnchorKind::Paper,
-        AnchorKind::PublicSource,
-        AnchorKind::DocsPage,
-        AnchorKind::RepoFile,
-    ];
-
     /// The anchor fields that name a target (every other field is common to all kinds).
     pub const ALL_FIELDS: [&'static str; 6] = [
         "repository",
@@ -265,16 +258,6 @@ impl AnchorKind {
             AnchorKind::PublicSource => &["repository", "commit", "path"],
             AnchorKind::DocsPage => &["url", "retrieved", "section"],
             AnchorKind::RepoFile => &["path"],
-        }
-    }
-
-    /// The name used in YAML.
-    pub fn name(self) -> &'static str {
-        match self {
-            AnchorKind::Paper => "paper",
-            AnchorKind::PublicSource => "public_source",
-            AnchorKind::DocsPage => "docs_page",
-            AnchorKind::RepoFile => "repo_file",
         }
     }
 }

@@ -22,10 +22,12 @@ use serde::{Deserialize, Serialize};
 /// tagged enum whose tag is the name); such an enum gets `as_str()` and
 /// `Display` only, since it has no list of values.
 ///
-/// Every closed vocabulary of kvlower is declared with it: the model's names
-/// here, the trace gate's requirements and controls, the join's
-/// preconditions and reasons, the diagnostic codes and the audit's
-/// mutation kinds and outcomes.
+/// Every closed vocabulary of kvlower is declared with it, and with nothing
+/// else: the model's names here and the anchor kinds, the trace gate's
+/// requirements and controls, the join's preconditions and reasons, the
+/// diagnostic codes and the audit's mutation kinds and outcomes. Each caller
+/// writes its derives in plain sight, so what a name type can do is read at
+/// its declaration.
 #[macro_export]
 macro_rules! names {
     (
@@ -100,23 +102,13 @@ macro_rules! names {
     };
 }
 
-/// The model's vocabulary: [`names!`] with the derives every model name has.
-macro_rules! vocabulary {
-    ( $(#[$meta:meta])* pub enum $($rest:tt)* ) => {
-        $crate::names! {
-            $(#[$meta])*
-            #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
-            pub enum $($rest)*
-        }
-    };
-}
-
-vocabulary! {
+crate::names! {
     /// One of the nineteen obligations a ResidentClaim mode can require.
     ///
     /// `active_refusal_or_defer` is accepted on input as an alias of
     /// `explicit_conflict_action` (see [`Obligation::from_input_name`]) and is
     /// never printed.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
     pub enum Obligation {
         ClaimIdentity = "claim_identity",
         ExplicitAcceptance = "explicit_acceptance",
@@ -197,8 +189,9 @@ impl Obligation {
     }
 }
 
-vocabulary! {
+crate::names! {
     /// A ResidentClaim mode; its obligation bundle lives in `modes.yaml`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
     pub enum Mode {
         BestEffort = "best_effort",
         SoftPriority = "soft_priority",
@@ -210,9 +203,10 @@ vocabulary! {
     }
 }
 
-vocabulary! {
+crate::names! {
     /// A rung of the adapter-depth ladder. The order of declaration is the
     /// ladder: selecting a depth admits every represented adapter at or below it.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
     pub enum Depth {
         None = "none",
         TelemetryJoin = "telemetry_join",
@@ -225,9 +219,10 @@ vocabulary! {
     }
 }
 
-vocabulary! {
+crate::names! {
     /// How far an evidence item establishes its obligation. Only `supported`
     /// counts (fail-closed rule 2).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
     pub enum Status {
         Supported = "supported",
         Partial = "partial",
@@ -236,8 +231,9 @@ vocabulary! {
     }
 }
 
-vocabulary! {
+crate::names! {
     /// Where an evidence item's fact was observed, weakest first.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
     pub enum Scope {
         DocsOnly = "docs_only",
         SourceInspection = "source_inspection",
@@ -258,9 +254,10 @@ impl Scope {
     }
 }
 
-vocabulary! {
+crate::names! {
     /// A primitive that makes a row plausible without satisfying any obligation
     /// (fail-closed rule 1). Which modes each suggests is data in `modes.yaml`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
     pub enum Signal {
         PriorityField = "priority_field",
         DurationField = "duration_field",
@@ -280,9 +277,10 @@ vocabulary! {
     }
 }
 
-vocabulary! {
+crate::names! {
     /// An observed fact a row needs beyond its obligations. Atoms count only
     /// when anchored to a trace (fail-closed rule 3).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
     pub enum Atom {
         PressureControlsObserved = "pressure_controls_observed",
         BothClaimsJoinableBeforePressure = "both_claims_joinable_before_pressure",
@@ -291,9 +289,10 @@ vocabulary! {
     }
 }
 
-vocabulary! {
+crate::names! {
     /// A trust-boundary precondition an adapter depth must meet before any of
     /// its evidence counts (paper Table 5 and "Deeper adapter trust boundaries").
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
     pub enum Precondition {
         // telemetry_join (all nine)
         ExternalAcceptedClaimRegistry = "external_accepted_claim_registry",
@@ -332,9 +331,10 @@ vocabulary! {
     }
 }
 
-vocabulary! {
+crate::names! {
     /// A known way a join or hook can be ambiguous. A declared ambiguity voids
     /// the adapter's evidence (fail-closed rule 7).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
     pub enum Ambiguity {
         MissingRegistry = "missing_registry",
         UnstableClaimIds = "unstable_claim_ids",
@@ -346,8 +346,9 @@ vocabulary! {
     }
 }
 
-vocabulary! {
+crate::names! {
     /// A gate of the trace analyzer (`kvlower gate`) whose verdict evidence may rest on.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
     pub enum TraceGate {
         // The trace crate decides these gates per claim and reports them under
         // these names, in this order (`docs/trace-format.md`). The comments are
@@ -379,7 +380,7 @@ vocabulary! {
     }
 }
 
-vocabulary! {
+crate::names! {
     /// The label of one matrix row (paper §4, Table 3).
     ///
     /// Declared, and so ordered, from the label that decides least to the one
@@ -388,6 +389,7 @@ vocabulary! {
     /// decided misrepresentation, an approximation only plausible), so the
     /// README's cell for a (descriptor, mode) is the maximum over its depths.
     /// Reports that list labels best-first iterate [`Label::ALL`] in reverse.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
     pub enum Label {
         Unknown = "unknown",
         Approximate = "approximate",
@@ -404,9 +406,10 @@ impl Label {
     }
 }
 
-vocabulary! {
+crate::names! {
     /// What a positive adapter row actually establishes; the label alone
     /// overstates it (paper §4, Table 3).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
     pub enum Subtype {
         /// A telemetry join reconstructs selected claim-scoped observations.
         AdapterObservational = "adapter_observational",
