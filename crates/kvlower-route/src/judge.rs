@@ -247,10 +247,18 @@ pub fn judge(
             request_id: r.id.clone(),
         })
         .collect();
+    let judge = ClaimJudge {
+        trace,
+        map,
+        index,
+        claims,
+        block_size: bs,
+        unknown,
+    };
     let verdicts: Vec<ClaimVerdict> = claims
         .iter()
         .enumerate()
-        .map(|(ci, c)| judge_claim(trace, &map, &index, claims, ci, c, bs, &unknown))
+        .map(|(ci, c)| judge.claim(ci, c))
         .collect();
     let every = |f: &dyn Fn(&ClaimVerdict) -> bool| !verdicts.is_empty() && verdicts.iter().all(f);
     let preconditions = RoutePrecondition::ALL
@@ -312,209 +320,224 @@ fn unfixed_worker(map: &WorkerMap<'_>, request_id: &str, w: WorkerId) -> Option<
     }
 }
 
-#[expect(
-    clippy::too_many_arguments,
-    reason = "one routing decision's whole context, read once per decision"
-)]
-fn judge_claim(
-    trace: &RouteTrace,
-    map: &WorkerMap<'_>,
-    index: &Index<'_>,
-    claims: &[RegisteredClaim],
-    ci: usize,
-    c: &RegisteredClaim,
-    bs: usize,
-    unknown: &[RouteReason],
-) -> ClaimVerdict {
-    let mut reasons: Vec<RouteReason> = unknown.to_vec();
-    let required: &[u32] = c.required_tokens.as_deref().unwrap_or(&[]);
-    if required.is_empty() {
-        reasons.push(RouteReason::ClaimUnusable);
-    }
-    // Another claim with the same first block: a hit on that block is both claims'.
-    if let Some(first) = required.get(..bs) {
-        for &oi in index
-            .by_first_block
-            .get(first)
-            .map_or(&[][..], Vec::as_slice)
-        {
-            if let Some(other) = claims.get(oi).filter(|o| o.id != c.id) {
-                reasons.push(RouteReason::AmbiguousClaimPrefix {
-                    other: other.id.clone(),
-                });
-            }
-        }
-    }
-    let carried: Vec<(usize, &Request)> = index
-        .by_claim
-        .get(c.id.as_str())
-        .map_or(&[][..], Vec::as_slice)
-        .iter()
-        .filter_map(|&i| trace.requests.get(i).map(|r| (i, r)))
-        .collect();
-    if carried.is_empty() {
-        reasons.push(RouteReason::NoClaimedRequest);
-    }
-    for (_, r) in &carried {
-        if c.registered_before.is_none_or(|t| t >= r.decided_at) {
-            reasons.push(RouteReason::NotRegisteredBeforeDecision {
-                request_id: r.id.clone(),
-            });
-        }
-        if !required.is_empty() && !carries(r, required) {
-            reasons.push(RouteReason::ClaimTokensNotCarried {
-                request_id: r.id.clone(),
-            });
-        }
-        // The worker the router chose and the one that served: a miss in the map, or
-        // two namespaces, is a reason, never skipped.
-        for w in [r.decision.worker, r.served.worker] {
-            reasons.extend(unfixed_worker(map, &r.id, w));
-        }
-        // A worker the router scored (an overlap row) that the map does not name: the
-        // map is not the router's (a mapped worker's row is what route cost needs).
-        for o in &r.decision.overlap {
-            if map.namespace(o.worker) == Namespace::Unknown {
-                reasons.extend(unfixed_worker(map, &r.id, o.worker));
-            }
-        }
-        if r.served.worker != r.decision.worker {
-            reasons.push(RouteReason::ServedElsewhere {
-                request_id: r.id.clone(),
-            });
-        }
-    }
-    let required_blocks = u32::try_from(required.len() / bs).unwrap_or(u32::MAX);
-    let required_len = u32::try_from(required.len()).unwrap_or(u32::MAX);
-    let placement = carried.first().copied();
-    let reuses: Vec<(usize, &Request)> = carried.iter().skip(1).copied().collect();
-    if placement.is_some() && reuses.is_empty() {
-        reasons.push(RouteReason::NoReuseRequest);
-    }
-    if let Some((pi, p)) = placement {
-        if !required.is_empty() && p.served.num_cached_tokens >= required_len {
-            reasons.push(RouteReason::PlacementAlreadyCached {
-                request_id: p.id.clone(),
-            });
-        }
-        let ns = map.fixed(p.served.worker);
-        // Requests without the claim that carried its required tokens, before the
-        // placement or before its last reuse (after the placement): each reuse's
-        // window (placement, reuse) is inside the last one's.
-        let last = reuses.last().map_or(pi, |&(ri, _)| ri);
-        for &qi in index.carriers(ci) {
-            if qi >= last {
-                break;
-            }
-            let Some(q) = trace.requests.get(qi) else {
-                continue;
-            };
-            if qi == pi || q.claim.as_deref() == Some(c.id.as_str()) {
-                continue;
-            }
-            if qi < pi {
-                unattributed_carrier(
-                    q,
-                    map,
-                    ns,
-                    |request_id| RouteReason::EarlierUnattributedPrefix { request_id },
-                    &mut reasons,
-                );
-            } else {
-                unattributed_carrier(
-                    q,
-                    map,
-                    ns,
-                    |request_id| RouteReason::InterleavedUnattributedPrefix { request_id },
-                    &mut reasons,
-                );
-            }
-        }
-        for &(_, r) in &reuses {
-            let here = map.fixed(r.served.worker);
-            if ns.is_some() && here.is_some() && here != ns {
-                reasons.push(RouteReason::ReuseOnOtherNamespace {
-                    request_id: r.id.clone(),
-                });
-            }
-            let rows: BTreeSet<WorkerId> = r
-                .decision
-                .overlap
-                .iter()
-                .map(|o| o.worker)
-                .filter(|w| index.mapped.contains(w))
-                .collect();
-            if rows.len() < index.mapped.len() {
-                reasons.push(RouteReason::RouteCostMissing {
-                    request_id: r.id.clone(),
-                });
-            }
-            if chosen_overlap(r).is_none_or(|b| b < required_blocks) {
-                reasons.push(RouteReason::RouteCostDoesNotCoverClaim {
-                    request_id: r.id.clone(),
-                });
-            }
-            if required.is_empty() || r.served.num_cached_tokens < required_len {
-                reasons.push(RouteReason::ReuseMissed {
-                    request_id: r.id.clone(),
-                });
-            }
-        }
-    }
-    reasons.sort();
-    reasons.dedup();
+/// What every claim's judgment reads: the trace, the worker map, the claims'
+/// index and the requests naming unregistered claims, built once per trace.
+struct ClaimJudge<'a> {
+    trace: &'a RouteTrace,
+    map: WorkerMap<'a>,
+    index: Index<'a>,
+    claims: &'a [RegisteredClaim],
+    /// Tokens per KV block (the trace's `block_size`).
+    block_size: usize,
+    /// One `unknown_claim` reason per request naming a claim the registry lacks:
+    /// every claim carries them (the registry is not the one the run used).
+    unknown: Vec<RouteReason>,
+}
 
-    let preconditions: Vec<Held<RoutePrecondition>> = RoutePrecondition::ALL
-        .iter()
-        .map(|&p| Held {
-            name: p,
-            held: !reasons.iter().any(|r| r.precondition() == Some(p)),
-        })
-        .collect();
-    let boundary = preconditions.iter().all(|h| h.held);
-    let placement_id = placement.map(|(_, p)| p.id.as_str());
-    let is_placement = |id: &str| placement_id == Some(id);
-    let obligation_held = |o: RouteObligation| {
-        boundary
-            && !reasons.iter().any(|r| match (o, r) {
-                (
-                    RouteObligation::RouteCostAttribution,
-                    RouteReason::RouteCostMissing { .. }
-                    | RouteReason::RouteCostDoesNotCoverClaim { .. },
-                ) => true,
-                (
-                    RouteObligation::PlacementAttribution,
-                    RouteReason::PlacementAlreadyCached { .. }
-                    | RouteReason::EarlierUnattributedPrefix { .. },
-                ) => true,
-                (
-                    RouteObligation::PlacementAttribution,
-                    RouteReason::ServedElsewhere { request_id },
-                ) => is_placement(request_id),
-                (RouteObligation::ReuseRoutingAttribution, RouteReason::ReuseMissed { .. }) => true,
-                (
-                    RouteObligation::ReuseRoutingAttribution,
-                    RouteReason::ServedElsewhere { request_id },
-                ) => !is_placement(request_id),
-                _ => false,
+impl ClaimJudge<'_> {
+    /// Judges claim `ci` (`c`) against the trace.
+    fn claim(&self, ci: usize, c: &RegisteredClaim) -> ClaimVerdict {
+        let ClaimJudge {
+            trace,
+            map,
+            index,
+            claims,
+            block_size: bs,
+            unknown,
+        } = self;
+        let bs = *bs;
+        let mut reasons: Vec<RouteReason> = unknown.to_vec();
+        let required: &[u32] = c.required_tokens.as_deref().unwrap_or(&[]);
+        if required.is_empty() {
+            reasons.push(RouteReason::ClaimUnusable);
+        }
+        // Another claim with the same first block: a hit on that block is both claims'.
+        if let Some(first) = required.get(..bs) {
+            for &oi in index
+                .by_first_block
+                .get(first)
+                .map_or(&[][..], Vec::as_slice)
+            {
+                if let Some(other) = claims.get(oi).filter(|o| o.id != c.id) {
+                    reasons.push(RouteReason::AmbiguousClaimPrefix {
+                        other: other.id.clone(),
+                    });
+                }
+            }
+        }
+        let carried: Vec<(usize, &Request)> = index
+            .by_claim
+            .get(c.id.as_str())
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .filter_map(|&i| trace.requests.get(i).map(|r| (i, r)))
+            .collect();
+        if carried.is_empty() {
+            reasons.push(RouteReason::NoClaimedRequest);
+        }
+        for (_, r) in &carried {
+            if c.registered_before.is_none_or(|t| t >= r.decided_at) {
+                reasons.push(RouteReason::NotRegisteredBeforeDecision {
+                    request_id: r.id.clone(),
+                });
+            }
+            if !required.is_empty() && !carries(r, required) {
+                reasons.push(RouteReason::ClaimTokensNotCarried {
+                    request_id: r.id.clone(),
+                });
+            }
+            // The worker the router chose and the one that served: a miss in the map, or
+            // two namespaces, is a reason, never skipped.
+            for w in [r.decision.worker, r.served.worker] {
+                reasons.extend(unfixed_worker(map, &r.id, w));
+            }
+            // A worker the router scored (an overlap row) that the map does not name: the
+            // map is not the router's (a mapped worker's row is what route cost needs).
+            for o in &r.decision.overlap {
+                if map.namespace(o.worker) == Namespace::Unknown {
+                    reasons.extend(unfixed_worker(map, &r.id, o.worker));
+                }
+            }
+            if r.served.worker != r.decision.worker {
+                reasons.push(RouteReason::ServedElsewhere {
+                    request_id: r.id.clone(),
+                });
+            }
+        }
+        let required_blocks = u32::try_from(required.len() / bs).unwrap_or(u32::MAX);
+        let required_len = u32::try_from(required.len()).unwrap_or(u32::MAX);
+        let placement = carried.first().copied();
+        let reuses: Vec<(usize, &Request)> = carried.iter().skip(1).copied().collect();
+        if placement.is_some() && reuses.is_empty() {
+            reasons.push(RouteReason::NoReuseRequest);
+        }
+        if let Some((pi, p)) = placement {
+            if !required.is_empty() && p.served.num_cached_tokens >= required_len {
+                reasons.push(RouteReason::PlacementAlreadyCached {
+                    request_id: p.id.clone(),
+                });
+            }
+            let ns = map.fixed(p.served.worker);
+            // Requests without the claim that carried its required tokens, before the
+            // placement or before its last reuse (after the placement): each reuse's
+            // window (placement, reuse) is inside the last one's.
+            let last = reuses.last().map_or(pi, |&(ri, _)| ri);
+            for &qi in index.carriers(ci) {
+                if qi >= last {
+                    break;
+                }
+                let Some(q) = trace.requests.get(qi) else {
+                    continue;
+                };
+                if qi == pi || q.claim.as_deref() == Some(c.id.as_str()) {
+                    continue;
+                }
+                if qi < pi {
+                    unattributed_carrier(
+                        q,
+                        map,
+                        ns,
+                        |request_id| RouteReason::EarlierUnattributedPrefix { request_id },
+                        &mut reasons,
+                    );
+                } else {
+                    unattributed_carrier(
+                        q,
+                        map,
+                        ns,
+                        |request_id| RouteReason::InterleavedUnattributedPrefix { request_id },
+                        &mut reasons,
+                    );
+                }
+            }
+            for &(_, r) in &reuses {
+                let here = map.fixed(r.served.worker);
+                if ns.is_some() && here.is_some() && here != ns {
+                    reasons.push(RouteReason::ReuseOnOtherNamespace {
+                        request_id: r.id.clone(),
+                    });
+                }
+                let rows: BTreeSet<WorkerId> = r
+                    .decision
+                    .overlap
+                    .iter()
+                    .map(|o| o.worker)
+                    .filter(|w| index.mapped.contains(w))
+                    .collect();
+                if rows.len() < index.mapped.len() {
+                    reasons.push(RouteReason::RouteCostMissing {
+                        request_id: r.id.clone(),
+                    });
+                }
+                if chosen_overlap(r).is_none_or(|b| b < required_blocks) {
+                    reasons.push(RouteReason::RouteCostDoesNotCoverClaim {
+                        request_id: r.id.clone(),
+                    });
+                }
+                if required.is_empty() || r.served.num_cached_tokens < required_len {
+                    reasons.push(RouteReason::ReuseMissed {
+                        request_id: r.id.clone(),
+                    });
+                }
+            }
+        }
+        reasons.sort();
+        reasons.dedup();
+
+        let preconditions: Vec<Held<RoutePrecondition>> = RoutePrecondition::ALL
+            .iter()
+            .map(|&p| Held {
+                name: p,
+                held: !reasons.iter().any(|r| r.precondition() == Some(p)),
             })
-    };
-    let obligations: Vec<Held<RouteObligation>> = RouteObligation::ALL
-        .iter()
-        .map(|&o| Held {
-            name: o,
-            held: obligation_held(o),
-        })
-        .collect();
-    let pass = boundary && obligations.iter().all(|h| h.held);
-    ClaimVerdict {
-        claim_id: c.id.clone(),
-        required_tokens: (!required.is_empty()).then_some(required_len),
-        placement: placement.map(|(_, p)| routed(p, map)),
-        reuse: reuses.first().map(|&(_, r)| routed(r, map)),
-        preconditions,
-        obligations,
-        reasons,
-        pass,
+            .collect();
+        let boundary = preconditions.iter().all(|h| h.held);
+        let placement_id = placement.map(|(_, p)| p.id.as_str());
+        let is_placement = |id: &str| placement_id == Some(id);
+        let obligation_held = |o: RouteObligation| {
+            boundary
+                && !reasons.iter().any(|r| match (o, r) {
+                    (
+                        RouteObligation::RouteCostAttribution,
+                        RouteReason::RouteCostMissing { .. }
+                        | RouteReason::RouteCostDoesNotCoverClaim { .. },
+                    ) => true,
+                    (
+                        RouteObligation::PlacementAttribution,
+                        RouteReason::PlacementAlreadyCached { .. }
+                        | RouteReason::EarlierUnattributedPrefix { .. },
+                    ) => true,
+                    (
+                        RouteObligation::PlacementAttribution,
+                        RouteReason::ServedElsewhere { request_id },
+                    ) => is_placement(request_id),
+                    (RouteObligation::ReuseRoutingAttribution, RouteReason::ReuseMissed { .. }) => {
+                        true
+                    }
+                    (
+                        RouteObligation::ReuseRoutingAttribution,
+                        RouteReason::ServedElsewhere { request_id },
+                    ) => !is_placement(request_id),
+                    _ => false,
+                })
+        };
+        let obligations: Vec<Held<RouteObligation>> = RouteObligation::ALL
+            .iter()
+            .map(|&o| Held {
+                name: o,
+                held: obligation_held(o),
+            })
+            .collect();
+        let pass = boundary && obligations.iter().all(|h| h.held);
+        ClaimVerdict {
+            claim_id: c.id.clone(),
+            required_tokens: (!required.is_empty()).then_some(required_len),
+            placement: placement.map(|(_, p)| routed(p, map)),
+            reuse: reuses.first().map(|&(_, r)| routed(r, map)),
+            preconditions,
+            obligations,
+            reasons,
+            pass,
+        }
     }
 }
