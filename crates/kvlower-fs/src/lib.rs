@@ -587,6 +587,25 @@ mod tests {
     }
 
     #[test]
+    fn a_walked_file_opens_only_as_a_regular_file_reached_without_a_link() {
+        let dir = root();
+        let real = dir.path().join("capabilities/x.jsonl");
+        std::fs::write(&real, "{}\n").unwrap();
+        let (_, len) = open_walked_regular(&real).expect("a regular file opens");
+        assert_eq!(len, 3);
+        // Replaced since the walk by a link, a FIFO or a directory, or gone: left to the
+        // long checks, never opened through a link, and never blocking.
+        let link = dir.path().join("capabilities/link.jsonl");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        assert!(open_walked_regular(&link).is_none());
+        let fifo = dir.path().join("capabilities/fifo.jsonl");
+        mkfifo(&fifo);
+        assert!(within_deadline(move || open_walked_regular(&fifo).is_none()));
+        assert!(open_walked_regular(&dir.path().join("capabilities")).is_none());
+        assert!(open_walked_regular(&dir.path().join("capabilities/gone.jsonl")).is_none());
+    }
+
+    #[test]
     fn a_fifo_is_refused_without_blocking() {
         let dir = root();
         mkfifo(&dir.path().join("capabilities/x.yaml"));
