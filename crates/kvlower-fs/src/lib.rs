@@ -269,20 +269,52 @@ pub fn open_regular_unbounded(path: &Path) -> Result<(File, u64), Refusal> {
 /// The open is non-blocking and the opened file is checked again: still a regular file,
 /// and the one listed. Returns the file and its length.
 pub fn open_listed_regular(path: &Path, listed: &Metadata) -> Result<(File, u64), Refusal> {
-    let shown = path.display().to_string();
-    check_regular(listed, &shown)?;
-    let file = open_nonblocking(path).map_err(|e| Refusal::from_io_error(&shown, &e))?;
+    // The path is shown only in a refusal: formatting it for every file of a campaign
+    // would cost an allocation per file.
+    let shown = || path.display().to_string();
+    if !listed.is_file() {
+        return Err(not_regular(listed, shown()));
+    }
+    let file = open_nonblocking(path).map_err(|e| Refusal::from_io_error(&shown(), &e))?;
     let after = file
         .metadata()
-        .map_err(|e| Refusal::from_io_error(&shown, &e))?;
-    check_regular(&after, &shown)?;
+        .map_err(|e| Refusal::from_io_error(&shown(), &e))?;
+    if !after.is_file() {
+        return Err(not_regular(&after, shown()));
+    }
     if !same_file(listed, &after) {
         return Err(Refusal::Io {
-            path: shown,
+            path: shown(),
             message: "the file was replaced while it was being opened".to_string(),
         });
     }
     Ok((file, after.len()))
+}
+
+/// Opens `path`, which a directory walk below a directory outside the kernel's
+/// pseudo-file systems ([`outside_pseudo_fs`]) has listed by its directory entry as a
+/// regular file (no link), without stat-ing it first: non-blocking, never following a
+/// link, then checked on the open descriptor. `None` when that does not give a regular
+/// file (it cannot be opened, it is a link or not a regular file any more): the caller
+/// then checks it the long way ([`open_listed_regular`] or [`open_regular_unbounded`]),
+/// which tells why. One `openat` and one `fstat` for the common case instead of a `statx`
+/// of the path before them. Returns the file and its length.
+#[cfg(unix)]
+pub fn open_walked_regular(path: &Path) -> Option<(File, u64)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC | libc::O_NOFOLLOW)
+        .open(path)
+        .ok()?;
+    let meta = file.metadata().ok()?;
+    meta.is_file().then_some((file, meta.len()))
+}
+
+/// Elsewhere every walked file is checked the long way.
+#[cfg(not(unix))]
+pub fn open_walked_regular(_path: &Path) -> Option<(File, u64)> {
+    None
 }
 
 /// Whether `dir` resolves outside `/proc` and `/sys`, so that no file listed below it (not
@@ -382,10 +414,14 @@ fn check_regular(meta: &Metadata, shown: &str) -> Result<(), Refusal> {
     if meta.is_file() {
         return Ok(());
     }
-    Err(Refusal::NotRegular {
-        path: shown.to_string(),
+    Err(not_regular(meta, shown.to_string()))
+}
+
+fn not_regular(meta: &Metadata, path: String) -> Refusal {
+    Refusal::NotRegular {
+        path,
         what: describe(meta),
-    })
+    }
 }
 
 fn check_size(meta: &Metadata, shown: &str, kind: FileKind) -> Result<(), Refusal> {
@@ -548,6 +584,25 @@ mod tests {
         std::os::unix::fs::symlink("../real.yaml", dir.path().join("capabilities/x.yaml")).unwrap();
         let bytes = read_confined(dir.path(), "capabilities/x.yaml", FileKind::Descriptor).unwrap();
         assert_eq!(bytes, b"a: 1\n");
+    }
+
+    #[test]
+    fn a_walked_file_opens_only_as_a_regular_file_reached_without_a_link() {
+        let dir = root();
+        let real = dir.path().join("capabilities/x.jsonl");
+        std::fs::write(&real, "{}\n").unwrap();
+        let (_, len) = open_walked_regular(&real).expect("a regular file opens");
+        assert_eq!(len, 3);
+        // Replaced since the walk by a link, a FIFO or a directory, or gone: left to the
+        // long checks, never opened through a link, and never blocking.
+        let link = dir.path().join("capabilities/link.jsonl");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        assert!(open_walked_regular(&link).is_none());
+        let fifo = dir.path().join("capabilities/fifo.jsonl");
+        mkfifo(&fifo);
+        assert!(within_deadline(move || open_walked_regular(&fifo).is_none()));
+        assert!(open_walked_regular(&dir.path().join("capabilities")).is_none());
+        assert!(open_walked_regular(&dir.path().join("capabilities/gone.jsonl")).is_none());
     }
 
     #[test]

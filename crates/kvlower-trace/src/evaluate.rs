@@ -13,6 +13,7 @@ use crate::family::TraceFamily;
 use crate::identity::{Bucket, ClaimIdentity, Interner};
 use crate::multi_claim::{Attribution, NonTargetFacts, TargetFacts};
 use crate::names::{Requirement, TraceGate};
+use crate::parse::{Parsed, parse_line, parse_line_into};
 use crate::reference::ReferenceClaim;
 use crate::report::{ClaimVerdict, GateResult, TraceOutline, TraceTally};
 use crate::residency::ResidencyClaim;
@@ -133,83 +134,6 @@ impl Machine {
     }
 }
 
-/// One line, parsed.
-// Nearly every line is an event, so boxing it would only add an allocation per line.
-#[expect(
-    clippy::large_enum_variant,
-    reason = "nearly every line is an event, so boxing it would add an allocation per line"
-)]
-pub(crate) enum Parsed<'b> {
-    Blank,
-    Event(RawEvent<'b>),
-    Problem(Problem),
-}
-
-/// Parses one trimmed line.
-pub(crate) fn parse(bytes: &[u8]) -> Parsed<'_> {
-    if bytes.is_empty() {
-        return Parsed::Blank;
-    }
-    match parse_line(bytes) {
-        Ok(event) => Parsed::Event(event),
-        Err(problem) => Parsed::Problem(problem),
-    }
-}
-
-/// Parses one non-blank line into a typed event, or says what is wrong with it.
-pub(crate) fn parse_line(bytes: &[u8]) -> Result<RawEvent<'_>, Problem> {
-    // JSON text is UTF-8. Checked once per line here, so string values need no check of
-    // their own (see `event::Str`).
-    // The SIMD check only says yes or no; std finds the position of a bad byte.
-    if simdutf8::basic::from_utf8(bytes).is_err() {
-        let at = utf8_error_at(bytes);
-        return Err(Problem::NotJson(format!("invalid UTF-8 at byte {at}")));
-    }
-    let error = match serde_json::from_slice::<RawEvent<'_>>(bytes) {
-        Ok(event) => return Ok(event),
-        Err(e) => e,
-    };
-    let first = bytes.first().copied().unwrap_or(b' ');
-    if first != b'{' {
-        if serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_err() {
-            return Err(Problem::NotJson(without_position(&error)));
-        }
-        return Err(Problem::NotObject(match first {
-            b'[' => "an array",
-            b'"' => "a string",
-            b't' | b'f' => "a boolean",
-            b'n' => "null",
-            _ => "a number",
-        }));
-    }
-    if !error.is_data() {
-        return Err(Problem::NotJson(without_position(&error)));
-    }
-    // The event visitor prefixes a value's error with its field name.
-    Err(Problem::FieldType(without_position(&error)))
-}
-
-/// Where the first invalid UTF-8 byte of `bytes` is.
-fn utf8_error_at(bytes: &[u8]) -> usize {
-    std::str::from_utf8(bytes)
-        .err()
-        .map_or(bytes.len(), |e| e.valid_up_to())
-}
-
-/// serde_json's message without its "at line 1 column N" (the trace line is reported
-/// separately), with the column kept.
-fn without_position(e: &serde_json::Error) -> String {
-    let text = e.to_string();
-    let message = text
-        .rfind(" at line ")
-        .map_or(text.as_str(), |i| text.get(..i).unwrap_or(""));
-    if e.column() > 0 {
-        format!("{message} (column {})", e.column())
-    } else {
-        message.to_owned()
-    }
-}
-
 /// Evaluates one trace, line by line; see [`crate::evaluate_reader_each`].
 pub(crate) struct TraceEvaluator {
     name: String,
@@ -279,11 +203,20 @@ impl TraceEvaluator {
                 None => {}
             }
         }
-        let parsed = parse(bytes);
-        self.push_parsed(line, bytes, &parsed);
+        if bytes.is_empty() {
+            return;
+        }
+        let mut event = RawEvent::default();
+        match parse_line_into(bytes, &mut event) {
+            Ok(()) => self.push_event(line, bytes, &event),
+            Err(problem) => {
+                self.nonblank_lines = self.nonblank_lines.saturating_add(1);
+                self.line_problem(line, problem);
+            }
+        }
     }
 
-    /// Judges one line (as [`Self::push_line`]) parsed ahead by [`parse`] from
+    /// Judges one line (as [`Self::push_line`]) parsed ahead by [`crate::parse::parse`] from
     /// `bytes.trim_ascii()`. Until the first non-blank line, which may be the header, the
     /// line is judged by `push_line` instead (parsed again, in order).
     pub fn push_line_parsed(&mut self, line: u64, bytes: &[u8], parsed: &Parsed<'_>) {
@@ -294,17 +227,21 @@ impl TraceEvaluator {
         }
     }
 
-    /// Judges one line already parsed by [`parse`] (`bytes` trimmed, as given to it).
+    /// Judges one line already parsed by [`crate::parse::parse`] (`bytes` trimmed, as given to it).
     /// By reference: an event is large, and lines parsed ahead are judged where they lie.
     pub fn push_parsed(&mut self, line: u64, bytes: &[u8], parsed: &Parsed<'_>) {
-        let event = match parsed {
-            Parsed::Blank => return,
+        match parsed {
+            Parsed::Blank => {}
             Parsed::Problem(problem) => {
                 self.nonblank_lines = self.nonblank_lines.saturating_add(1);
-                return self.line_problem(line, problem.clone());
+                self.line_problem(line, problem.clone());
             }
-            Parsed::Event(event) => event,
-        };
+            Parsed::Event(event) => self.push_event(line, bytes, event),
+        }
+    }
+
+    /// Judges one non-blank line that parsed into `event` (`bytes` trimmed).
+    fn push_event(&mut self, line: u64, bytes: &[u8], event: &RawEvent<'_>) {
         self.nonblank_lines = self.nonblank_lines.saturating_add(1);
         if let Machine::Undecided = self.machine {
             let kind = event

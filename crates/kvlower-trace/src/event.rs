@@ -29,32 +29,47 @@ impl Str<'_> {
 
 impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct StrVisitor<'a>(PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for StrVisitor<'a> {
-            type Value = Str<'a>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Str<'a>, E> {
-                Ok(Str(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Str<'a>, E> {
-                Ok(Str(Cow::Owned(v.to_owned())))
-            }
-            fn visit_borrowed_bytes<E: de::Error>(self, v: &'de [u8]) -> Result<Str<'a>, E> {
-                match simdutf8::basic::from_utf8(v) {
-                    Ok(s) => Ok(Str(Cow::Borrowed(s))),
-                    Err(_) => Err(E::invalid_value(de::Unexpected::Bytes(v), &self)),
-                }
-            }
-            fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Str<'a>, E> {
-                match simdutf8::basic::from_utf8(v) {
-                    Ok(s) => Ok(Str(Cow::Owned(s.to_owned()))),
-                    Err(_) => Err(E::invalid_value(de::Unexpected::Bytes(v), &self)),
-                }
-            }
+        d.deserialize_bytes(StrVisitor(""))
+    }
+}
+
+/// Reads a [`Str`]; the `str` is the line the bytes are borrowed from when it is known
+/// to be UTF-8, else empty (see [`ReadField`]).
+struct StrVisitor<'a>(&'a str);
+
+impl<'de: 'a, 'a> Visitor<'de> for StrVisitor<'a> {
+    type Value = Str<'a>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Str<'a>, E> {
+        Ok(Str(Cow::Borrowed(v)))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Str<'a>, E> {
+        Ok(Str(Cow::Owned(v.to_owned())))
+    }
+    fn visit_borrowed_bytes<E: de::Error>(self, v: &'de [u8]) -> Result<Str<'a>, E> {
+        // Bytes that lie within the checked line are its `str` cut at their ends (which
+        // `get` checks are character boundaries); anything else is checked here.
+        let line = self.0;
+        let start = v.as_ptr().addr().wrapping_sub(line.as_ptr().addr());
+        if let Some(s) = start
+            .checked_add(v.len())
+            .filter(|&end| end <= line.len())
+            .and_then(|end| line.get(start..end))
+        {
+            return Ok(Str(Cow::Borrowed(s)));
         }
-        d.deserialize_bytes(StrVisitor(PhantomData))
+        match simdutf8::basic::from_utf8(v) {
+            Ok(s) => Ok(Str(Cow::Borrowed(s))),
+            Err(_) => Err(E::invalid_value(de::Unexpected::Bytes(v), &self)),
+        }
+    }
+    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Str<'a>, E> {
+        match simdutf8::basic::from_utf8(v) {
+            Ok(s) => Ok(Str(Cow::Owned(s.to_owned()))),
+            Err(_) => Err(E::invalid_value(de::Unexpected::Bytes(v), &self)),
+        }
     }
 }
 
@@ -91,15 +106,15 @@ macro_rules! raw_event {
             })
         }
 
-        impl<'de: 'a, 'a> Visitor<'de> for EventVisitor<'a> {
-            type Value = RawEvent<'a>;
+        impl<'de: 'a, 'a> Visitor<'de> for EventVisitor<'_, 'a> {
+            type Value = ();
 
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a JSON object")
             }
 
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawEvent<'a>, A::Error> {
-                let mut event = RawEvent::default();
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+                let EventVisitor(event, line) = self;
                 let mut seen: u64 = 0;
                 let table = field_table();
                 while let Some(key) = map.next_key_seed(KeySeed(table))? {
@@ -114,13 +129,12 @@ macro_rules! raw_event {
                                 return Err(de::Error::duplicate_field(stringify!($field)));
                             }
                             seen |= bit;
-                            event.$field = map
-                                .next_value()
+                            event.$field = <$ty as ReadField<'de, 'a>>::read(&mut map, line)
                                 .map_err(|e| in_field(stringify!($field), e))?;
                         } )*
                     }
                 }
-                Ok(event)
+                Ok(())
             }
         }
     };
@@ -136,7 +150,72 @@ fn in_field<E: de::Error>(field: &str, e: E) -> E {
     E::custom(format_args!("field `{field}`: {message}"))
 }
 
-struct EventVisitor<'a>(PhantomData<&'a ()>);
+/// Fills the event it holds in place: an event is about a kilobyte, and returning it by
+/// value through serde and the parser's results cost several copies of it per line. The
+/// `str` is the whole line when it is known to be UTF-8 (else empty): see [`ReadField`].
+struct EventVisitor<'p, 'a>(&'p mut RawEvent<'a>, &'a str);
+
+/// How a declared field's value is read. A string field borrows its text from the line
+/// without a UTF-8 check of its own when the line was checked whole: the string's bytes
+/// are a slice of the line, so the line's `str` is cut there instead (a UTF-8 check per
+/// kept string was a measurable share of the parse). Every other type reads as it
+/// deserializes.
+trait ReadField<'de, 'a>: Sized {
+    fn read<A: MapAccess<'de>>(map: &mut A, line: &'a str) -> Result<Self, A::Error>;
+}
+
+macro_rules! read_as_deserialized {
+    ($($ty:ty),* $(,)?) => {$(
+        impl<'de: 'a, 'a> ReadField<'de, 'a> for $ty {
+            fn read<A: MapAccess<'de>>(map: &mut A, _line: &'a str) -> Result<Self, A::Error> {
+                map.next_value()
+            }
+        }
+    )*};
+}
+
+read_as_deserialized!(
+    Option<u64>,
+    Option<f64>,
+    Option<bool>,
+    Option<IgnoredAny>,
+    Option<TransferDirection>,
+    Option<Vec<Str<'a>>>,
+    Option<LooseStr<'a>>,
+);
+
+impl<'de: 'a, 'a> ReadField<'de, 'a> for Option<Str<'a>> {
+    fn read<A: MapAccess<'de>>(map: &mut A, line: &'a str) -> Result<Self, A::Error> {
+        map.next_value_seed(OptionalStr(line))
+    }
+}
+
+/// `Option<Str>` as serde reads it (`null` is `None`), cutting borrowed text from `line`.
+struct OptionalStr<'a>(&'a str);
+
+impl<'de: 'a, 'a> DeserializeSeed<'de> for OptionalStr<'a> {
+    type Value = Option<Str<'a>>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_option(self)
+    }
+}
+
+impl<'de: 'a, 'a> Visitor<'de> for OptionalStr<'a> {
+    type Value = Option<Str<'a>>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("option")
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_bytes(StrVisitor(self.0)).map(Some)
+    }
+}
 
 /// Declared keys by bucket: every line has some twenty keys, so their lookup must cost a
 /// hash of three bytes and (almost always) one comparison.
@@ -183,7 +262,21 @@ impl<'de> DeserializeSeed<'de> for KeySeed {
 
 impl<'de: 'a, 'a> Deserialize<'de> for RawEvent<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_map(EventVisitor(PhantomData))
+        let mut event = RawEvent::default();
+        d.deserialize_map(EventVisitor(&mut event, ""))?;
+        Ok(event)
+    }
+}
+
+/// Deserializes one event into a given (default) [`RawEvent`] rather than returning it,
+/// from the line it is given as a `str` (checked UTF-8 whole).
+pub(crate) struct InPlace<'p, 'a>(pub &'p mut RawEvent<'a>, pub &'a str);
+
+impl<'de: 'a, 'a> DeserializeSeed<'de> for InPlace<'_, 'a> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(EventVisitor(self.0, self.1))
     }
 }
 

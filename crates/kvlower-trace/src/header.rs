@@ -57,7 +57,15 @@ struct HeaderLine {
 /// is one but malformed.
 pub(crate) fn parse(bytes: &[u8]) -> Option<Result<Vec<TraceComponent>, Problem>> {
     // Only a JSON object naming the key is a header; anything else is left to the
-    // event parser, which reports it as it always has.
+    // event parser, which reports it as it always has. A line holding neither the key's
+    // text nor an escape (through which a key could still spell it) cannot name it, so
+    // the parse into a `Value` (every first line of a campaign's traces, and the costliest
+    // parse of the gate) is skipped: the answer is the same `None`.
+    static KEY: std::sync::OnceLock<memchr::memmem::Finder<'static>> = std::sync::OnceLock::new();
+    let key = KEY.get_or_init(|| memchr::memmem::Finder::new(HEADER_KEY));
+    if key.find(bytes).is_none() && memchr::memchr(b'\\', bytes).is_none() {
+        return None;
+    }
     let value: serde_json::Value = serde_json::from_slice(bytes).ok()?;
     if !value.as_object()?.contains_key(HEADER_KEY) {
         return None;

@@ -50,6 +50,7 @@ mod identity;
 mod lines;
 mod multi_claim;
 pub mod names;
+mod parse;
 mod pipeline;
 mod reference;
 mod report;

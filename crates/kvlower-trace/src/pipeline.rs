@@ -25,7 +25,8 @@ use kvlower_fs::lines::{End, Line};
 use rayon::prelude::*;
 
 use crate::diagnostic::Problem;
-use crate::evaluate::{Parsed, TraceEvaluator, parse};
+use crate::evaluate::TraceEvaluator;
+use crate::parse::{Parsed, parse};
 use crate::{ClaimVerdict, MAX_LINE_BYTES, TraceOutline};
 
 /// Bytes of whole lines gathered per block before it is handed over.

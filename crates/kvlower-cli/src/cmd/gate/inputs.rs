@@ -16,10 +16,12 @@ const SMALL_FILE_BYTES: u64 = 16 << 20;
 pub(super) enum Input {
     /// Standard input (`-`).
     Stdin,
-    /// A regular file and its size when listed; with its metadata when a directory walk
-    /// listed it as a regular file (no link) below a directory outside the kernel's
-    /// pseudo-file systems, so opening it need not resolve and stat it again.
-    File(PathBuf, u64, Option<Box<std::fs::Metadata>>),
+    /// A regular file named on the command line or reached through a link, and its size.
+    File(PathBuf, u64),
+    /// A file a directory walk listed by its entry as a regular file (no link) below a
+    /// directory outside the kernel's pseudo-file systems: not stat-ed before it is opened
+    /// (the open tells its size), so it costs no system call until a pool thread opens it.
+    Walked(PathBuf),
     /// Refused or unreadable before reading: reported, judged as nothing.
     Refused(PathBuf, Problem),
 }
@@ -28,32 +30,78 @@ impl Input {
     pub(super) fn name(&self) -> String {
         match self {
             Input::Stdin => "-".to_owned(),
-            Input::File(p, ..) | Input::Refused(p, _) => display(p),
+            Input::File(p, _) | Input::Walked(p) | Input::Refused(p, _) => display(p),
         }
     }
 
-    /// Judged on the pool (read whole) rather than alone, streaming.
+    /// Judged on the pool (read whole) rather than alone, streaming. A walked file's size
+    /// is not known yet: one found large when opened is handed back to be streamed
+    /// ([`Done::Large`]).
     pub(super) fn small(&self) -> bool {
         match self {
             Input::Stdin => false,
-            Input::File(_, len, _) => *len <= SMALL_FILE_BYTES,
-            Input::Refused(..) => true,
+            Input::File(_, len) => *len <= SMALL_FILE_BYTES,
+            Input::Walked(_) | Input::Refused(..) => true,
         }
     }
 }
 
-/// One judged trace with its verdicts, held until it is its turn to be written.
+/// An input opened for judging.
+pub(super) enum Opened {
+    Stdin,
+    /// Read whole by the thread that judges it.
+    Small(File, u64),
+    /// Streamed, its lines parsed on the pool when there is one.
+    Large(File),
+    Refused(Problem),
+}
+
+/// Opens one input, or says why it is refused.
+pub(super) fn open(input: &Input) -> Opened {
+    let opened = match input {
+        Input::Stdin => return Opened::Stdin,
+        Input::Refused(_, problem) => return Opened::Refused(problem.clone()),
+        Input::File(path, _) => open_regular(path),
+        Input::Walked(path) => open_walked(path),
+    };
+    match opened {
+        Err(problem) => Opened::Refused(problem),
+        Ok((file, len)) if len <= SMALL_FILE_BYTES => Opened::Small(file, len),
+        Ok((file, _)) => Opened::Large(file),
+    }
+}
+
+/// One trace judged on a pool thread, held until it is its turn to be written.
 pub(super) struct Judged {
     pub(super) name: String,
-    pub(super) outline: TraceOutline,
-    pub(super) verdicts: Vec<ClaimVerdict>,
+    pub(super) done: Done,
+}
+
+pub(super) enum Done {
+    /// Judged, with its verdicts.
+    Judged {
+        outline: TraceOutline,
+        verdicts: Vec<ClaimVerdict>,
+    },
+    /// A walked file found large when opened: streamed by the writer in its turn, its
+    /// lines parsed on the pool (a pool thread would judge it alone).
+    Large(File),
 }
 
 /// Judges one input on a pool thread, collecting its verdicts.
 pub(super) fn judge_collected(input: &Input, max_bytes: u64) -> Judged {
     let name = input.name();
+    let opened = match open(input) {
+        Opened::Large(file) => {
+            return Judged {
+                name,
+                done: Done::Large(file),
+            };
+        }
+        opened => opened,
+    };
     let mut verdicts = Vec::new();
-    let outline = match judge(input, &name, max_bytes, None, |v| {
+    let outline = match judge(opened, &name, max_bytes, None, |v| {
         verdicts.push(v);
         Ok(())
     }) {
@@ -63,8 +111,7 @@ pub(super) fn judge_collected(input: &Input, max_bytes: u64) -> Judged {
     };
     Judged {
         name,
-        outline,
-        verdicts,
+        done: Done::Judged { outline, verdicts },
     }
 }
 
@@ -73,7 +120,7 @@ pub(super) fn judge_collected(input: &Input, max_bytes: u64) -> Judged {
 /// diagnostic of the outline. A large file or standard input has its lines parsed on
 /// `pool` when there is one (the same verdicts and diagnostics).
 pub(super) fn judge(
-    input: &Input,
+    input: Opened,
     name: &str,
     max_bytes: u64,
     pool: Option<&rayon::ThreadPool>,
@@ -88,8 +135,8 @@ pub(super) fn judge(
         }
     };
     let outline = match input {
-        Input::Refused(_, problem) => refused(name, problem.clone()),
-        Input::Stdin => match pool {
+        Opened::Refused(problem) => refused(name, problem),
+        Opened::Stdin => match pool {
             Some(pool) => {
                 let stdin = BufReader::with_capacity(1 << 18, io::stdin());
                 kvlower_trace::evaluate_reader_pooled(name, stdin, max_bytes, pool, &mut each)
@@ -99,35 +146,22 @@ pub(super) fn judge(
                 kvlower_trace::evaluate_reader_bounded(name, stdin, max_bytes, &mut each)
             }
         },
-        Input::File(path, _, listed) => {
-            let opened = match listed {
-                Some(meta) => open_listed(path, meta),
-                None => open_regular(path),
-            };
-            match opened {
-                Err(problem) => refused(name, problem),
-                Ok((file, len)) if len <= SMALL_FILE_BYTES => SMALL_FILE.with_borrow_mut(|bytes| {
-                    match read_small(file, len, max_bytes, bytes) {
-                        Ok(()) => kvlower_trace::evaluate_reader_bounded(
-                            name,
-                            bytes.as_slice(),
-                            max_bytes,
-                            &mut each,
-                        ),
-                        Err(e) => refused(name, Problem::Read(e.to_string())),
-                    }
-                }),
-                Ok((file, _)) => {
-                    let reader = BufReader::with_capacity(1 << 18, file);
-                    match pool {
-                        Some(pool) => kvlower_trace::evaluate_reader_pooled(
-                            name, reader, max_bytes, pool, &mut each,
-                        ),
-                        None => kvlower_trace::evaluate_reader_bounded(
-                            name, reader, max_bytes, &mut each,
-                        ),
-                    }
+        Opened::Small(file, len) => {
+            SMALL_FILE.with_borrow_mut(|bytes| match read_small(file, len, max_bytes, bytes) {
+                Ok(n) => {
+                    let bytes = bytes.get(..n).unwrap_or_default();
+                    kvlower_trace::evaluate_reader_bounded(name, bytes, max_bytes, &mut each)
                 }
+                Err(e) => refused(name, Problem::Read(e.to_string())),
+            })
+        }
+        Opened::Large(file) => {
+            let reader = BufReader::with_capacity(1 << 18, file);
+            match pool {
+                Some(pool) => {
+                    kvlower_trace::evaluate_reader_pooled(name, reader, max_bytes, pool, &mut each)
+                }
+                None => kvlower_trace::evaluate_reader_bounded(name, reader, max_bytes, &mut each),
             }
         }
     };
@@ -147,44 +181,57 @@ thread_local! {
 /// budget, so a file that grew past it is told), normally with one `read` of the size
 /// `fstat` gave plus one byte. A read that returns exactly that size is the end of the
 /// file (a regular file reads short only at its end); a file that grew since is read
-/// on to its end or the budget.
-fn read_small(mut file: File, len: u64, max_bytes: u64, buf: &mut Vec<u8>) -> io::Result<()> {
+/// on to its end or the budget. Returns how many bytes of `buf` it holds: `buf` keeps
+/// its length from file to file, so that only growing it zeroes memory (zeroing every
+/// file's buffer before reading into it was a measurable share of a campaign).
+fn read_small(mut file: File, len: u64, max_bytes: u64, buf: &mut Vec<u8>) -> io::Result<usize> {
     let limit = max_bytes.saturating_add(1);
     let want = usize::try_from(len.saturating_add(1).min(limit)).unwrap_or(usize::MAX);
-    buf.clear();
-    buf.resize(want, 0);
+    if buf.len() < want {
+        buf.resize(want, 0);
+    }
     let mut filled = 0;
     loop {
-        let Some(room) = buf.get_mut(filled..).filter(|room| !room.is_empty()) else {
+        let Some(room) = buf.get_mut(filled..want).filter(|room| !room.is_empty()) else {
             // The buffer is full: the file grew past its listed size. Read on as before.
             buf.truncate(filled);
             let rest = limit.saturating_sub(filled as u64);
             file.take(rest).read_to_end(buf)?;
-            return Ok(());
+            return Ok(buf.len());
         };
         match file.read(room) {
             Ok(0) => break,
             Ok(n) => {
                 filled = filled.saturating_add(n);
-                if filled as u64 == len && filled < buf.len() {
+                if filled as u64 == len && filled < want {
                     break;
                 }
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                buf.clear();
-                return Err(e);
-            }
+            Err(e) => return Err(e),
         }
     }
-    buf.truncate(filled);
-    Ok(())
+    Ok(filled)
 }
 
-/// Opens a file a directory walk listed as regular (see [`Input::File`]), with the same
-/// refusals and messages as [`open_regular`].
-fn open_listed(path: &Path, listed: &std::fs::Metadata) -> Result<(File, u64), Problem> {
-    kvlower_fs::open_listed_regular(path, listed).map_err(refusal_problem)
+/// Opens a file a directory walk listed as regular (see [`Input::Walked`]). When that
+/// does not simply give a regular file, it is checked as the walk and the open did before
+/// walked files were opened unchecked (stat through links, then open and check again), so
+/// every refusal and message is theirs.
+fn open_walked(path: &Path) -> Result<(File, u64), Problem> {
+    if let Some(opened) = kvlower_fs::open_walked_regular(path) {
+        return Ok(opened);
+    }
+    let meta = std::fs::metadata(path).map_err(|e| Problem::Read(e.to_string()))?;
+    if let Some(kind) = not_regular(&meta) {
+        return Err(Problem::NotRegularFile(kind));
+    }
+    // Replaced by a link since the walk: a link is opened the long way.
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
+        kvlower_fs::open_listed_regular(path, &meta).map_err(refusal_problem)
+    } else {
+        open_regular(path)
+    }
 }
 
 /// Opens `path` for reading only if it is a regular file (after links), through
@@ -259,16 +306,16 @@ pub(super) fn collect_traces(paths: &[PathBuf]) -> Result<Vec<Input>, String> {
         }
         let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", display(path)))?;
         if meta.is_dir() {
-            let mut found = Vec::new();
-            walk_jsonl(path, kvlower_fs::outside_pseudo_fs(path), &mut found);
+            let start = traces.len();
+            walk_jsonl(path, kvlower_fs::outside_pseudo_fs(path), &mut traces);
+            let found = traces.get(start..).unwrap_or_default();
             if found.is_empty() {
                 return Err(format!(
                     "{}: no *.jsonl trace below this directory",
                     display(path)
                 ));
             }
-            found.sort_by(|a, b| input_path(a).cmp(input_path(b)));
-            traces.extend(found);
+            debug_assert!(found.is_sorted_by(|a, b| input_path(a) <= input_path(b)));
         } else {
             traces.push(classify(path.clone(), &meta));
         }
@@ -279,36 +326,42 @@ pub(super) fn collect_traces(paths: &[PathBuf]) -> Result<Vec<Input>, String> {
 fn input_path(input: &Input) -> &Path {
     match input {
         Input::Stdin => Path::new("-"),
-        Input::File(p, ..) | Input::Refused(p, _) => p,
+        Input::File(p, _) | Input::Walked(p) | Input::Refused(p, _) => p,
     }
 }
 
 fn classify(path: PathBuf, meta: &std::fs::Metadata) -> Input {
     match not_regular(meta) {
-        None => Input::File(path, meta.len(), None),
+        None => Input::File(path, meta.len()),
         Some(kind) => Input::Refused(path, Problem::NotRegularFile(kind)),
     }
 }
 
 /// Adds every `*.jsonl` below `dir` to `found`, and every directory or entry that cannot
 /// be read as a refused input (so one unreadable subdirectory is reported and the rest
-/// still judged). Directory symlinks are not followed, so a link cycle cannot loop.
+/// still judged), sorted by path: each directory's entries are visited in the order of
+/// their names, a subdirectory's files where its name sorts, so the walk lists the paths
+/// in `Path`'s component order without comparing whole paths (sorting the campaign's
+/// paths afterwards cost more than listing them). Directory symlinks are not followed, so
+/// a link cycle cannot loop.
 /// `listed_ok`: `dir` is outside the kernel's pseudo-file systems, so a regular file
-/// listed below it (no link) keeps its metadata, to be opened without a second look.
+/// listed below it (no link) is not stat-ed here but opened directly ([`Input::Walked`]).
 fn walk_jsonl(dir: &Path, listed_ok: bool, found: &mut Vec<Input>) {
     let unreadable = |e: io::Error| Problem::Read(format!("cannot read directory: {e}"));
-    let entries = match std::fs::read_dir(dir) {
+    let listing = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) => return found.push(Input::Refused(dir.to_path_buf(), unreadable(e))),
     };
-    for entry in entries {
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(e) => {
-                found.push(Input::Refused(dir.to_path_buf(), unreadable(e)));
-                continue;
-            }
-        };
+    let mut entries = Vec::new();
+    for entry in listing {
+        match entry {
+            Ok(entry) => entries.push((entry.file_name(), entry)),
+            // Named by `dir`, which sorts before everything below it.
+            Err(e) => found.push(Input::Refused(dir.to_path_buf(), unreadable(e))),
+        }
+    }
+    entries.sort_unstable_by(|(a, _), (b, _)| a.as_encoded_bytes().cmp(b.as_encoded_bytes()));
+    for (_, entry) in entries {
         let path = entry.path();
         let kind = match entry.file_type() {
             Ok(kind) => kind,
@@ -320,11 +373,12 @@ fn walk_jsonl(dir: &Path, listed_ok: bool, found: &mut Vec<Input>) {
         if kind.is_dir() {
             walk_jsonl(&path, listed_ok, found);
         } else if path.extension().is_some_and(|e| e == "jsonl") {
+            if listed_ok && kind.is_file() {
+                found.push(Input::Walked(path));
+                continue;
+            }
             // Follow a link to see what it names; never open it here.
             match std::fs::metadata(&path) {
-                Ok(meta) if listed_ok && kind.is_file() && meta.is_file() => {
-                    found.push(Input::File(path, meta.len(), Some(Box::new(meta))));
-                }
                 Ok(meta) => found.push(classify(path, &meta)),
                 Err(e) => found.push(Input::Refused(path, Problem::Read(e.to_string()))),
             }
@@ -333,5 +387,9 @@ fn walk_jsonl(dir: &Path, listed_ok: bool, found: &mut Vec<Input>) {
 }
 
 fn display(path: &Path) -> String {
-    path.display().to_string()
+    // A UTF-8 path displays as itself; copying it skips the formatter (once per trace).
+    match path.to_str() {
+        Some(text) => text.to_owned(),
+        None => path.display().to_string(),
+    }
 }

@@ -46,7 +46,7 @@ use crate::Exit;
 use crate::output::{Format, ReportOptions, Stream, report_error};
 
 use human::HumanSink;
-use inputs::{Judged, collect_traces, judge, judge_collected};
+use inputs::{Done, Judged, Opened, collect_traces, judge, judge_collected, open};
 use json::JsonSink;
 use markdown::MarkdownSink;
 use sinks::{Sink, code_of};
@@ -151,7 +151,7 @@ fn run_buffered(args: &GateArgs, out: &mut dyn Write, err: &mut dyn Write) -> an
     while let Some(first) = rest.first() {
         let Some(pool) = pool.as_ref().filter(|_| first.small()) else {
             let name = first.name();
-            let outline = judge(first, &name, max_bytes, pool.as_ref(), |v| {
+            let outline = judge(open(first), &name, max_bytes, pool.as_ref(), |v| {
                 report.verdict(&name, &v)
             })?;
             report.finish_trace(&name, outline)?;
@@ -174,11 +174,11 @@ fn run_buffered(args: &GateArgs, out: &mut dyn Write, err: &mut dyn Write) -> an
                     })
                 });
                 if let Some(done) = pending.replace(next) {
-                    report.write_batch(join(done)?)?;
+                    report.write_batch(join(done)?, max_bytes, pool)?;
                 }
             }
             if let Some(done) = pending {
-                report.write_batch(join(done)?)?;
+                report.write_batch(join(done)?, max_bytes, pool)?;
             }
             Ok(())
         })?;
@@ -228,12 +228,29 @@ impl Report<'_> {
         Ok(())
     }
 
-    fn write_batch(&mut self, batch: Vec<Judged>) -> io::Result<()> {
-        for judged in batch {
-            for v in &judged.verdicts {
-                self.verdict(&judged.name, v)?;
-            }
-            self.finish_trace(&judged.name, judged.outline)?;
+    /// Writes a judged batch in order; a file found large when opened is judged here, in
+    /// its turn, with its lines parsed on `pool`.
+    fn write_batch(
+        &mut self,
+        batch: Vec<Judged>,
+        max_bytes: u64,
+        pool: &rayon::ThreadPool,
+    ) -> anyhow::Result<()> {
+        for Judged { name, done } in batch {
+            let outline = match done {
+                Done::Judged { outline, verdicts } => {
+                    for v in &verdicts {
+                        self.verdict(&name, v)?;
+                    }
+                    outline
+                }
+                Done::Large(file) => {
+                    judge(Opened::Large(file), &name, max_bytes, Some(pool), |v| {
+                        self.verdict(&name, &v)
+                    })?
+                }
+            };
+            self.finish_trace(&name, outline)?;
         }
         Ok(())
     }

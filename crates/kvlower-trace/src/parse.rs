@@ -1,0 +1,99 @@
+//! One trace line parsed into a [`RawEvent`], or what is wrong with it, with serde_json's
+//! acceptance and messages (the evaluator judges what this gives it).
+
+use crate::diagnostic::Problem;
+use crate::event::{InPlace, RawEvent};
+
+/// One line, parsed.
+// Nearly every line is an event, so boxing it would only add an allocation per line.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "nearly every line is an event, so boxing it would add an allocation per line"
+)]
+pub(crate) enum Parsed<'b> {
+    Blank,
+    Event(RawEvent<'b>),
+    Problem(Problem),
+}
+
+/// Parses one trimmed line.
+pub(crate) fn parse(bytes: &[u8]) -> Parsed<'_> {
+    if bytes.is_empty() {
+        return Parsed::Blank;
+    }
+    match parse_line(bytes) {
+        Ok(event) => Parsed::Event(event),
+        Err(problem) => Parsed::Problem(problem),
+    }
+}
+
+/// Parses one non-blank line into a typed event, or says what is wrong with it.
+pub(crate) fn parse_line(bytes: &[u8]) -> Result<RawEvent<'_>, Problem> {
+    let mut event = RawEvent::default();
+    parse_line_into(bytes, &mut event)?;
+    Ok(event)
+}
+
+/// [`parse_line`] into `event`, which must be [`RawEvent::default`] (a line judged where
+/// it is parsed need not move its event, about a kilobyte, through the results). On an
+/// error `event` holds what was read before it, to be dropped.
+pub(crate) fn parse_line_into<'b>(
+    bytes: &'b [u8],
+    event: &mut RawEvent<'b>,
+) -> Result<(), Problem> {
+    // JSON text is UTF-8. Checked once per line here, so string values need no check of
+    // their own (see `event::Str`).
+    // The SIMD check only says yes or no; std finds the position of a bad byte.
+    let Ok(text) = simdutf8::basic::from_utf8(bytes) else {
+        let at = utf8_error_at(bytes);
+        return Err(Problem::NotJson(format!("invalid UTF-8 at byte {at}")));
+    };
+    // What `serde_json::from_slice` does, with the event filled in place (the bytes are
+    // still read as bytes: `from_str` would check strings serde_json's own way).
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let error = match serde::de::DeserializeSeed::deserialize(InPlace(event, text), &mut de)
+        .and_then(|()| de.end())
+    {
+        Ok(()) => return Ok(()),
+        Err(e) => e,
+    };
+    let first = bytes.first().copied().unwrap_or(b' ');
+    if first != b'{' {
+        if serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_err() {
+            return Err(Problem::NotJson(without_position(&error)));
+        }
+        return Err(Problem::NotObject(match first {
+            b'[' => "an array",
+            b'"' => "a string",
+            b't' | b'f' => "a boolean",
+            b'n' => "null",
+            _ => "a number",
+        }));
+    }
+    if !error.is_data() {
+        return Err(Problem::NotJson(without_position(&error)));
+    }
+    // The event visitor prefixes a value's error with its field name.
+    Err(Problem::FieldType(without_position(&error)))
+}
+
+/// Where the first invalid UTF-8 byte of `bytes` is.
+fn utf8_error_at(bytes: &[u8]) -> usize {
+    std::str::from_utf8(bytes)
+        .err()
+        .map_or(bytes.len(), |e| e.valid_up_to())
+}
+
+/// serde_json's message without its "at line 1 column N" (the trace line is reported
+/// separately), with the column kept.
+fn without_position(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let message = text
+        .rfind(" at line ")
+        .map_or(text.as_str(), |i| text.get(..i).unwrap_or(""));
+    if e.column() > 0 {
+        format!("{message} (column {})", e.column())
+    } else {
+        message.to_owned()
+    }
+}
