@@ -226,3 +226,53 @@ fn an_invalid_catalog_is_a_finding_with_its_path() {
         run.stderr
     );
 }
+
+/// `check` compares a fresh result as it streams it (crates/kvlower-cli/src/compare.rs):
+/// a committed file that is a prefix of the regenerated one, one byte longer, or
+/// different only in its last byte must still be stale, for the streamed JSON and
+/// Markdown results alike, with the usual diff or summary.
+#[test]
+fn a_result_that_differs_only_at_its_end_is_stale() {
+    let dir = sandbox();
+    let root = root_arg(&dir);
+    for rel in [
+        "results/lowering-matrix.json",
+        "results/lowering-matrix.md",
+        "results/descriptor-evidence-mutation-controls.json",
+        "results/descriptor-evidence-mutation-controls.md",
+        "results/descriptor-provenance.json",
+    ] {
+        let path = dir.path().join(rel);
+        let fresh = fs::read(&path).expect("read");
+        let mut last_byte = fresh.clone();
+        if let Some(b) = last_byte.last_mut() {
+            *b ^= 1;
+        }
+        let mut longer = fresh.clone();
+        longer.push(b'\n');
+        let edits = [
+            ("a prefix", fresh[..fresh.len() - 1].to_vec()),
+            ("one byte longer", longer),
+            ("the last byte changed", last_byte),
+            ("empty", Vec::new()),
+        ];
+        for (what, committed) in edits {
+            fs::write(&path, &committed).expect("write");
+            let run = kvlower(&["check", "--root", &root]);
+            assert_eq!(run.code, 1, "{rel}, {what}: {}", run.stdout);
+            assert!(
+                run.stderr.contains(&format!("{rel}: error[stale-result]")),
+                "{rel}, {what}: {}",
+                run.stderr
+            );
+            assert!(
+                run.stderr.contains(&format!("--- a/{rel} (committed)")),
+                "{rel}, {what}: {}",
+                run.stderr
+            );
+        }
+        fs::write(&path, &fresh).expect("restore");
+    }
+    let run = kvlower(&["check", "--root", &root]);
+    assert_eq!(run.code, 0, "restored: {}", run.stderr);
+}

@@ -21,6 +21,7 @@ pub mod bad_lowering;
 pub mod explain;
 pub mod independent;
 pub mod mutation;
+mod mutation_report;
 pub mod oracle;
 pub mod provenance;
 mod render;
@@ -34,6 +35,7 @@ pub use bad_lowering::{BadLowering, CaseSource};
 pub use independent::IndependentAudit;
 pub use mutation::MutationControls;
 pub use provenance::ProvenanceIndex;
+pub use render::write_text;
 
 /// Version of the JSON contracts of the audit results.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -56,6 +58,36 @@ pub struct OutputFile {
     /// Relative to the repository root.
     pub path: &'static str,
     pub contents: String,
+}
+
+/// Writes one generated result into a writer (see [`LazyFile`]).
+pub type WriteFile<'a> = dyn Fn(&mut dyn std::io::Write) -> std::io::Result<()> + 'a;
+
+/// One generated result file, rendered only when it is written: `kvlower check`,
+/// which only compares it with the committed file, streams it into the
+/// comparison instead of holding it whole (the largest results are tens of
+/// megabytes at 2,000 descriptors); [`LazyFile::render`] gives the whole text
+/// for a caller that writes or diffs it.
+#[derive(Clone, Copy)]
+pub struct LazyFile<'a> {
+    /// Relative to the repository root.
+    pub path: &'static str,
+    /// Writes the file's bytes; may be called more than once (same bytes).
+    pub write: &'a WriteFile<'a>,
+}
+
+impl LazyFile<'_> {
+    /// The whole file. Rendering into memory cannot fail; if a serializer ever
+    /// did, its error is the file's text (a stale result, not a panic), as
+    /// `to_json` has always done.
+    pub fn render(&self) -> String {
+        let mut bytes = Vec::new();
+        match (self.write)(&mut bytes) {
+            Ok(()) => String::from_utf8(bytes)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+            Err(e) => format!("{{\"error\": \"{e}\"}}\n"),
+        }
+    }
 }
 
 /// Every suite's verdicts.
@@ -109,50 +141,55 @@ impl Audit {
         }
     }
 
-    /// The generated results, in a fixed order.
+    /// The generated results, in a fixed order, rendered whole.
     pub fn files(&self) -> Vec<OutputFile> {
         let mut files = Vec::new();
-        self.each_file(&mut |f| files.push(f));
+        self.each_file(&mut |f| {
+            files.push(OutputFile {
+                path: f.path,
+                contents: f.render(),
+            });
+        });
         files
     }
 
-    /// [`Audit::files`] one at a time, in the same order: each is rendered,
-    /// handed to `each` and dropped before the next (a caller that only
-    /// compares them never holds them all).
-    pub fn each_file(&self, each: &mut dyn FnMut(OutputFile)) {
+    /// [`Audit::files`] one at a time, in the same order, each rendered only
+    /// when `each` writes it (a caller that only compares them never holds
+    /// one whole: the two largest stream their bytes).
+    pub fn each_file(&self, each: &mut dyn FnMut(LazyFile<'_>)) {
         if let Some(b) = &self.bad_lowering {
-            each(OutputFile {
+            each(LazyFile {
                 path: BAD_LOWERING_JSON,
-                contents: b.json(),
+                write: &|w| w.write_all(b.json().as_bytes()),
             });
-            each(OutputFile {
+            each(LazyFile {
                 path: BAD_LOWERING_MD,
-                contents: b.markdown(),
+                write: &|w| w.write_all(b.markdown().as_bytes()),
             });
         }
-        each(OutputFile {
+        each(LazyFile {
             path: MUTATIONS_JSON,
-            contents: self.mutations.json(),
+            write: &|w| self.mutations.write_json(w),
         });
-        each(OutputFile {
+        each(LazyFile {
             path: MUTATIONS_MD,
-            contents: self.mutations.markdown(),
+            write: &|w| render::write_text(w, |md| self.mutations.write_markdown(md)),
         });
-        each(OutputFile {
+        each(LazyFile {
             path: PROVENANCE_JSON,
-            contents: self.provenance.json(),
+            write: &|w| self.provenance.write_json(w),
         });
-        each(OutputFile {
+        each(LazyFile {
             path: PROVENANCE_MD,
-            contents: self.provenance.markdown(),
+            write: &|w| w.write_all(self.provenance.markdown().as_bytes()),
         });
-        each(OutputFile {
+        each(LazyFile {
             path: INDEPENDENT_JSON,
-            contents: self.independent.json(),
+            write: &|w| w.write_all(self.independent.json().as_bytes()),
         });
-        each(OutputFile {
+        each(LazyFile {
             path: INDEPENDENT_MD,
-            contents: self.independent.markdown(),
+            write: &|w| w.write_all(self.independent.markdown().as_bytes()),
         });
     }
 

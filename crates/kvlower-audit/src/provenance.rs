@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use kvlower_core::{Depth, Mode, Scope, Subtype};
 use serde::Serialize;
 
-use crate::render::{cell, to_json};
+use crate::render::{cell, write_json};
 use crate::rows::PositiveRow;
 
 /// One obligation of a positive row and what supplied it.
@@ -153,17 +153,29 @@ impl ProvenanceIndex {
 
     /// `results/descriptor-provenance.json`.
     pub fn json(&self) -> String {
+        crate::LazyFile {
+            path: crate::PROVENANCE_JSON,
+            write: &|w| self.write_json(w),
+        }
+        .render()
+    }
+
+    /// [`ProvenanceIndex::json`] written into `w` as it is produced.
+    pub fn write_json(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
         #[derive(Serialize)]
         struct Doc<'a> {
             schema_version: u32,
             rows: &'a [ProvenanceRow],
             summary: String,
         }
-        to_json(&Doc {
-            schema_version: crate::SCHEMA_VERSION,
-            rows: &self.rows,
-            summary: self.summary(),
-        })
+        write_json(
+            &Doc {
+                schema_version: crate::SCHEMA_VERSION,
+                rows: &self.rows,
+                summary: self.summary(),
+            },
+            w,
+        )
     }
 
     /// `results/descriptor-provenance.md`.

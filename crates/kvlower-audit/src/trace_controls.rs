@@ -407,9 +407,9 @@ pub fn outcomes(kind: MutationKind) -> Vec<(String, MutantOutcome)> {
             out.push((
                 target.clone(),
                 MutantOutcome {
-                    target: target.clone(),
+                    target: target.as_str().into(),
                     mutation: "baseline (unmutated)".into(),
-                    result: format!("baseline does not pass {}", baseline.gate),
+                    result: format!("baseline does not pass {}", baseline.gate).into(),
                     failed_closed: false,
                 },
             ));
@@ -436,9 +436,9 @@ pub fn outcomes(kind: MutationKind) -> Vec<(String, MutantOutcome)> {
             out.push((
                 target.clone(),
                 MutantOutcome {
-                    target: target.clone(),
+                    target: target.as_str().into(),
                     mutation: what.to_string(),
-                    result,
+                    result: result.into(),
                     failed_closed,
                 },
             ));

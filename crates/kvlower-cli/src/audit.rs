@@ -10,7 +10,7 @@ use kvlower_codes::{Code, Diagnostic};
 use kvlower_evidence::FsEnvironment;
 use kvlower_load::Repository;
 
-use crate::generated::GeneratedFile;
+use crate::generated::{GeneratedFile, LazyFile};
 
 /// The counterexample files under `root/bad_lowering` (`*.yaml`, `*.yml`), sorted;
 /// `None` when the directory does not exist (a scratch repository: the suite and
@@ -103,18 +103,14 @@ pub fn run_judged(
 /// The result files of an audit already run, for [`crate::results::generate`].
 pub fn files(audit: &Audit) -> Vec<GeneratedFile> {
     let mut files = Vec::new();
-    each_file(audit, &mut |f| files.push(f));
+    each_file(audit, &mut |f| files.push(GeneratedFile::of(&f)));
     files
 }
 
-/// [`files`] one at a time, in the same order (see [`Audit::each_file`]).
-pub fn each_file(audit: &Audit, each: &mut dyn FnMut(GeneratedFile)) {
-    audit.each_file(&mut |f| {
-        each(GeneratedFile {
-            path: f.path,
-            contents: f.contents,
-        });
-    });
+/// [`files`] one at a time, in the same order, not rendered yet (see
+/// [`Audit::each_file`]).
+pub fn each_file(audit: &Audit, each: &mut dyn FnMut(LazyFile<'_>)) {
+    audit.each_file(each);
 }
 
 /// One `check` finding per way an audit suite does not pass (from an audit

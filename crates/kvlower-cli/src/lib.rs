@@ -17,6 +17,7 @@ use clap::{Parser, Subcommand};
 
 pub mod audit;
 pub mod cmd;
+pub mod compare;
 pub mod config;
 pub mod generated;
 pub mod output;

@@ -11,7 +11,7 @@ use kvlower_load::{CAPABILITIES_DIR, LoadFailure};
 
 use crate::Exit;
 use crate::cmd::matrix::{GENERATED_DIRS, JOURNAL, STAGE_PREFIX};
-use crate::generated::GeneratedFile;
+use crate::generated::{GeneratedFile, LazyFile};
 use crate::output::{ColorChoice, Format, ReportOptions, report, report_error, sarif};
 
 /// `check`'s output formats: every shared one, plus SARIF for code scanning.
@@ -181,7 +181,8 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
         // byte for byte, it records this catalog's digest and needs no second read.
         let mut matrix_fresh = false;
         let mut generated: Vec<&'static str> = Vec::new();
-        // Each result is rendered, compared and dropped before the next one.
+        // Each result is streamed into its comparison with the committed file
+        // (rendered whole only when stale) before the next one.
         crate::results::each_file(&repo, &rows, &audit, &mut |file| {
             if !config.keeps(file.path) {
                 return;
@@ -367,15 +368,29 @@ pub const DIFF_MAX_PRINTED_LINES: usize = 400;
 /// Compares one generated file with the committed one; appends a bounded
 /// unified diff (or a summary) when stale and `diffs` is wanted. With
 /// `diffs == None` (`-q`, `--format json`) no diff is computed at all.
+///
+/// A fresh result is streamed into the comparison as it is rendered, never
+/// held whole ([`crate::compare`]); only a result that differs (or is missing
+/// or unreadable) is rendered whole again and read whole, to say how.
 pub fn freshness(
+    root: &Path,
+    file: &LazyFile<'_>,
+    diffs: Option<&mut String>,
+) -> Option<Diagnostic> {
+    if crate::compare::equal_on_disk(root, file) {
+        return None;
+    }
+    stale_finding(root, &GeneratedFile::of(file), diffs)
+}
+
+/// What is wrong with a committed result that did not compare equal: missing,
+/// refused, or stale (with its diff); `None` if it turns out equal after all
+/// (a file rewritten while `check` ran).
+fn stale_finding(
     root: &Path,
     file: &GeneratedFile,
     diffs: Option<&mut String>,
 ) -> Option<Diagnostic> {
-    // A fresh result is compared as it is read, never held whole.
-    if equal_on_disk(root, file.path, file.contents.as_bytes()) {
-        return None;
-    }
     let bytes = match kvlower_fs::read_confined(root, file.path, kvlower_fs::FileKind::Result) {
         Ok(bytes) => bytes,
         Err(kvlower_fs::Refusal::Missing { .. }) => {
@@ -408,31 +423,6 @@ pub fn freshness(
         &bytes,
         &file.contents,
     ))
-}
-
-/// Whether `root/rel` holds exactly `expected`, compared chunk by chunk through
-/// the same safe read as [`freshness`]'s. `false` when it differs or cannot be
-/// read: the caller then reads it whole and says why.
-fn equal_on_disk(root: &Path, rel: &str, expected: &[u8]) -> bool {
-    use std::io::Read as _;
-    let Ok(mut reader) = kvlower_fs::open_confined_reader(root, rel, kvlower_fs::FileKind::Result)
-    else {
-        return false;
-    };
-    let mut buf = vec![0u8; 1 << 16];
-    let mut rest = expected;
-    loop {
-        let n = match reader.read(&mut buf) {
-            Ok(0) => return rest.is_empty(),
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => return false,
-        };
-        match (buf.get(..n), rest.get(n..)) {
-            (Some(chunk), Some(after)) if rest.starts_with(chunk) => rest = after,
-            _ => return false,
-        }
-    }
 }
 
 /// A unified diff of `committed` against `regenerated`, bounded in time
