@@ -291,29 +291,51 @@ pub fn open_listed_regular(path: &Path, listed: &Metadata) -> Result<(File, u64)
     Ok((file, after.len()))
 }
 
+/// The device of the directory `dir` (after links), which [`open_walked_regular`] asks
+/// of every file listed in it: one `statx` per walked directory. `None` where that is
+/// not known (the directory cannot be stat-ed, or not on Unix): its files are then
+/// checked the long way.
+#[cfg(unix)]
+pub fn directory_device(dir: &Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(dir)
+        .ok()
+        .filter(Metadata::is_dir)
+        .map(|m| m.dev())
+}
+
+/// Elsewhere no walked file is opened without the long checks.
+#[cfg(not(unix))]
+pub fn directory_device(_dir: &Path) -> Option<u64> {
+    None
+}
+
 /// Opens `path`, which a directory walk below a directory outside the kernel's
 /// pseudo-file systems ([`outside_pseudo_fs`]) has listed by its directory entry as a
-/// regular file (no link), without stat-ing it first: non-blocking, never following a
-/// link, then checked on the open descriptor. `None` when that does not give a regular
-/// file (it cannot be opened, it is a link or not a regular file any more): the caller
-/// then checks it the long way ([`open_listed_regular`] or [`open_regular_unbounded`]),
-/// which tells why. One `openat` and one `fstat` for the common case instead of a `statx`
-/// of the path before them. Returns the file and its length.
+/// regular file (no link) in a directory on device `dir_device`
+/// ([`directory_device`]), without stat-ing it first: non-blocking, never following a
+/// link, then checked on the open descriptor: a regular file on that same device.
+/// `None` otherwise (it cannot be opened, it is a link or not a regular file any more,
+/// or it lies on another device: a directory on the way was replaced by a link since
+/// the walk, or a file system is mounted there): the caller then checks it the long way
+/// ([`open_listed_regular`] or [`open_regular_unbounded`], which refuse kernel
+/// pseudo-files), which tells why. One `openat` and one `fstat` for the common case
+/// instead of a `statx` of the path before them. Returns the file and its length.
 #[cfg(unix)]
-pub fn open_walked_regular(path: &Path) -> Option<(File, u64)> {
-    use std::os::unix::fs::OpenOptionsExt;
+pub fn open_walked_regular(path: &Path, dir_device: u64) -> Option<(File, u64)> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC | libc::O_NOFOLLOW)
         .open(path)
         .ok()?;
     let meta = file.metadata().ok()?;
-    meta.is_file().then_some((file, meta.len()))
+    (meta.is_file() && meta.dev() == dir_device).then_some((file, meta.len()))
 }
 
 /// Elsewhere every walked file is checked the long way.
 #[cfg(not(unix))]
-pub fn open_walked_regular(_path: &Path) -> Option<(File, u64)> {
+pub fn open_walked_regular(_path: &Path, _dir_device: u64) -> Option<(File, u64)> {
     None
 }
 
@@ -591,18 +613,24 @@ mod tests {
         let dir = root();
         let real = dir.path().join("capabilities/x.jsonl");
         std::fs::write(&real, "{}\n").unwrap();
-        let (_, len) = open_walked_regular(&real).expect("a regular file opens");
+        let dev = directory_device(&dir.path().join("capabilities")).expect("a directory");
+        let (_, len) = open_walked_regular(&real, dev).expect("a regular file opens");
         assert_eq!(len, 3);
+        // On another device than its directory's: a directory on the way was replaced by
+        // a link (to /proc, say) since the walk. Left to the long checks.
+        assert!(open_walked_regular(&real, dev.wrapping_add(1)).is_none());
         // Replaced since the walk by a link, a FIFO or a directory, or gone: left to the
         // long checks, never opened through a link, and never blocking.
         let link = dir.path().join("capabilities/link.jsonl");
         std::os::unix::fs::symlink(&real, &link).unwrap();
-        assert!(open_walked_regular(&link).is_none());
+        assert!(open_walked_regular(&link, dev).is_none());
         let fifo = dir.path().join("capabilities/fifo.jsonl");
         mkfifo(&fifo);
-        assert!(within_deadline(move || open_walked_regular(&fifo).is_none()));
-        assert!(open_walked_regular(&dir.path().join("capabilities")).is_none());
-        assert!(open_walked_regular(&dir.path().join("capabilities/gone.jsonl")).is_none());
+        assert!(within_deadline(
+            move || open_walked_regular(&fifo, dev).is_none()
+        ));
+        assert!(open_walked_regular(&dir.path().join("capabilities"), dev).is_none());
+        assert!(open_walked_regular(&dir.path().join("capabilities/gone.jsonl"), dev).is_none());
     }
 
     #[test]

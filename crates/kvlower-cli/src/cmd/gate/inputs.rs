@@ -20,8 +20,10 @@ pub(super) enum Input {
     File(PathBuf, u64),
     /// A file a directory walk listed by its entry as a regular file (no link) below a
     /// directory outside the kernel's pseudo-file systems: not stat-ed before it is opened
-    /// (the open tells its size), so it costs no system call until a pool thread opens it.
-    Walked(PathBuf),
+    /// (the open tells its size), so it costs no system call until a pool thread opens it;
+    /// with the device of its directory, which the opened file must be on
+    /// ([`kvlower_fs::open_walked_regular`]).
+    Walked(PathBuf, u64),
     /// Refused or unreadable before reading: reported, judged as nothing.
     Refused(PathBuf, Problem),
 }
@@ -30,7 +32,7 @@ impl Input {
     pub(super) fn name(&self) -> String {
         match self {
             Input::Stdin => "-".to_owned(),
-            Input::File(p, _) | Input::Walked(p) | Input::Refused(p, _) => display(p),
+            Input::File(p, _) | Input::Walked(p, _) | Input::Refused(p, _) => display(p),
         }
     }
 
@@ -41,7 +43,7 @@ impl Input {
         match self {
             Input::Stdin => false,
             Input::File(_, len) => *len <= SMALL_FILE_BYTES,
-            Input::Walked(_) | Input::Refused(..) => true,
+            Input::Walked(..) | Input::Refused(..) => true,
         }
     }
 }
@@ -62,7 +64,7 @@ pub(super) fn open(input: &Input) -> Opened {
         Input::Stdin => return Opened::Stdin,
         Input::Refused(_, problem) => return Opened::Refused(problem.clone()),
         Input::File(path, _) => open_regular(path),
-        Input::Walked(path) => open_walked(path),
+        Input::Walked(path, dev) => open_walked(path, *dev),
     };
     match opened {
         Err(problem) => Opened::Refused(problem),
@@ -83,19 +85,20 @@ pub(super) enum Done {
         outline: TraceOutline,
         verdicts: Vec<ClaimVerdict>,
     },
-    /// A walked file found large when opened: streamed by the writer in its turn, its
-    /// lines parsed on the pool (a pool thread would judge it alone).
-    Large(File),
+    /// A walked file found large when opened: opened again and streamed by the writer in
+    /// its turn, its lines parsed on the pool (a pool thread would judge it alone). It is
+    /// closed meanwhile, so a batch never holds more than one descriptor per thread.
+    Large,
 }
 
 /// Judges one input on a pool thread, collecting its verdicts.
 pub(super) fn judge_collected(input: &Input, max_bytes: u64) -> Judged {
     let name = input.name();
     let opened = match open(input) {
-        Opened::Large(file) => {
+        Opened::Large(_) => {
             return Judged {
                 name,
-                done: Done::Large(file),
+                done: Done::Large,
             };
         }
         opened => opened,
@@ -218,8 +221,8 @@ fn read_small(mut file: File, len: u64, max_bytes: u64, buf: &mut Vec<u8>) -> io
 /// does not simply give a regular file, it is checked as the walk and the open did before
 /// walked files were opened unchecked (stat through links, then open and check again), so
 /// every refusal and message is theirs.
-fn open_walked(path: &Path) -> Result<(File, u64), Problem> {
-    if let Some(opened) = kvlower_fs::open_walked_regular(path) {
+fn open_walked(path: &Path, dir_device: u64) -> Result<(File, u64), Problem> {
+    if let Some(opened) = kvlower_fs::open_walked_regular(path, dir_device) {
         return Ok(opened);
     }
     let meta = std::fs::metadata(path).map_err(|e| Problem::Read(e.to_string()))?;
@@ -326,7 +329,7 @@ pub(super) fn collect_traces(paths: &[PathBuf]) -> Result<Vec<Input>, String> {
 fn input_path(input: &Input) -> &Path {
     match input {
         Input::Stdin => Path::new("-"),
-        Input::File(p, _) | Input::Walked(p) | Input::Refused(p, _) => p,
+        Input::File(p, _) | Input::Walked(p, _) | Input::Refused(p, _) => p,
     }
 }
 
@@ -352,18 +355,35 @@ fn walk_jsonl(dir: &Path, listed_ok: bool, found: &mut Vec<Input>) {
         Ok(entries) => entries,
         Err(e) => return found.push(Input::Refused(dir.to_path_buf(), unreadable(e))),
     };
+    // Only what the walk uses is kept and sorted (directories, `*.jsonl` and entries
+    // whose type cannot be read): a campaign directory may hold many other files.
     let mut entries = Vec::new();
     for entry in listing {
         match entry {
-            Ok(entry) => entries.push((entry.file_name(), entry)),
+            Ok(entry) => {
+                let name = entry.file_name();
+                let kind = entry.file_type();
+                let wanted = match &kind {
+                    Ok(kind) => kind.is_dir() || is_jsonl(&name),
+                    Err(_) => true,
+                };
+                if wanted {
+                    entries.push((name, entry.path(), kind));
+                }
+            }
             // Named by `dir`, which sorts before everything below it.
             Err(e) => found.push(Input::Refused(dir.to_path_buf(), unreadable(e))),
         }
     }
-    entries.sort_unstable_by(|(a, _), (b, _)| a.as_encoded_bytes().cmp(b.as_encoded_bytes()));
-    for (_, entry) in entries {
-        let path = entry.path();
-        let kind = match entry.file_type() {
+    entries.sort_unstable_by(|(a, ..), (b, ..)| a.as_encoded_bytes().cmp(b.as_encoded_bytes()));
+    // Files listed here are opened without a stat when they are on this directory's device.
+    let device = if listed_ok {
+        kvlower_fs::directory_device(dir)
+    } else {
+        None
+    };
+    for (name, path, kind) in entries {
+        let kind = match kind {
             Ok(kind) => kind,
             Err(e) => {
                 found.push(Input::Refused(path, Problem::Read(e.to_string())));
@@ -372,9 +392,9 @@ fn walk_jsonl(dir: &Path, listed_ok: bool, found: &mut Vec<Input>) {
         };
         if kind.is_dir() {
             walk_jsonl(&path, listed_ok, found);
-        } else if path.extension().is_some_and(|e| e == "jsonl") {
-            if listed_ok && kind.is_file() {
-                found.push(Input::Walked(path));
+        } else if is_jsonl(&name) {
+            if let Some(device) = device.filter(|_| kind.is_file()) {
+                found.push(Input::Walked(path, device));
                 continue;
             }
             // Follow a link to see what it names; never open it here.
@@ -384,6 +404,11 @@ fn walk_jsonl(dir: &Path, listed_ok: bool, found: &mut Vec<Input>) {
             }
         }
     }
+}
+
+/// Whether a directory entry's name is a trace's: `*.jsonl`.
+fn is_jsonl(name: &std::ffi::OsStr) -> bool {
+    Path::new(name).extension().is_some_and(|e| e == "jsonl")
 }
 
 fn display(path: &Path) -> String {

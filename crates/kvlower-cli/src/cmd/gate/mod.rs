@@ -46,7 +46,7 @@ use crate::Exit;
 use crate::output::{Format, ReportOptions, Stream, report_error};
 
 use human::HumanSink;
-use inputs::{Done, Judged, Opened, collect_traces, judge, judge_collected, open};
+use inputs::{Done, Input, Judged, collect_traces, judge, judge_collected, open};
 use json::JsonSink;
 use markdown::MarkdownSink;
 use sinks::{Sink, code_of};
@@ -173,12 +173,12 @@ fn run_buffered(args: &GateArgs, out: &mut dyn Write, err: &mut dyn Write) -> an
                             .collect::<Vec<_>>()
                     })
                 });
-                if let Some(done) = pending.replace(next) {
-                    report.write_batch(join(done)?, max_bytes, pool)?;
+                if let Some((inputs, done)) = pending.replace((batch, next)) {
+                    report.write_batch(inputs, join(done)?, max_bytes, pool)?;
                 }
             }
-            if let Some(done) = pending {
-                report.write_batch(join(done)?, max_bytes, pool)?;
+            if let Some((inputs, done)) = pending {
+                report.write_batch(inputs, join(done)?, max_bytes, pool)?;
             }
             Ok(())
         })?;
@@ -228,15 +228,17 @@ impl Report<'_> {
         Ok(())
     }
 
-    /// Writes a judged batch in order; a file found large when opened is judged here, in
-    /// its turn, with its lines parsed on `pool`.
+    /// Writes a judged batch (`batch`, judged from `inputs`) in order; a file found large
+    /// when opened is opened again and judged here, in its turn, with its lines parsed on
+    /// `pool`.
     fn write_batch(
         &mut self,
+        inputs: &[Input],
         batch: Vec<Judged>,
         max_bytes: u64,
         pool: &rayon::ThreadPool,
     ) -> anyhow::Result<()> {
-        for Judged { name, done } in batch {
+        for (input, Judged { name, done }) in inputs.iter().zip(batch) {
             let outline = match done {
                 Done::Judged { outline, verdicts } => {
                     for v in &verdicts {
@@ -244,11 +246,9 @@ impl Report<'_> {
                     }
                     outline
                 }
-                Done::Large(file) => {
-                    judge(Opened::Large(file), &name, max_bytes, Some(pool), |v| {
-                        self.verdict(&name, &v)
-                    })?
-                }
+                Done::Large => judge(open(input), &name, max_bytes, Some(pool), |v| {
+                    self.verdict(&name, &v)
+                })?,
             };
             self.finish_trace(&name, outline)?;
         }
