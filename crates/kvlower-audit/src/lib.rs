@@ -35,7 +35,7 @@ pub use bad_lowering::{BadLowering, CaseSource};
 pub use independent::IndependentAudit;
 pub use mutation::MutationControls;
 pub use provenance::ProvenanceIndex;
-pub use render::write_text;
+pub use render::{to_json, write_json, write_text};
 
 /// Version of the JSON contracts of the audit results.
 pub const SCHEMA_VERSION: u32 = 1;
