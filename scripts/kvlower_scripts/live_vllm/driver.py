@@ -30,6 +30,9 @@ import threading
 import time
 from pathlib import Path
 
+if not __package__:  # run by its path, not with -m: make the package importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
 from kvlower_scripts import common
 from kvlower_scripts.live_vllm import scenario as sc
 from kvlower_scripts.live_vllm import verify

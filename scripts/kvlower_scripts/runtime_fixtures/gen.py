@@ -24,9 +24,13 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 import msgspec
+
+if not __package__:  # run by its path, not with -m: make the package importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from kvlower_scripts.common import REPO
 from kvlower_scripts.runtime_fixtures import capfile, defs
