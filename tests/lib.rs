@@ -115,6 +115,15 @@ pub fn sandbox() -> tempfile::TempDir {
     dir
 }
 
+/// Rewrites the JSON document at `path` (written compact) after `edit` changes it:
+/// how an attack tampers with a committed evidence document in a scratch copy.
+pub fn edit_json(path: &std::path::Path, edit: impl FnOnce(&mut serde_json::Value)) {
+    let text = std::fs::read_to_string(path).expect("read the JSON document");
+    let mut doc: serde_json::Value = serde_json::from_str(&text).expect("a JSON document");
+    edit(&mut doc);
+    std::fs::write(path, doc.to_string()).expect("write the JSON document");
+}
+
 /// Copies the repository's `kvlower.toml` into `to`: a copy of the repository's
 /// results keeps what the repository keeps (every audit suite; docs/config.md).
 pub fn copy_config(to: &std::path::Path) {

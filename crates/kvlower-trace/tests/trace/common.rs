@@ -430,28 +430,28 @@ fn ref_failure(t: &mut Trace, g: u64, outcome: &str, blocking: Value) {
     t.refev(Some(REF_CLAIM), g, event, json!({"blocking_claim_ids": blocking, "outcome_claim_id": REF_CLAIM, "outcome_type": outcome}));
 }
 
-/// The reference positive bundle: success generation 1, failing generation 2 → refusal.
-pub fn reference_positive() -> Trace {
+/// The reference bundle: a pre-registered claim; generation 1 offloaded, restored from
+/// `restore` and reused; generation 2 offloaded and failing with `outcome`, its
+/// `blocking_claim_ids` set to `blocking`.
+fn reference_bundle(restore: &str, outcome: &str, blocking: Value) -> Trace {
     let mut t = Trace::reference();
     ref_head(&mut t, "pre_registered");
     ref_offload(&mut t, 1);
-    ref_restore(&mut t, 1, "offload_tier");
+    ref_restore(&mut t, 1, restore);
     ref_reuse(&mut t, 1);
     ref_offload(&mut t, 2);
-    ref_failure(&mut t, 2, "refusal", json!([REF_CLAIM]));
+    ref_failure(&mut t, 2, outcome, blocking);
     t
+}
+
+/// The reference positive bundle: success generation 1, failing generation 2 → refusal.
+pub fn reference_positive() -> Trace {
+    reference_bundle("offload_tier", "refusal", json!([REF_CLAIM]))
 }
 
 /// Like the positive bundle, but the failing generation ends in a demotion.
 pub fn reference_demotion() -> Trace {
-    let mut t = Trace::reference();
-    ref_head(&mut t, "pre_registered");
-    ref_offload(&mut t, 1);
-    ref_restore(&mut t, 1, "offload_tier");
-    ref_reuse(&mut t, 1);
-    ref_offload(&mut t, 2);
-    ref_failure(&mut t, 2, "demotion", json!(null));
-    t
+    reference_bundle("offload_tier", "demotion", json!(null))
 }
 
 /// The claim is named after the fact.
@@ -480,26 +480,12 @@ pub fn reference_restore_after_reuse() -> Trace {
 
 /// The refusal does not list the claim in blocking_claim_ids.
 pub fn reference_refusal_without_blocking_claim() -> Trace {
-    let mut t = Trace::reference();
-    ref_head(&mut t, "pre_registered");
-    ref_offload(&mut t, 1);
-    ref_restore(&mut t, 1, "offload_tier");
-    ref_reuse(&mut t, 1);
-    ref_offload(&mut t, 2);
-    ref_failure(&mut t, 2, "refusal", json!(["fixture:someone-else"]));
-    t
+    reference_bundle("offload_tier", "refusal", json!(["fixture:someone-else"]))
 }
 
 /// The "restoration" is a recompute.
 pub fn reference_fallback_recompute() -> Trace {
-    let mut t = Trace::reference();
-    ref_head(&mut t, "pre_registered");
-    ref_offload(&mut t, 1);
-    ref_restore(&mut t, 1, "fallback_recompute");
-    ref_reuse(&mut t, 1);
-    ref_offload(&mut t, 2);
-    ref_failure(&mut t, 2, "refusal", json!([REF_CLAIM]));
-    t
+    reference_bundle("fallback_recompute", "refusal", json!([REF_CLAIM]))
 }
 
 /// Generic substrate counters in the reference envelope, no claim.
