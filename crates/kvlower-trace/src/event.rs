@@ -86,22 +86,36 @@ macro_rules! raw_event {
 
         #[expect(non_camel_case_types, reason = "the variants are the trace's own key names")]
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        enum Field { $( $field, )* }
+        pub(crate) enum Field { $( $field, )* }
+
+        /// Every declared key, in declaration order.
+        #[cfg(test)]
+        pub(crate) const FIELD_NAMES: &[&str] = &[$( stringify!($field), )*];
+
+        /// Reads a declared field's value on the fast path ([`crate::scan`]): `None` when
+        /// serde_json must decide.
+        pub(crate) fn scan_field<'a>(
+            event: &mut RawEvent<'a>,
+            field: Field,
+            s: &mut crate::scan::Scanner<'a>,
+        ) -> Option<()> {
+            match field {
+                $( Field::$field => {
+                    event.$field = <$ty as crate::scan::Scan<'a>>::scan(s)?;
+                } )*
+            }
+            Some(())
+        }
 
         // Repeated keys are tracked in a u64 bitmask.
         const _: () = assert!([$( stringify!($field), )*].len() <= 64);
 
-        /// Every declared key with its field, bucketed by [`key_bucket`].
-        fn field_table() -> &'static KeyTable {
+        /// Every declared key with its field (see [`KeyTable`]).
+        pub(crate) fn field_table() -> &'static KeyTable {
             static TABLE: OnceLock<KeyTable> = OnceLock::new();
             TABLE.get_or_init(|| {
-                let mut t: KeyTable = (0..KEY_BUCKETS).map(|_| Vec::new()).collect();
-                $(
-                    let key: &'static [u8] = stringify!($field).as_bytes();
-                    if let Some(bucket) = t.get_mut(key_bucket(key)) {
-                        bucket.push((key, Field::$field));
-                    }
-                )*
+                let mut t = KeyTable::default();
+                $( t.insert(stringify!($field).as_bytes(), Field::$field); )*
                 t
             })
         }
@@ -217,20 +231,89 @@ impl<'de: 'a, 'a> Visitor<'de> for OptionalStr<'a> {
     }
 }
 
-/// Declared keys by bucket: every line has some twenty keys, so their lookup must cost a
-/// hash of three bytes and (almost always) one comparison.
-type KeyTable = Vec<Vec<(&'static [u8], Field)>>;
+/// Declared keys by a hash of their first word, length and last byte, in open addressing:
+/// every line has some twenty keys, so a lookup must cost one multiplication and (almost
+/// always) one comparison or none. The multiplier gives every declared key its own slot
+/// (`scan::tests::declared_keys_do_not_collide`); a key added later that collides still
+/// works, one slot further.
+pub(crate) struct KeyTable {
+    slots: Vec<Option<(&'static [u8], Field)>>,
+}
 
-const KEY_BUCKETS: usize = 256;
+const KEY_SLOTS: usize = 256;
 
-fn key_bucket(key: &[u8]) -> usize {
-    let len = key.len();
-    let byte = |i: usize| usize::from(key.get(i).copied().unwrap_or(0));
-    (len.wrapping_mul(131)
-        ^ byte(0).wrapping_mul(31)
-        ^ byte(len / 2).wrapping_mul(7)
-        ^ byte(len.wrapping_sub(1)))
-        % KEY_BUCKETS
+impl Default for KeyTable {
+    fn default() -> Self {
+        KeyTable {
+            slots: vec![None; KEY_SLOTS],
+        }
+    }
+}
+
+impl KeyTable {
+    /// The slot a key hashes to (before probing).
+    pub(crate) fn home(key: &[u8]) -> usize {
+        let mut head = [0u8; 8];
+        for (h, k) in head.iter_mut().zip(key) {
+            *h = *k;
+        }
+        let last = u64::from(key.last().copied().unwrap_or(0));
+        let word = u64::from_le_bytes(head) ^ ((key.len() as u64) << 56) ^ (last << 48);
+        // The top byte of the product: KEY_SLOTS is 256.
+        (word.wrapping_mul(0x2bb9_17ca_7960_fb49) >> 56) as usize
+    }
+
+    fn insert(&mut self, key: &'static [u8], field: Field) {
+        self.insert_at(Self::home(key), key, field);
+    }
+
+    /// Puts `key` in the first free slot from `home` on.
+    pub(crate) fn insert_at(&mut self, home: usize, key: &'static [u8], field: Field) {
+        for i in 0..KEY_SLOTS {
+            if let Some(slot) = self.slots.get_mut((home + i) % KEY_SLOTS)
+                && slot.is_none()
+            {
+                *slot = Some((key, field));
+                return;
+            }
+        }
+    }
+
+    /// The declared field `key` names, or `None` (a key no gate reads).
+    pub(crate) fn lookup(&self, key: &[u8]) -> Option<Field> {
+        self.lookup_from(Self::home(key), key)
+    }
+
+    /// Looks `key` up from slot `home` to the first free slot.
+    pub(crate) fn lookup_from(&self, home: usize, key: &[u8]) -> Option<Field> {
+        for i in 0..KEY_SLOTS {
+            let (k, field) = (*self.slots.get((home + i) % KEY_SLOTS)?)?;
+            if same_bytes(k, key) {
+                return Some(field);
+            }
+        }
+        None
+    }
+}
+
+/// `a == b`, a word at a time and inline: keys are short, and a call to `memcmp` for each
+/// of some twenty keys per line was a tenth of the parse.
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let (mut a_words, mut b_words) = (a.chunks_exact(8), b.chunks_exact(8));
+    for (x, y) in (&mut a_words).zip(&mut b_words) {
+        let word = |w: &[u8]| w.try_into().map(u64::from_ne_bytes).ok();
+        if word(x) != word(y) {
+            return false;
+        }
+    }
+    a_words
+        .remainder()
+        .iter()
+        .zip(b_words.remainder())
+        .all(|(x, y)| x == y)
 }
 
 /// Reads one key as bytes and looks it up (`None`: a key no gate reads).
@@ -247,10 +330,7 @@ impl<'de> DeserializeSeed<'de> for KeySeed {
                 f.write_str("a field name")
             }
             fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Option<Field>, E> {
-                Ok(self
-                    .0
-                    .get(key_bucket(v))
-                    .and_then(|bucket| bucket.iter().find(|(k, _)| *k == v).map(|(_, f)| *f)))
+                Ok(self.0.lookup(v))
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Option<Field>, E> {
                 self.visit_bytes(v.as_bytes())

@@ -55,6 +55,7 @@ mod pipeline;
 mod reference;
 mod report;
 mod residency;
+mod scan;
 
 pub use campaign::CampaignSummary;
 pub use diagnostic::{Diagnostic, Problem};

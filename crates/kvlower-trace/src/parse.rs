@@ -48,6 +48,20 @@ pub(crate) fn parse_line_into<'b>(
         let at = utf8_error_at(bytes);
         return Err(Problem::NotJson(format!("invalid UTF-8 at byte {at}")));
     };
+    // The ordinary line, read in one pass; anything it is not sure of goes to serde_json.
+    if crate::scan::event(bytes, text, event) {
+        return Ok(());
+    }
+    *event = RawEvent::default();
+    parse_with_serde_json(bytes, text, event)
+}
+
+/// [`parse_line_into`] without the fast path: serde_json decides, with its messages.
+pub(crate) fn parse_with_serde_json<'b>(
+    bytes: &'b [u8],
+    text: &'b str,
+    event: &mut RawEvent<'b>,
+) -> Result<(), Problem> {
     // What `serde_json::from_slice` does, with the event filled in place (the bytes are
     // still read as bytes: `from_str` would check strings serde_json's own way).
     let mut de = serde_json::Deserializer::from_slice(bytes);
