@@ -252,13 +252,20 @@ impl Default for KeyTable {
 
 impl KeyTable {
     /// The slot a key hashes to (before probing).
+    #[inline]
     pub(crate) fn home(key: &[u8]) -> usize {
-        let mut head = [0u8; 8];
-        for (h, k) in head.iter_mut().zip(key) {
-            *h = *k;
-        }
+        let head = match key.first_chunk::<8>() {
+            Some(word) => u64::from_le_bytes(*word),
+            None => {
+                let mut word = [0u8; 8];
+                for (w, k) in word.iter_mut().zip(key) {
+                    *w = *k;
+                }
+                u64::from_le_bytes(word)
+            }
+        };
         let last = u64::from(key.last().copied().unwrap_or(0));
-        let word = u64::from_le_bytes(head) ^ ((key.len() as u64) << 56) ^ (last << 48);
+        let word = head ^ ((key.len() as u64) << 56) ^ (last << 48);
         // The top byte of the product: KEY_SLOTS is 256.
         (word.wrapping_mul(0x2bb9_17ca_7960_fb49) >> 56) as usize
     }
@@ -280,11 +287,13 @@ impl KeyTable {
     }
 
     /// The declared field `key` names, or `None` (a key no gate reads).
+    #[inline]
     pub(crate) fn lookup(&self, key: &[u8]) -> Option<Field> {
         self.lookup_from(Self::home(key), key)
     }
 
     /// Looks `key` up from slot `home` to the first free slot.
+    #[inline]
     pub(crate) fn lookup_from(&self, home: usize, key: &[u8]) -> Option<Field> {
         for i in 0..KEY_SLOTS {
             let (k, field) = (*self.slots.get((home + i) % KEY_SLOTS)?)?;
@@ -298,6 +307,7 @@ impl KeyTable {
 
 /// `a == b`, a word at a time and inline: keys are short, and a call to `memcmp` for each
 /// of some twenty keys per line was a tenth of the parse.
+#[inline]
 fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
