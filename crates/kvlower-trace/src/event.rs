@@ -1,9 +1,13 @@
 //! One trace line, parsed into a typed, borrowed event before anything judges it.
 //!
-//! Only the fields a gate reads are declared; every other key is skipped by serde without
+//! Only the fields a gate reads are declared; every other key is skipped without
 //! allocating (traces carry dozens of fields the gates do not need). Strings borrow from
 //! the line buffer unless they contain escapes. A declared field with the wrong JSON type,
 //! or a key given twice, makes the whole line malformed: the gate never guesses.
+//!
+//! An ordinary line is read by the one-pass scanner in [`crate::scan`]; the serde
+//! `Deserialize` below is the reading it must agree with, and reads every line the scanner
+//! hands over.
 
 use std::borrow::Cow;
 use std::fmt;

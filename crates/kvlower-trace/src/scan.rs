@@ -157,6 +157,15 @@ impl<'a> Scanner<'a> {
         Some(value)
     }
 
+    /// An integer of at most 19 digits, with or without a sign: a number serde_json reads
+    /// as an integer without overflow or conversion to a float.
+    fn small_integer(&mut self) -> Option<()> {
+        if self.peek() == Some(b'-') {
+            self.pos += 1;
+        }
+        self.unsigned(19).map(drop)
+    }
+
     fn digits(&mut self) -> usize {
         let start = self.pos;
         while let Some(b'0'..=b'9') = self.peek() {
@@ -342,10 +351,14 @@ impl<'a> Scan<'a> for Option<LooseStr<'a>> {
         if s.null() {
             return Some(None);
         }
-        if s.peek()? == b'"' {
-            return s.string().map(|v| Some(LooseStr(Some(Cow::Borrowed(v)))));
+        match s.peek()? {
+            b'"' => s.string().map(|v| Some(LooseStr(Some(Cow::Borrowed(v))))),
+            // serde_json reads this value with `deserialize_any`, which converts a number
+            // (and refuses one out of f64's range), where a skipped number is only checked
+            // for its grammar: so only an integer that surely fits is taken here.
+            b'-' | b'0'..=b'9' => s.small_integer().map(|()| Some(LooseStr(None))),
+            _ => s.skip_value().map(|()| Some(LooseStr(None))),
         }
-        s.skip_value().map(|()| Some(LooseStr(None)))
     }
 }
 
