@@ -8,9 +8,10 @@
 //! be slower on a line, never judge one differently. It gives up on: a backslash or a control
 //! character in any string (escapes, and serde_json's two rules for control characters),
 //! a declared key given twice, a number a typed field might read another way (a sign, a
-//! fraction or an exponent, leading zeros, more digits than fit), a value of the wrong JSON
-//! type, nesting deeper than [`MAX_DEPTH`], and any syntax it does not expect. The
-//! differential tests below hold it to that.
+//! fraction or an exponent, leading zeros, more digits than fit; under `request_id`, which
+//! serde_json converts, anything but an integer), a value of the wrong JSON type, nesting
+//! deeper than [`MAX_DEPTH`], and any syntax it does not expect. The differential tests in
+//! `scan/tests.rs` hold it to that.
 //!
 //! Why: serde_json's visitor machinery was most of the gate's time on a campaign of small
 //! traces (`docs/performance.md`, "Gate performance").
@@ -157,8 +158,9 @@ impl<'a> Scanner<'a> {
         Some(value)
     }
 
-    /// An integer of at most 19 digits, with or without a sign: a number serde_json reads
-    /// as an integer without overflow or conversion to a float.
+    /// An integer of at most 19 digits, with or without a sign: a number serde_json's
+    /// `deserialize_any` reads without an error (an integer, or a float for `-0` and for
+    /// a negative one below `i64::MIN`, both in range).
     fn small_integer(&mut self) -> Option<()> {
         if self.peek() == Some(b'-') {
             self.pos += 1;
