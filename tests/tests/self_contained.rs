@@ -227,13 +227,11 @@ fn the_cycle_scan_finds_a_planted_cycle() {
     );
 }
 
-/// One way to open a file for reading: `kvlower-fs` (confined to the root, regular
-/// files only, never blocking, one cap per kind; docs/files.md). No library or binary
-/// source outside it calls `File::open` or reads a file whole with `std::fs`. Test
-/// code (a `#[cfg(test)]` module, everything after it in the file, or a `tests.rs` file
-/// that its parent declares as `#[cfg(test)] mod tests;`) is exempt.
-/// `dir/x/tests.rs` whose parent module (`dir/x.rs` or `dir/x/mod.rs`) declares it only
-/// for tests, so none of it is built into the library.
+/// Whether `path` is a `tests.rs` whose parent module (`x.rs` beside its folder
+/// `x/`, or `mod.rs`, `lib.rs` or `main.rs` in the same folder) declares it only for
+/// tests: a line that is exactly `#[cfg(test)]`, the next non-blank one exactly
+/// `mod tests;` (a commented-out line is neither), so none of it is built into the
+/// library.
 fn is_test_module_file(path: &std::path::Path) -> bool {
     if path.file_name() != Some("tests.rs".as_ref()) {
         return false;
@@ -245,14 +243,27 @@ fn is_test_module_file(path: &std::path::Path) -> bool {
         dir.with_extension("rs"),
         dir.join("mod.rs"),
         dir.join("lib.rs"),
+        dir.join("main.rs"),
     ];
     parents.iter().any(|parent| {
-        std::fs::read_to_string(parent)
-            .unwrap_or_default()
-            .contains("#[cfg(test)]\nmod tests;")
+        let text = std::fs::read_to_string(parent).unwrap_or_default();
+        let lines: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        lines
+            .windows(2)
+            .any(|pair| pair == ["#[cfg(test)]", "mod tests;"])
     })
 }
 
+/// One way to open a file for reading: `kvlower-fs` (confined to the root, regular
+/// files only, never blocking, one cap per kind; docs/files.md). No library or binary
+/// source outside it calls `File::open` or reads a file whole with `std::fs`. Test
+/// code (a `#[cfg(test)]` module, everything after it in the file, or a `tests.rs` file
+/// that its parent declares as `#[cfg(test)] mod tests;`, see [`is_test_module_file`])
+/// is exempt.
 #[test]
 fn only_kvlower_fs_opens_files_for_reading() {
     let mut sources = Vec::new();

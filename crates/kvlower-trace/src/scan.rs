@@ -22,10 +22,12 @@ use serde::de::IgnoredAny;
 
 use crate::event::{LooseStr, RawEvent, Str, TransferDirection, field_table, scan_field};
 
-/// The deepest nesting (of ignored values) the fast path reads; deeper lines go to serde_json.
+/// The deepest nesting the fast path reads, the event object included; deeper lines go to
+/// serde_json.
 const MAX_DEPTH: u32 = 16;
 
-/// A position in one line. Every method returns `None` for "not mine".
+/// A position in one line. Every method that returns an `Option` returns `None` for
+/// "not mine".
 pub(crate) struct Scanner<'a> {
     bytes: &'a [u8],
     /// The same line, known to be UTF-8: kept strings are cut from it.
