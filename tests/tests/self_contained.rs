@@ -258,6 +258,39 @@ fn is_test_module_file(path: &std::path::Path) -> bool {
     })
 }
 
+/// The attack on the exemption: a `tests.rs` whose parent only seems to declare it for
+/// tests (the attribute commented out, another attribute between, no parent at all, or
+/// the right lines in another file) is library code, and the rule reads it.
+#[test]
+fn a_tests_rs_is_exempt_only_when_declared_for_tests() {
+    let dir = tempfile::tempdir().unwrap();
+    let module = dir.path().join("scan");
+    std::fs::create_dir(&module).unwrap();
+    let file = module.join("tests.rs");
+    std::fs::write(&file, "").unwrap();
+    let parent = dir.path().join("scan.rs");
+    assert!(!is_test_module_file(&file), "no parent");
+    for (text, exempt) in [
+        ("fn f() {}\n\n#[cfg(test)]\n\nmod tests;\n", true),
+        ("    #[cfg(test)]\n    mod tests;\n", true),
+        ("// #[cfg(test)]\nmod tests;\n", false),
+        (
+            "#[cfg(test)]\n#[path = \"scan/tests.rs\"]\nmod tests;\n",
+            false,
+        ),
+        ("#[cfg(test)]\nmod other;\nmod tests;\n", false),
+        ("mod tests;\n", false),
+    ] {
+        std::fs::write(&parent, text).unwrap();
+        assert_eq!(is_test_module_file(&file), exempt, "{text:?}");
+    }
+    // The right parent, but the file is not named tests.rs.
+    let other = module.join("helpers.rs");
+    std::fs::write(&other, "").unwrap();
+    std::fs::write(&parent, "#[cfg(test)]\nmod tests;\n").unwrap();
+    assert!(!is_test_module_file(&other));
+}
+
 /// One way to open a file for reading: `kvlower-fs` (confined to the root, regular
 /// files only, never blocking, one cap per kind; docs/files.md). No library or binary
 /// source outside it calls `File::open` or reads a file whole with `std::fs`. Test

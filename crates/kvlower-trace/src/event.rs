@@ -301,33 +301,12 @@ impl KeyTable {
     pub(crate) fn lookup_from(&self, home: usize, key: &[u8]) -> Option<Field> {
         for i in 0..KEY_SLOTS {
             let (k, field) = (*self.slots.get((home + i) % KEY_SLOTS)?)?;
-            if same_bytes(k, key) {
+            if k == key {
                 return Some(field);
             }
         }
         None
     }
-}
-
-/// `a == b`, a word at a time and inline: keys are short, and the bucket search with a
-/// call to `memcmp` for each of some twenty keys per line was ~8 % of the gate's time.
-#[inline]
-fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    let (mut a_words, mut b_words) = (a.chunks_exact(8), b.chunks_exact(8));
-    for (x, y) in (&mut a_words).zip(&mut b_words) {
-        let word = |w: &[u8]| w.try_into().map(u64::from_ne_bytes).ok();
-        if word(x) != word(y) {
-            return false;
-        }
-    }
-    a_words
-        .remainder()
-        .iter()
-        .zip(b_words.remainder())
-        .all(|(x, y)| x == y)
 }
 
 /// Reads one key as bytes and looks it up (`None`: a key no gate reads).
