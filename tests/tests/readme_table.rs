@@ -38,6 +38,11 @@ const UNAUDITED: &[&str] = &[
     "capabilities/lmcache_0.5.6.yaml",
     "capabilities/llm_d_kv_cache_v0.8.1.yaml",
     "capabilities/tgi_3.3.7.yaml",
+    "capabilities/kvcr_0.1.1.yaml",
+    "capabilities/lmdeploy_0.18.0.yaml",
+    "capabilities/llm_d_router_v0.10.0.yaml",
+    "capabilities/aibrix_kvcache_0.8.0.yaml",
+    "capabilities/dynamo_kvbm_1.6.1.yaml",
 ];
 
 /// One table line per descriptor: its path, runtime name and one cell per mode.
