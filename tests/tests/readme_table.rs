@@ -265,3 +265,33 @@ fn no_row_of_the_unaudited_runtimes_is_positive() {
         }
     }
 }
+
+/// Pins, session partitions and leases that a feature table would offer as
+/// `hard_protected` (issue 35): each descriptor proposes them, so the row is
+/// `rejected` with its reason, never merely `approximate`. Dropping a proposal,
+/// or a signal quietly standing in for one, fails here.
+const PIN_OFFERED_AS_HARD_PROTECTED: &[&str] = &[
+    "capabilities/vllm_0.33.0.yaml",
+    "capabilities/kvcr_0.1.1.yaml",
+    "capabilities/sglang_0.5.23.yaml",
+    "capabilities/lmdeploy_0.18.0.yaml",
+];
+
+#[test]
+fn pins_offered_as_hard_protected_are_rejected_not_approximate() {
+    let (_, labels) = table_from_judgment();
+    for path in PIN_OFFERED_AS_HARD_PROTECTED {
+        let rows: Vec<_> = labels
+            .iter()
+            .filter(|(p, mode, _)| p == path && mode.name() == "hard_protected")
+            .collect();
+        assert!(!rows.is_empty(), "{path}: no hard_protected row judged");
+        for (_, _, label) in rows {
+            assert_eq!(
+                label.name(),
+                "rejected",
+                "{path} hard_protected: a pin offered as hard protection must be rejected"
+            );
+        }
+    }
+}
