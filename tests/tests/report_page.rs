@@ -11,41 +11,21 @@ const PAGE: &str = "results/lowering-matrix.html";
 
 /// A valid descriptor whose every free-text field tries to become markup, a script,
 /// an event handler or a `javascript:` link.
-const HOSTILE: &str = r#"runtime:
-  name: "Evil <script>window.__pwned=1</script> \"q\" 'a' </style></title>"
-  version: "1"
-  source: source_tree
-  reviewed: 2026-01-01
-  identity: [{kind: other, version: '1'}]
-  note: "<img src=x onerror=alert(1)>"
-native:
-  - obligation: claim_identity
-    status: supported
-    scope: source_inspection
-    anchor:
-      kind: paper
-      section: "§6.1"
-      note: "</code><script>alert(2)</script><a href=\"javascript:alert(3)\">x</a>"
-    modes: all
-    note: "<svg onload=alert(4)>"
-  - obligation: materialization_predicate
-    status: supported
-    scope: source_inspection
-    anchor:
-      kind: public_source
-      repository: o/r
-      commit: abcdef1
-      path: "x/\"><script>alert(8)</script>.py"
-      note: "\" onmouseover=\"alert(9)"
-    modes: all
-non_claims:
-  default: "<script>alert(5)</script>\" onmouseover=\"alert(6)"
-  modes: {best_effort: "<iframe src=javascript:alert(7)>"}
-"#;
+const HOSTILE: &str = include_str!("../fixtures/report_page/hostile.yaml");
+
+/// Markup spliced into the anchor notes of a descriptor with positive rows.
+const NOTE_ATTACK: &str = "</code><script>alert(2)</script><a href=\"javascript:alert(3)\">x</a>";
 
 fn hostile_page() -> String {
     let dir = scratch_repo(&["capabilities"]);
     fs::write(dir.path().join("capabilities/evil.yaml"), HOSTILE).expect("write");
+    // A descriptor with positive rows, whose satisfying evidence (shown in full, with its
+    // anchor's note) carries markup too.
+    let patched = fs::read_to_string(repo_root().join("capabilities/vllm_patched.yaml"))
+        .expect("read")
+        .replace("Reported by the paper", NOTE_ATTACK);
+    assert!(patched.contains(NOTE_ATTACK));
+    fs::write(dir.path().join("capabilities/patched.yaml"), patched).expect("write");
     fs::write(
         dir.path().join("kvlower.toml"),
         "[results]\nhtml_report = true\n",
@@ -76,7 +56,7 @@ fn a_descriptors_markup_is_inert_on_the_page() {
     for escaped in [
         "Evil &lt;script&gt;window.__pwned=1&lt;/script&gt; &quot;q&quot; &#39;a&#39; &lt;/style&gt;&lt;/title&gt;",
         "&lt;img src=x onerror=alert(1)&gt;",
-        "&lt;/code&gt;&lt;script&gt;alert(2)&lt;/script&gt;",
+        "&lt;/code&gt;&lt;script&gt;alert(2)&lt;/script&gt;&lt;a href=&quot;javascript:alert(3)&quot;&gt;x&lt;/a&gt;",
         "&lt;script&gt;alert(5)&lt;/script&gt;&quot; onmouseover=&quot;alert(6)",
         "&lt;iframe src=javascript:alert(7)&gt;",
     ] {

@@ -1,7 +1,8 @@
 """Loads the lowering matrix page in headless Chromium and checks it against the matrix JSON.
 
     python3 scripts/kvlower_scripts/report_page/browser_test.py [--page results/lowering-matrix.html]
-        [--matrix results/lowering-matrix.json] [--chromium PATH] [--screenshot docs/PNG]
+        [--matrix results/lowering-matrix.json] [--chromium PATH] [--hostile KVLOWER_BIN]
+        [--screenshot docs/lowering-matrix-page.png] [--screenshot-cell docs/lowering-matrix-cell.png]
 
 Standard library only; the browser is the system's Chromium (Debian's `chromium`), driven over
 the DevTools protocol on a pipe (cdp.py). Checks, from file://:
@@ -15,15 +16,23 @@ the DevTools protocol on a pipe (cdp.py). Checks, from file://:
   4. filtering by grade (and by label, and by runtime kind) leaves exactly the matching cells;
   5. sorting by a mode puts its strongest cells first;
   6. no console error, no uncaught exception, and no network request but the page itself.
-With --screenshot, also writes a screenshot of the page (for docs/).
+With --hostile KVLOWER_BIN, also generates a page from hostile descriptors (tests/fixtures/report_page/)
+in a scratch repository and checks, with every cell opened, that no descriptor text became an element,
+an attribute or a script.
+With --screenshot / --screenshot-cell PNG, also writes the grid, and the grid with a verified cell open
+(docs/lowering-matrix-page.png, docs/lowering-matrix-cell.png).
 Exit 0 all hold; 1 a check failed (each printed); 2 usage or no browser.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import json
+import shutil
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -105,7 +114,35 @@ def visible_matching(b: Browser) -> list[str]:
     )
 
 
-def run(page: Path, matrix: Path, chromium: str, screenshot: Path | None) -> Checks:
+def take_screenshots(b: Browser, grid: Path | None, cell: Path | None, order: list[str],
+                     best: dict[tuple[str, str], dict]) -> None:
+    """The grid alone, and the grid with one verified cell open (preferring one backed by a gate
+    campaign, its drawer scrolled to the cell's row), as docs/ and the README show them."""
+    b.call("Emulation.setDeviceMetricsOverride",
+           {"width": 1700, "height": 1000, "deviceScaleFactor": 1, "mobile": False}, session=True)
+    b.evaluate("location.hash=''; document.activeElement.blur(); window.scrollTo(0,0)")
+    b.pump(0.3)
+    if grid is not None:
+        grid.write_bytes(base64.b64decode(b.call("Page.captureScreenshot", {"format": "png"}, session=True)["data"]))
+        print(f"wrote {grid}")
+    verified = [k for k, r in best.items() if r["grade"] == "verified"]
+    campaign = [k for k in verified if any(e["anchor"].endswith("gate-campaign.json")
+                                           for e in best[k]["evidence"].values())]
+    if cell is not None and (campaign or verified):
+        desc, mode = (campaign or verified)[0]
+        sec = f"d-{order.index(desc)}-{mode}"
+        b.evaluate(f"location.hash='{sec}'; document.activeElement.blur(); window.scrollTo(0,0)")
+        b.pump(0.3)
+        b.evaluate(f"(function(){{var s=document.getElementById('{sec}');"
+                   "var a=s.querySelector('article.row[data-best=\"true\"]');"
+                   "var c=a.querySelector('details.campaign'); if(c){c.open=true;}"
+                   "a.scrollIntoView({block:'start'}); window.scrollTo(0,0);}())")
+        b.pump(0.3)
+        cell.write_bytes(base64.b64decode(b.call("Page.captureScreenshot", {"format": "png"}, session=True)["data"]))
+        print(f"wrote {cell}")
+
+
+def run(page: Path, matrix: Path, chromium: str, shots: tuple[Path | None, Path | None]) -> Checks:
     c = Checks()
     rows = json.loads(matrix.read_text())["rows"]
     order, best = expected_cells(rows)
@@ -230,34 +267,85 @@ def run(page: Path, matrix: Path, chromium: str, screenshot: Path | None) -> Che
         c.check(ranks == sorted(ranks, reverse=True), f"sorted by hard_protected, strongest first: {ranks}")
         click(b, "#grid thead button[data-sort='runtime']")
 
-        if screenshot is not None:
-            b.evaluate("window.scrollTo(0,0); location.hash=''")
-            b.call("Emulation.setDeviceMetricsOverride",
-                   {"width": 1500, "height": 1180, "deviceScaleFactor": 1, "mobile": False}, session=True)
-            b.pump(0.5)
-            shot = b.call("Page.captureScreenshot", {"format": "png"}, session=True)
-            import base64
-
-            screenshot.write_bytes(base64.b64decode(shot["data"]))
-            print(f"wrote {screenshot}")
+        if shots != (None, None):
+            take_screenshots(b, shots[0], shots[1], order, best)
 
         # 6. Nothing went wrong on the way, and nothing left the page.
         b.pump(0.3)
-        for e in b.events:
-            method, params = e.get("method"), e.get("params", {})
-            if method == "Runtime.exceptionThrown":
-                c.check(False, f"uncaught exception: {params.get('exceptionDetails')}")
-            elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
-                c.check(False, f"console error: {params.get('args')}")
-            elif method == "Log.entryAdded" and params.get("entry", {}).get("level") == "error":
-                c.check(False, f"browser error: {params['entry'].get('text')}")
-            elif method == "Network.requestWillBeSent":
-                req = params.get("request", {}).get("url", "")
-                c.check(req.split("#")[0] == url, f"a network request besides the page: {req}")
-            elif method == "Page.javascriptDialogOpening":
-                c.check(False, f"a dialog opened: {params.get('message')}")
+        events_clean(c, b, url)
         requests = [e for e in b.events if e.get("method") == "Network.requestWillBeSent"]
         c.check(len(requests) >= 1, "the page load itself was seen by the network log")
+    return c
+
+
+HOSTILE = REPO / "tests" / "fixtures" / "report_page" / "hostile.yaml"
+NOTE_ATTACK = '</code><script>alert(2)</script><a href="javascript:alert(3)">x</a>'
+
+
+def events_clean(c: Checks, b: Browser, url: str) -> None:
+    """No console error, exception, dialog, or request besides the page, in everything seen so far."""
+    for e in b.events:
+        method, params = e.get("method"), e.get("params", {})
+        if method == "Runtime.exceptionThrown":
+            c.check(False, f"uncaught exception: {params.get('exceptionDetails')}")
+        elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
+            c.check(False, f"console error: {params.get('args')}")
+        elif method == "Log.entryAdded" and params.get("entry", {}).get("level") == "error":
+            c.check(False, f"browser error: {params['entry'].get('text')}")
+        elif method == "Network.requestWillBeSent":
+            req = params.get("request", {}).get("url", "")
+            c.check(req.split("#")[0] == url, f"a network request besides the page: {req}")
+        elif method == "Page.javascriptDialogOpening":
+            c.check(False, f"a dialog opened: {params.get('message')}")
+
+
+def run_hostile(kvlower: str, chromium: str) -> Checks:
+    """The escaping attack in the browser: a page generated from hostile descriptors (markup,
+    quotes, `javascript:` in every free-text field, and in the notes of evidence that satisfies
+    positive rows) runs only its own script, holds no element a descriptor wrote, and every
+    cell's rows open without an error or a request."""
+    c = Checks()
+    with tempfile.TemporaryDirectory(prefix="kvlower-hostile-") as tmp:
+        root = Path(tmp)
+        (root / "modes").mkdir()
+        (root / "capabilities").mkdir()
+        shutil.copy(REPO / "modes" / "modes.yaml", root / "modes" / "modes.yaml")
+        shutil.copy(HOSTILE, root / "capabilities" / "evil.yaml")
+        patched = (REPO / "capabilities" / "vllm_patched.yaml").read_text().replace("Reported by the paper",
+                                                                                   NOTE_ATTACK)
+        (root / "capabilities" / "patched.yaml").write_text(patched)
+        (root / "kvlower.toml").write_text("[results]\nhtml_report = true\n")
+        made = subprocess.run([kvlower, "matrix", "--root", str(root)], capture_output=True, text=True)
+        c.check(made.returncode == 0, f"kvlower matrix on the hostile repository: {made.stderr}")
+        page = root / "results" / "lowering-matrix.html"
+        if not page.is_file():
+            return c
+        url = page.resolve().as_uri()
+        with Browser(chromium) as b:
+            for domain in ("Page", "Runtime", "Log", "Network"):
+                b.call(f"{domain}.enable", session=True)
+            b.call("Page.navigate", {"url": url}, session=True)
+            b.wait_event("Page.loadEventFired")
+            ids = b.evaluate("Array.from(document.querySelectorAll('section.detail')).map(function(s){return s.id;})")
+            for sid in ids:
+                b.evaluate(f"location.hash={json.dumps(sid)}")
+            b.pump(0.5)
+            c.check(b.evaluate("typeof window.__pwned") == "undefined", "no descriptor script ran")
+            c.check(b.evaluate("document.scripts.length") == 1, "the page's own script is its only one")
+            c.check(b.evaluate("document.querySelectorAll('img,svg,iframe,object,embed,style').length") == 1,
+                    "no element from a descriptor (the one <style> is the page's)")
+            c.check(b.evaluate("Array.from(document.querySelectorAll('[href]')).filter(function(a){"
+                               "return /^javascript:/i.test(a.getAttribute('href'));}).length") == 0,
+                    "no javascript: link")
+            handlers = b.evaluate("Array.from(document.querySelectorAll('*')).filter(function(e){"
+                                  "return Array.from(e.attributes).some(function(a){return /^on/i.test(a.name);});})"
+                                  ".length")
+            c.check(handlers == 0, f"{handlers} elements with an event handler attribute")
+            name = b.evaluate("document.querySelector('#grid tbody tr:first-child .name').textContent")
+            c.check(name.startswith("Evil <script>"), f"the hostile name is shown as text: {name!r}")
+            notes = b.evaluate("Array.from(document.querySelectorAll('.anote')).map(function(n){return n.textContent;})")
+            c.check(any(NOTE_ATTACK in n for n in notes), "the hostile anchor note is shown as text")
+            events_clean(c, b, url)
     return c
 
 
@@ -267,6 +355,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--matrix", type=Path, default=REPO / "results" / "lowering-matrix.json")
     ap.add_argument("--chromium", default=None, help="the browser (default: $CHROMIUM, else chromium on PATH)")
     ap.add_argument("--screenshot", type=Path, default=None, help="also write a PNG of the page's grid")
+    ap.add_argument("--screenshot-cell", type=Path, default=None, help="also write a PNG with a verified cell open")
+    ap.add_argument("--hostile", metavar="KVLOWER_BIN", default=None,
+                    help="also generate a page from hostile descriptors with this kvlower and check it is inert")
     args = ap.parse_args(argv)
     try:
         chromium = find_chromium(args.chromium)
@@ -277,13 +368,19 @@ def main(argv: list[str] | None = None) -> int:
         if not p.is_file():
             print(f"error: {p} does not exist (run `kvlower matrix`)", file=sys.stderr)
             return 2
+    failed = 0
     try:
-        c = run(args.page, args.matrix, chromium, args.screenshot)
+        c = run(args.page, args.matrix, chromium, (args.screenshot, args.screenshot_cell))
+        print(f"{c.passed} checks passed, {len(c.failures)} failed ({args.page})")
+        failed += len(c.failures)
+        if args.hostile:
+            h = run_hostile(args.hostile, chromium)
+            print(f"{h.passed} checks passed, {len(h.failures)} failed (a page from hostile descriptors)")
+            failed += len(h.failures)
     except CdpError as e:
         print(f"FAIL: {e}", file=sys.stderr)
         return 1
-    print(f"{c.passed} checks passed, {len(c.failures)} failed ({args.page})")
-    return 1 if c.failures else 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

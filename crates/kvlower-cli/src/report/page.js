@@ -100,20 +100,25 @@
     Array.prototype.forEach.call(grid.querySelectorAll("td.cell.current"), function (td) {
       td.classList.remove("current");
     });
-    var id = decodeURIComponent(window.location.hash.slice(1));
-    if (id.indexOf("d-") !== 0) { return; }
-    var link = document.getElementById("cell-" + id.slice(2));
+    var section = openSection();
+    if (!section) { return; }
+    var link = document.getElementById("cell-" + section.id.slice(2));
     if (link) { link.parentNode.classList.add("current"); }
-    var section = document.getElementById(id);
-    if (section) { section.focus({ preventScroll: true }); }
+    if (section.id === window.location.hash.slice(1)) { section.focus({ preventScroll: true }); }
+  }
+  // The open cell's section: the hash's target (`d-N-MODE`) or the section holding it (a row).
+  function openSection() {
+    var target = document.getElementById(decodeURIComponent(window.location.hash.slice(1)));
+    var section = target && target.closest ? target.closest("section.detail") : null;
+    return section;
   }
   window.addEventListener("hashchange", mark);
   document.addEventListener("keydown", function (e) {
     if (e.key !== "Escape") { return; }
-    var id = decodeURIComponent(window.location.hash.slice(1));
-    if (id.indexOf("d-") !== 0) { return; }
-    var link = document.getElementById("cell-" + id.slice(2));
-    if (link) { window.location.hash = "cell-" + id.slice(2); link.focus(); }
+    var section = openSection();
+    if (!section) { return; }
+    var link = document.getElementById("cell-" + section.id.slice(2));
+    if (link) { window.location.hash = "cell-" + section.id.slice(2); link.focus(); }
   });
 
   // Printing shows every campaign table of the open cell.
