@@ -45,10 +45,20 @@ fn hostile_page() -> String {
 fn a_descriptors_markup_is_inert_on_the_page() {
     let html = hostile_page();
     let lower = html.to_ascii_lowercase();
-    assert_eq!(lower.matches("<script").count(), 1, "only the page's own script");
+    assert_eq!(
+        lower.matches("<script").count(),
+        1,
+        "only the page's own script"
+    );
     for raw in [
-        "<img", "<svg", "<iframe", "</title>\"", "href=\"javascript", "=\"javascript",
-        "\" onmouseover=\"", "<a href=\"javascript",
+        "<img",
+        "<svg",
+        "<iframe",
+        "</title>\"",
+        "href=\"javascript",
+        "=\"javascript",
+        "\" onmouseover=\"",
+        "<a href=\"javascript",
     ] {
         assert!(!lower.contains(raw), "raw {raw:?} on the page");
     }
@@ -83,7 +93,11 @@ fn the_committed_page_is_fresh_deterministic_and_checked() {
     let committed = fs::read(repo_root().join(PAGE)).expect("the committed page");
     let run = kvlower(&["matrix", "--root", &root]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
-    assert!(!run.stdout.contains(PAGE), "the committed page is stale: {}", run.stdout);
+    assert!(
+        !run.stdout.contains(PAGE),
+        "the committed page is stale: {}",
+        run.stdout
+    );
     assert_eq!(fs::read(dir.path().join(PAGE)).expect("page"), committed);
     let text = String::from_utf8(committed).expect("UTF-8");
     assert!(!text.contains(&root), "an absolute path on the page");
@@ -98,8 +112,15 @@ fn the_committed_page_is_fresh_deterministic_and_checked() {
         check.stderr
     );
     let run = kvlower(&["matrix", "--root", &root]);
-    assert!(run.stdout.contains(&format!("wrote {PAGE}")), "{}", run.stdout);
-    assert_eq!(fs::read_to_string(dir.path().join(PAGE)).expect("page"), text);
+    assert!(
+        run.stdout.contains(&format!("wrote {PAGE}")),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join(PAGE)).expect("page"),
+        text
+    );
 }
 
 /// Without `results.html_report` a repository keeps no page, and a page left in

@@ -95,7 +95,8 @@ pub fn public_source_url(anchor: &Anchor) -> Option<String> {
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_'))
     };
     let (owner, name) = repo.split_once('/')?;
-    let commit_ok = (7..=40).contains(&commit.len()) && commit.bytes().all(|b| b.is_ascii_hexdigit());
+    let commit_ok =
+        (7..=40).contains(&commit.len()) && commit.bytes().all(|b| b.is_ascii_hexdigit());
     (name_ok(owner) && name_ok(name) && commit_ok && safe_relative_path(path)).then(|| {
         format!(
             "https://github.com/{owner}/{name}/blob/{commit}/{}",
@@ -325,9 +326,16 @@ fn write_toolbar(lines: &[Line<'_>], out: &mut dyn std::fmt::Write) -> std::fmt:
     for k in &all_kinds {
         write!(out, "<option value=\"{k}\">{k}</option>")?;
     }
-    out.write_str("</select></label>\n<label>Label <select id=\"f-label\"><option value=\"\">any</option>")?;
+    out.write_str(
+        "</select></label>\n<label>Label <select id=\"f-label\"><option value=\"\">any</option>",
+    )?;
     for l in Label::ALL.iter().rev() {
-        write!(out, "<option value=\"{0}\">{1} {0}</option>", l.name(), shape(*l))?;
+        write!(
+            out,
+            "<option value=\"{0}\">{1} {0}</option>",
+            l.name(),
+            shape(*l)
+        )?;
     }
     out.write_str("</select></label>\n<label>Grade <select id=\"f-grade\"><option value=\"\">any</option><option value=\"verified\">verified</option><option value=\"cited\">cited</option><option value=\"none\">none (not positive)</option></select></label>\n")?;
     out.write_str("<button type=\"reset\" id=\"f-reset\">Clear</button>\n<output id=\"f-status\" aria-live=\"polite\"></output>\n</form>\n")
@@ -362,7 +370,10 @@ fn write_grid(lines: &[Line<'_>], out: &mut dyn std::fmt::Write) -> std::fmt::Re
         for mode in Mode::ALL {
             let m = mode.name();
             let Some(cell) = line.cells.get(mode) else {
-                write!(out, "<td class=\"cell empty\" data-mode=\"{m}\" data-label=\"\" data-grade=\"none\" data-rank=\"-1\">—</td>")?;
+                write!(
+                    out,
+                    "<td class=\"cell empty\" data-mode=\"{m}\" data-label=\"\" data-grade=\"none\" data-rank=\"-1\">—</td>"
+                )?;
                 continue;
             };
             let grade = cell.grade.map_or("none", |g| g.name());
@@ -442,7 +453,11 @@ fn write_detail(
         })
         .collect();
     let descriptor_link = match repo_file_href(line.path) {
-        Some(href) => format!("<a href=\"{}\"><code>{}</code></a>", esc(&href), esc(line.path)),
+        Some(href) => format!(
+            "<a href=\"{}\"><code>{}</code></a>",
+            esc(&href),
+            esc(line.path)
+        ),
         None => format!("<code>{}</code>", esc(line.path)),
     };
     let source = serde_json::to_value(r.source)
@@ -825,8 +840,7 @@ fn sha256_base64(text: &str) -> String {
 }
 
 fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] =
-        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let sym = |i: u32| char::from(ALPHABET.get((i & 63) as usize).copied().unwrap_or(b'='));
     let mut out = String::new();
     for chunk in bytes.chunks(3) {
@@ -908,13 +922,26 @@ mod tests {
             ("a\"/b", "9dc4946", "a.py"),
             ("a/b/c", "9dc4946", "a.py"),
         ] {
-            assert_eq!(public_source_url(&anchor(repo, commit, path)), None, "{repo} {path}");
+            assert_eq!(
+                public_source_url(&anchor(repo, commit, path)),
+                None,
+                "{repo} {path}"
+            );
         }
-        assert_eq!(repo_file_href("evidence/x y.json").as_deref(), Some("../evidence/x%20y.json"));
+        assert_eq!(
+            repo_file_href("evidence/x y.json").as_deref(),
+            Some("../evidence/x%20y.json")
+        );
         assert_eq!(repo_file_href("../secret"), None);
-        assert_eq!(repo_file_href("javascript:alert(1)").as_deref(), Some("../javascript%3Aalert%281%29"));
+        assert_eq!(
+            repo_file_href("javascript:alert(1)").as_deref(),
+            Some("../javascript%3Aalert%281%29")
+        );
         assert_eq!(docs_url("javascript:alert(1)"), None);
         assert_eq!(docs_url("https://x.test/\"onmouseover=\"a"), None);
-        assert_eq!(docs_url("https://docs.vllm.ai/en/v0.8/x.html#y"), Some("https://docs.vllm.ai/en/v0.8/x.html#y"));
+        assert_eq!(
+            docs_url("https://docs.vllm.ai/en/v0.8/x.html#y"),
+            Some("https://docs.vllm.ai/en/v0.8/x.html#y")
+        );
     }
 }
