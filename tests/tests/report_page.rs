@@ -107,7 +107,7 @@ fn the_committed_page_is_fresh_deterministic_and_checked() {
     let check = kvlower(&["check", "--root", &root]);
     assert_eq!(check.code, 1, "{}", check.stderr);
     assert!(
-        check.stderr.contains(&format!("{PAGE}")) && check.stderr.contains("stale-result"),
+        check.stderr.contains(PAGE) && check.stderr.contains("stale-result"),
         "{}",
         check.stderr
     );

@@ -223,8 +223,12 @@ fn kinds(d: &Descriptor) -> Vec<&'static str> {
 struct CampaignView {
     held: bool,
     witnessed: Vec<kvlower_core::vocab::TraceGate>,
-    scenarios: Vec<(String, usize, Vec<(String, bool)>)>,
+    scenarios: Vec<ScenarioView>,
 }
+
+/// A scenario of a campaign: its name, how many runs, and per gate whether it
+/// must pass in every run (`true`) or in none (`false`).
+type ScenarioView = (String, usize, Vec<(String, bool)>);
 
 /// Renders the page into `out`. `rows` is the matrix as `kvlower matrix`
 /// judged it (for the grid); each descriptor is judged again, in full, through
