@@ -224,14 +224,16 @@ def run(page: Path, matrix: Path, chromium: str, shots: tuple[Path | None, Path 
                 c.check(b.evaluate(f"!!{art}.querySelector('li.ob.no[data-obligation=\"{ob}\"]')"),
                         f"{ob}: shown as missing")
             n_ok = b.evaluate(f"{art}.querySelectorAll('li.ob.ok:not(.atom)').length")
-            c.check(n_ok == len(row["satisfied"]), f"{n_ok} satisfied obligations shown, {len(row['satisfied'])} in JSON")
+            c.check(n_ok == len(row["satisfied"]),
+                    f"{n_ok} satisfied obligations shown, {len(row['satisfied'])} in JSON")
 
         # 3. Keyboard: arrows between cells, Enter opens, Escape returns.
         b.evaluate("document.getElementById('cell-0-best_effort').focus()")
         press(b, "ArrowRight")
         c.check(b.evaluate("document.activeElement.id") == "cell-0-soft_priority", "ArrowRight moves to the next mode")
         press(b, "ArrowDown")
-        c.check(b.evaluate("document.activeElement.id") == "cell-1-soft_priority", "ArrowDown moves to the next runtime")
+        c.check(b.evaluate("document.activeElement.id") == "cell-1-soft_priority",
+                "ArrowDown moves to the next runtime")
         press(b, "Enter")
         b.pump(0.3)
         c.check(b.evaluate("location.hash") == "#d-1-soft_priority", "Enter opens the focused cell")
@@ -343,7 +345,8 @@ def run_hostile(kvlower: str, chromium: str) -> Checks:
             c.check(handlers == 0, f"{handlers} elements with an event handler attribute")
             name = b.evaluate("document.querySelector('#grid tbody tr:first-child .name').textContent")
             c.check(name.startswith("Evil <script>"), f"the hostile name is shown as text: {name!r}")
-            notes = b.evaluate("Array.from(document.querySelectorAll('.anote')).map(function(n){return n.textContent;})")
+            notes = b.evaluate("Array.from(document.querySelectorAll('.anote'))"
+                               ".map(function(n){return n.textContent;})")
             c.check(any(NOTE_ATTACK in n for n in notes), "the hostile anchor note is shown as text")
             events_clean(c, b, url)
     return c

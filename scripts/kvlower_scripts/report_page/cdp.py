@@ -7,6 +7,7 @@ system's (Debian's `chromium`), started headless with a throw-away profile.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -156,10 +157,8 @@ class Browser:
                 return
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(CdpError):
             self.call("Browser.close", timeout=10)
-        except CdpError:
-            pass
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
