@@ -30,6 +30,7 @@ mod live_residency_evidence;
 mod live_vllm_evidence;
 mod lowering;
 mod readme_table;
+mod report_page;
 mod route_gate;
 mod route_scale;
 mod schema;

@@ -48,6 +48,8 @@ pub struct ResultsConfig {
     pub central_result_table: bool,
     /// The README's "Runtimes compared" table, between its markers.
     pub readme_table: bool,
+    /// `results/lowering-matrix.html`: the matrix as one self-contained page (docs/report.md).
+    pub html_report: bool,
 }
 
 /// `[check]`.
@@ -71,6 +73,7 @@ impl Config {
             a::INDEPENDENT_JSON | a::INDEPENDENT_MD => r.tensorrt_rc14_independent_audit,
             "results/central-result-table.md" => r.central_result_table,
             crate::readme::README => r.readme_table,
+            crate::report::REPORT_HTML => r.html_report,
             _ => false,
         }
     }
@@ -92,6 +95,7 @@ const KEYS: &[&str] = &[
     "tensorrt_rc14_independent_audit",
     "central_result_table",
     "readme_table",
+    "html_report",
     "require_verified",
 ];
 

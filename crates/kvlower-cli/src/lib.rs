@@ -22,6 +22,7 @@ pub mod config;
 pub mod generated;
 pub mod output;
 pub mod readme;
+pub mod report;
 pub mod results;
 pub mod schema;
 

@@ -85,8 +85,13 @@ pub fn generate_in(
     env: &FsEnvironment,
 ) -> Generated {
     let audit = crate::audit::run_judged(repo, rows, env);
-    let mut files = files_of(repo, rows, &audit);
-    files.retain(|f| config.keeps(f.path));
+    // Only the kept files are rendered (the page re-judges every descriptor).
+    let mut files = Vec::new();
+    each_file(repo, rows, &audit, env, &mut |f| {
+        if config.keeps(f.path) {
+            files.push(GeneratedFile::of(&f));
+        }
+    });
     Generated { files, audit }
 }
 
@@ -97,7 +102,7 @@ pub fn files(
     env: &FsEnvironment,
     audit: &kvlower_audit::Audit,
 ) -> Vec<GeneratedFile> {
-    files_of(repo, &judge_rows(repo, env), audit)
+    files_of(repo, &judge_rows(repo, env), audit, env)
 }
 
 /// [`files`] from the matrix already judged ([`judge_rows`]).
@@ -105,9 +110,10 @@ pub fn files_of(
     repo: &Repository,
     rows: &[MatrixRow<'_>],
     audit: &kvlower_audit::Audit,
+    env: &FsEnvironment,
 ) -> Vec<GeneratedFile> {
     let mut files = Vec::new();
-    each_file(repo, rows, audit, &mut |f| {
+    each_file(repo, rows, audit, env, &mut |f| {
         files.push(GeneratedFile::of(&f))
     });
     files
@@ -121,6 +127,7 @@ pub fn each_file(
     repo: &Repository,
     rows: &[MatrixRow<'_>],
     audit: &kvlower_audit::Audit,
+    env: &FsEnvironment,
     each: &mut dyn FnMut(LazyFile<'_>),
 ) {
     each(LazyFile {
@@ -130,6 +137,12 @@ pub fn each_file(
     each(LazyFile {
         path: "results/lowering-matrix.md",
         write: &|w| write_text(w, |md| write_matrix_markdown(rows, &repo.catalog, md)),
+    });
+    // The page judges every descriptor again, in full, through `env`
+    // (docs/report.md); rendered only when the repository keeps it.
+    each(LazyFile {
+        path: crate::report::REPORT_HTML,
+        write: &|w| write_text(w, |html| crate::report::write_report(repo, rows, env, html)),
     });
     each(LazyFile {
         path: "results/central-result-table.md",

@@ -183,7 +183,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
         let mut generated: Vec<&'static str> = Vec::new();
         // Each result is streamed into its comparison with the committed file
         // (rendered whole only when stale) before the next one.
-        crate::results::each_file(&repo, &rows, &audit, &mut |file| {
+        crate::results::each_file(&repo, &rows, &audit, &env, &mut |file| {
             if !config.keeps(file.path) {
                 return;
             }

@@ -1,0 +1,1 @@
+"""The lowering matrix page (results/lowering-matrix.html) in a real browser."""
