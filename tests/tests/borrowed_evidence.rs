@@ -66,7 +66,8 @@ fn with_identity(from: &str, name: &str, version: &str, identity: &str) -> Strin
         } else if line.starts_with("  name:") {
             out.push_str(&format!("  name: {name}\n"));
         } else if line.starts_with("  version:") {
-            out.push_str(&format!("  version: {version}\n"));
+            // Quoted: a version is a YAML string (an unquoted `1` is `wrong-type`).
+            out.push_str(&format!("  version: '{version}'\n"));
         } else {
             out.push_str(line);
             out.push('\n');
@@ -374,6 +375,149 @@ fn a_cited_positive_needs_an_explicit_allowance() {
         "{}",
         strict.stderr
     );
+}
+
+/// A descriptor whose every obligation is a cited (paper-anchored) positive.
+fn cited_everything(head_extra: &str, non_claims: &str) -> String {
+    let anchor = "{kind: paper, section: '§8.3', note: the paper's run, preserves_order: true, preserves_claim_scope: true}";
+    let mut text = format!(
+        "runtime: {{name: x, version: '1', source: patched_source, reviewed: 2026-01-01, identity: [{{kind: vllm, version: '1'}}]}}\n{head_extra}non_claims: {non_claims}\nnative:\n",
+    );
+    for o in kvlower_core::Obligation::ALL {
+        text.push_str(&format!(
+            "  - {{obligation: {o}, status: supported, scope: conformance_trace, anchor: {anchor}, modes: all}}\n"
+        ));
+    }
+    text
+}
+
+/// Issue 34, item 2: an allowance made only of invisible characters the old hand
+/// list missed (shorthand format controls U+1BCA0–U+1BCA3, interlinear annotation
+/// characters U+FFF9–U+FFFB) allowed the cited positives; `true` became the text
+/// "true". Now both are refused: the first stays a `cited-positive` finding, the
+/// second is `wrong-type` (and so is a number where a note must be written).
+#[test]
+fn an_invisible_or_non_text_allowance_allows_nothing() {
+    let dir = scratch_repo(&["capabilities"]);
+    let root = dir.path().display().to_string();
+    let file = dir.path().join("capabilities/x.yaml");
+    for reason in [
+        "\"\\U0001BCA0\\U0001BCA1\\U0001BCA2\\U0001BCA3\"",
+        "\"\\uFFF9\\uFFFA\\uFFFB\"",
+        "\"\\u2800\\u0600 \\U000E0001\"",
+    ] {
+        let text = cited_everything(
+            &format!("allow_cited_positives: {reason}\n"),
+            "{default: a fixture}",
+        );
+        fs::write(&file, &text).expect("write");
+        let run = kvlower(&["check", "--root", &root]);
+        assert_eq!(run.code, 1, "{reason}: {}{}", run.stdout, run.stderr);
+        assert!(
+            run.stderr.contains("cited-positive"),
+            "{reason}: {}",
+            run.stderr
+        );
+    }
+    for (extra, at) in [
+        ("allow_cited_positives: true\n", "allow_cited_positives"),
+        ("allow_cited_positives: 1\n", "allow_cited_positives"),
+        (
+            "allow_cited_positives: [a reason]\n",
+            "allow_cited_positives",
+        ),
+    ] {
+        fs::write(&file, cited_everything(extra, "{default: a fixture}")).expect("write");
+        let run = kvlower(&["check", "--root", &root, "--format", "json"]);
+        assert_eq!(run.code, 1, "{extra}: {}", run.stdout);
+        let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+        let wrong: Vec<&serde_json::Value> = doc["diagnostics"]
+            .as_array()
+            .expect("diagnostics")
+            .iter()
+            .filter(|d| d["code"] == "wrong-type")
+            .collect();
+        assert_eq!(wrong.len(), 1, "{extra}: {doc}");
+        assert!(
+            wrong[0]["yaml_path"]
+                .as_str()
+                .is_some_and(|p| p.contains(at)),
+            "{extra}: {doc}"
+        );
+    }
+    // Every text field that must not be blank takes a string only.
+    for (from, to) in [
+        (
+            "non_claims: {default: a fixture}",
+            "non_claims: {default: true}",
+        ),
+        ("name: x,", "name: 12,"),
+        ("note: the paper's run,", "note: 42,"),
+        ("section: '§8.3',", "section: 8.3,"),
+    ] {
+        let text = cited_everything("allow_cited_positives: a reason\n", "{default: a fixture}")
+            .replacen(from, to, 1);
+        assert_ne!(
+            text,
+            cited_everything("allow_cited_positives: a reason\n", "{default: a fixture}")
+        );
+        fs::write(&file, &text).expect("write");
+        let run = kvlower(&["check", "--root", &root]);
+        assert_eq!(run.code, 1, "{to}: {}{}", run.stdout, run.stderr);
+        assert!(run.stderr.contains("wrong-type"), "{to}: {}", run.stderr);
+    }
+    // The control: a written reason still allows them.
+    fs::write(
+        &file,
+        cited_everything(
+            "allow_cited_positives: the paper's rows\n",
+            "{default: a fixture}",
+        ),
+    )
+    .expect("write");
+    let run = kvlower(&["check", "--root", &root]);
+    assert!(!run.stderr.contains("cited-positive"), "{}", run.stderr);
+}
+
+/// Issue 34, item 3: a positive row with a blank non-claim passed `check` in every
+/// repository that does not keep the provenance audit (this scratch repository has
+/// no `kvlower.toml`). Now it is a located `blank-value` finding, for the default
+/// and for a mode's own non-claim alike.
+#[test]
+fn a_positive_row_with_a_blank_non_claim_is_a_finding_without_the_audit() {
+    let dir = scratch_repo(&["capabilities"]);
+    let root = dir.path().display().to_string();
+    let file = dir.path().join("capabilities/x.yaml");
+    let allow = "allow_cited_positives: the paper's rows\n";
+    for (non_claims, path) in [
+        ("{default: ''}", "non_claims.default"),
+        ("{default: \"\\u200B \\uFFF9\"}", "non_claims.default"),
+        (
+            "{default: a fixture, modes: {best_effort: \"\\U0001BCA0\"}}",
+            "non_claims.modes.best_effort",
+        ),
+    ] {
+        let text = cited_everything(allow, non_claims);
+        assert!(!positives(dir.path(), &text).is_empty(), "{non_claims}");
+        fs::write(&file, &text).expect("write");
+        let run = kvlower(&["check", "--root", &root, "--format", "json"]);
+        assert_eq!(run.code, 1, "{non_claims}: {}", run.stdout);
+        let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+        let blank: Vec<&serde_json::Value> = doc["diagnostics"]
+            .as_array()
+            .expect("diagnostics")
+            .iter()
+            .filter(|d| d["code"] == "blank-value")
+            .collect();
+        assert_eq!(blank.len(), 1, "{non_claims}: {doc}");
+        assert_eq!(blank[0]["yaml_path"], path, "{doc}");
+        // Located: at `non_claims`, the flow mapping that holds the key.
+        assert_eq!(blank[0]["line"], 3, "{doc}");
+    }
+    // The control: a written non-claim is no finding.
+    fs::write(&file, cited_everything(allow, "{default: a fixture}")).expect("write");
+    let run = kvlower(&["check", "--root", &root]);
+    assert!(!run.stderr.contains("blank-value"), "{}", run.stderr);
 }
 
 /// Two publishers are two caches: a capture whose header lists ranks 0 and 1 with

@@ -467,6 +467,121 @@ fn an_oversized_message_becomes_a_dropped_marker() {
     );
 }
 
+/// Issue 34, item 5: a READY giving `Socket-Type` twice (`SUB`, then `PUB`) was
+/// accepted with the last value; it is refused now (a property names itself once).
+#[test]
+fn a_ready_giving_socket_type_twice_is_refused() {
+    run_refused(
+        |mut s| {
+            s.write_all(&greeting()).unwrap();
+            read_subscriber(&mut s, false);
+            let mut body = vec![5];
+            body.extend_from_slice(b"READY");
+            for t in [&b"SUB"[..], b"PUB"] {
+                body.push(11);
+                body.extend_from_slice(b"Socket-Type");
+                body.extend_from_slice(&3u32.to_be_bytes());
+                body.extend_from_slice(t);
+            }
+            let mut f = vec![0x04, u8::try_from(body.len()).unwrap()];
+            f.extend(body);
+            s.write_all(&f).unwrap();
+            let mut m = frame(true, b"kv-events");
+            m.extend(frame(true, &0u64.to_be_bytes()));
+            m.extend(frame(false, &[0x90]));
+            let _ = s.write_all(&m);
+            std::thread::sleep(Duration::from_secs(15));
+        },
+        "Socket-Type twice",
+    );
+}
+
+/// Issue 34, item 5: a PING or SUBSCRIBE command between the parts of one multipart
+/// message was accepted (the message kept whole around it); it is refused now.
+#[test]
+fn a_command_between_the_parts_of_a_message_is_refused() {
+    run_refused(
+        |s| {
+            let mut t = frame(true, b"kv-events");
+            t.extend([0x04, 7, 4, b'P', b'I', b'N', b'G', 0, 0]);
+            t.extend(frame(true, &0u64.to_be_bytes()));
+            t.extend(frame(false, &[0x90]));
+            handshake_then(s, &t);
+        },
+        "PING between parts",
+    );
+    run_refused(
+        |s| {
+            let mut t = frame(true, b"kv-events");
+            t.extend(frame(true, &0u64.to_be_bytes()));
+            t.extend([0x04, 12, 9]);
+            t.extend_from_slice(b"SUBSCRIBE");
+            t.extend_from_slice(b"kv");
+            t.extend(frame(false, &[0x90]));
+            handshake_then(s, &t);
+        },
+        "SUBSCRIBE between parts",
+    );
+}
+
+/// Issue 34, item 5: a message cut off by the publisher closing the connection inside
+/// it was lost without a trace (exit 0, nothing in the file or the summary). It is now a
+/// `truncated` marker in the capture, counted in the summary; the join sees a gap.
+#[test]
+fn a_message_cut_off_by_the_publisher_is_a_truncated_marker() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.kvcap");
+    let endpoint = hostile(|mut s| {
+        s.write_all(&greeting()).unwrap();
+        read_subscriber(&mut s, true);
+        s.write_all(&ready_pub()).unwrap();
+        read_subscription(&mut s);
+        if SEQ.fetch_add(1, Ordering::SeqCst) == 0 {
+            let mut m = frame(true, b"kv-events");
+            m.extend(frame(true, &0u64.to_be_bytes()));
+            m.extend(frame(false, &[0x90]));
+            // The second message stops inside its payload frame, and the peer closes.
+            m.extend(frame(true, b"kv-events"));
+            m.extend(frame(true, &1u64.to_be_bytes()));
+            m.extend(&frame(false, &[0x91; 100])[..50]);
+            s.write_all(&m).unwrap();
+            return;
+        }
+        std::thread::sleep(Duration::from_secs(15));
+    });
+    let o = capture(
+        &endpoint,
+        &out,
+        &["--until-idle", "2", "--duration", "10"],
+        Duration::from_secs(30),
+    );
+    assert_eq!((o.code, o.signal), (Some(0), None), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("1 frames") && o.stderr.contains("1 cut off by the publisher"),
+        "{}",
+        o.stderr
+    );
+    let bytes = std::fs::read(&out).unwrap();
+    let mut rd = kvlower_capture::CaptureReader::new(bytes.as_slice()).unwrap();
+    let mut recs = Vec::new();
+    while let Some(r) = rd.next_record().unwrap() {
+        recs.push(r);
+    }
+    // What its frames had declared: 9 + 8 + 100 bytes in 3 parts.
+    assert_eq!(recs.len(), 2, "{recs:?}");
+    assert!(
+        matches!(recs[0], kvlower_capture::Record::Frame { .. }),
+        "{recs:?}"
+    );
+    let marker = format!("{:?}", recs[1]);
+    assert!(
+        marker.starts_with("Truncated {") && marker.ends_with("bytes: 117, parts: 3 }"),
+        "{marker}"
+    );
+}
+
 /// A publisher that drops the connection is reconnected to while the capture runs;
 /// nothing is lost here because nothing was published in between.
 #[test]

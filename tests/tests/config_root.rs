@@ -372,3 +372,57 @@ fn a_real_anchor_to_kvlowers_own_file_is_still_a_self_reference() {
         run.stderr
     );
 }
+
+/// Issue 34, item 1: a nested repository whose marker exists but cannot be read
+/// (`kvlower.toml` a FIFO, a directory or a dangling link; `modes/modes.yaml` a
+/// dangling link) stops the walk there and is reported (exit 2, coded); before,
+/// the walk went past it, checked the outer repository and exited 0.
+#[test]
+fn a_broken_marker_in_a_nested_repository_stops_the_walk_and_is_reported() {
+    let outer = scratch("");
+    assert_eq!(kvlower_in(outer.path(), &["matrix"]).code, 0);
+    assert_eq!(kvlower_in(outer.path(), &["check"]).code, 0);
+    /// What is wrong, and how to make it so in the inner repository.
+    type Broken = (&'static str, fn(&Path));
+    let broken: [Broken; 4] = [
+        ("kvlower.toml is a FIFO", |inner| {
+            let made = std::process::Command::new("mkfifo")
+                .arg(inner.join("kvlower.toml"))
+                .status()
+                .expect("mkfifo");
+            assert!(made.success());
+        }),
+        ("kvlower.toml is a directory", |inner| {
+            fs::create_dir(inner.join("kvlower.toml")).expect("mkdir");
+        }),
+        ("kvlower.toml is a dangling link", |inner| {
+            std::os::unix::fs::symlink("nowhere.toml", inner.join("kvlower.toml")).expect("ln");
+        }),
+        ("modes/modes.yaml is a dangling link", |inner| {
+            fs::create_dir(inner.join("modes")).expect("mkdir");
+            std::os::unix::fs::symlink("nowhere.yaml", inner.join("modes/modes.yaml")).expect("ln");
+        }),
+    ];
+    for (i, (what, make)) in broken.iter().enumerate() {
+        let inner = outer.path().join(format!("vendor/inner{i}"));
+        fs::create_dir_all(inner.join("capabilities")).expect("mkdir");
+        fs::copy(
+            repo_root().join("capabilities").join(ALONE),
+            inner.join("capabilities").join(ALONE),
+        )
+        .expect("copy");
+        make(&inner);
+        for start in [inner.clone(), inner.join("capabilities")] {
+            let run = kvlower_in(&start, &["check", "--format", "json"]);
+            assert_eq!(run.code, 2, "{what}: {}{}", run.stdout, run.stderr);
+            let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+            let codes: Vec<&str> = doc["diagnostics"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|d| d["code"].as_str())
+                .collect();
+            assert!(!codes.is_empty(), "{what}: no coded diagnostic: {doc}");
+        }
+    }
+}

@@ -250,6 +250,161 @@ fn an_unreadable_subdirectory_is_reported_and_the_rest_judged() {
     assert_eq!(results[0]["gates"]["connector_observation"]["pass"], true);
 }
 
+// --- issue 34, item 4: a symlinked subdirectory ---------------------------------------
+
+/// The distinct traces of a gate JSON document's verdicts (one verdict per claim).
+fn traces_of(doc: &Value) -> std::collections::BTreeSet<String> {
+    doc["payload"]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["trace"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// A link to a directory outside the walked one was left out of the walk without a
+/// word: "1 run" where three traces were reachable, exit 0. Now it is a refused input
+/// (exit 2) naming the link, the rest still judged; a link to a directory inside the
+/// walked one (a cycle included) adds nothing, each trace counted once by its real
+/// path; a broken link (perhaps a directory) is refused too.
+#[cfg(unix)]
+#[test]
+fn a_linked_subdirectory_is_walked_once_or_refused_never_dropped() {
+    let outside = tempfile::tempdir().unwrap();
+    copy_scenario("connector_multi_claim", outside.path());
+    copy_scenario("connector_same_claim_failure", outside.path());
+    let dir = tempfile::tempdir().unwrap();
+    copy_scenario("connector_success", dir.path());
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("more")).unwrap();
+    let root = dir.path().to_str().unwrap();
+    let (code, doc) = json(&[root]);
+    assert_eq!(code, 2, "{doc}");
+    let found = diagnostics(&doc);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].0.ends_with("more"), "{found:?}");
+    assert!(
+        found[0].1.contains("outside the walked directory"),
+        "{found:?}"
+    );
+    assert_eq!(traces_of(&doc).len(), 1);
+    // Named as a PATH of its own, the target's traces are judged.
+    let (code, doc) = json(&[root, outside.path().to_str().unwrap()]);
+    assert_eq!(code, 2, "the link is still reported: {doc}");
+    assert_eq!(traces_of(&doc).len(), 3);
+
+    // Inside: a link to a sibling and a link to the walked directory itself (a cycle).
+    let inside = tempfile::tempdir().unwrap();
+    std::fs::create_dir(inside.path().join("real")).unwrap();
+    copy_scenario("connector_success", &inside.path().join("real"));
+    copy_scenario("connector_multi_claim", inside.path());
+    std::os::unix::fs::symlink("real", inside.path().join("alias")).unwrap();
+    std::os::unix::fs::symlink("..", inside.path().join("real/up")).unwrap();
+    let (code, doc) = json(&[inside.path().to_str().unwrap()]);
+    assert_eq!(code, 0, "{doc}");
+    let traces = traces_of(&doc);
+    assert_eq!(traces.len(), 2, "{traces:?}");
+    assert!(
+        traces
+            .iter()
+            .all(|t| !t.contains("alias") && !t.contains("up/")),
+        "{traces:?}"
+    );
+
+    // A broken link is refused: it may have been a directory of traces.
+    std::os::unix::fs::symlink("gone", inside.path().join("lost")).unwrap();
+    let (code, doc) = json(&[inside.path().to_str().unwrap()]);
+    assert_eq!(code, 2, "{doc}");
+    let found = diagnostics(&doc);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].0.ends_with("lost") && found[0].1.contains("cannot be reached"),
+        "{found:?}"
+    );
+}
+
+// --- issue 34, item 6: strict JSON ---------------------------------------------------
+
+/// RFC 8259 forbids a raw control character inside a string (key or value) and allows
+/// only space, tab, line feed and carriage return around a value; Python's `json`
+/// refuses all of these lines. The gate took a form feed around the object as
+/// whitespace (exit 0, no diagnostic). Each line is now malformed (exit 1, a diagnostic
+/// at its line), on one thread and on the pool alike.
+#[test]
+fn raw_control_characters_and_form_feeds_are_not_json() {
+    let text = std::fs::read_to_string(
+        repo_root()
+            .join("tests")
+            .join(scenario("connector_success")),
+    )
+    .unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let second = lines[1];
+    assert!(second.contains("\"prefix_id\":\"prefix:fixture:claim-a\""));
+    assert!(second.contains("\"hook_scope\":\"fixture_scope\""));
+    let attacks: Vec<(&str, String)> = vec![
+        (
+            "raw TAB in a declared string value",
+            second.replace("\"prefix:fixture", "\"prefix:\tfixture"),
+        ),
+        (
+            "raw CR in a declared string value",
+            second.replace("\"prefix:fixture", "\"prefix:\rfixture"),
+        ),
+        (
+            "raw TAB in another string value",
+            second.replace("fixture_scope", "fixture\tscope"),
+        ),
+        (
+            "raw TAB in a declared key",
+            second.replace("\"prefix_id\"", "\"prefix_id\t\""),
+        ),
+        (
+            "raw U+0001 in an unknown key",
+            second.replacen('{', "{\"x\u{1}y\":1,", 1),
+        ),
+        (
+            "raw U+001F in an unknown string value",
+            second.replacen('{', "{\"x\":\"a\u{1f}\",", 1),
+        ),
+        ("form feed before the object", format!("\u{c}{second}")),
+        ("form feed after the object", format!("{second}\u{c}")),
+        ("vertical tab after the object", format!("{second}\u{b}")),
+        ("a line of only a form feed", format!("\u{c}\n{second}")),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for (what, attack) in attacks {
+        let mut body = vec![lines[0].to_string(), attack];
+        body.extend(lines[2..].iter().map(|l| (*l).to_string()));
+        let path = dir.path().join("t.jsonl");
+        std::fs::write(&path, body.join("\n") + "\n").unwrap();
+        for jobs in ["1", "2"] {
+            let (code, doc) = json(&["-j", jobs, path.to_str().unwrap()]);
+            assert_eq!(code, 1, "{what} (-j {jobs}): {doc}");
+            let found = doc["diagnostics"].as_array().unwrap();
+            assert!(
+                found.iter().any(|d| d["line"] == 2),
+                "{what} (-j {jobs}): {doc}"
+            );
+        }
+    }
+    // The control: JSON whitespace (space, tab, CR) around and inside the object, and an
+    // escaped tab in a kept string, pass.
+    let spaced = second
+        .replacen(':', " :\t", 1)
+        .replace("\"prefix:fixture:claim-a\"", "\"prefix:fixture:claim-a\" ");
+    let escaped = spaced.replace("\"0-fixture\"", "\"0-fix\\tture\"").replace(
+        "\"prefix:fixture:claim-a\"",
+        "\"prefix:fixture:claim\\u002da\"",
+    );
+    assert_ne!(escaped, spaced);
+    let mut body = vec![lines[0].to_string(), format!(" \t{escaped}\t \r")];
+    body.extend(lines[2..].iter().map(|l| (*l).to_string()));
+    let path = dir.path().join("t.jsonl");
+    std::fs::write(&path, body.join("\n") + "\n").unwrap();
+    let (code, doc) = json(&[path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{doc}");
+}
+
 // --- 16: -j 1 and the default give the same bytes -----------------------------------
 
 #[test]

@@ -148,3 +148,21 @@ fn an_oversized_registry_is_refused_not_read() {
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("cap"), "{}", r.stderr);
 }
+
+/// Issue 34, item 6: a JSON Lines events file whose line holds only a form feed (or a
+/// no-break space, or a line separator) was skipped as blank (`str::trim`); none of them
+/// is JSON whitespace, so such a line is malformed (exit 1). Space, tab and CR stay blank.
+#[test]
+fn only_json_whitespace_makes_an_events_line_blank() {
+    let dir = setup();
+    let reg = dir.path().join("registry.yaml");
+    let events = dir.path().join("events.jsonl");
+    for line in ["\u{c}", "\u{a0}", "\u{2028}", "\u{b}"] {
+        std::fs::write(&events, format!("[1.0,[]]\n{line}\n[2.0,[]]\n")).unwrap();
+        let run = join_bounded(&reg, &events);
+        assert_eq!(run.code, 1, "{line:?}: {}{}", run.stdout, run.stderr);
+    }
+    std::fs::write(&events, "[1.0,[]]\n \t\r\n[2.0,[]]\n").unwrap();
+    let run = join_bounded(&reg, &events);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+}

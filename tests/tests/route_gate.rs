@@ -250,6 +250,33 @@ fn malformed_traces_are_coded_diagnostics_with_a_location_and_a_hint() {
     }
 }
 
+/// Issue 34, item 6: the routing trace was read with serde_json's streaming
+/// deserializer and nothing checked what followed the document, so a form feed (not
+/// JSON whitespace) or any trailing text after it was accepted. Now only JSON
+/// whitespace may follow: anything else is `route-trace-malformed` (exit 1).
+#[test]
+fn anything_but_json_whitespace_after_the_routing_trace_is_malformed() {
+    let src = repo_root().join("tests/fixtures/route/pass");
+    let trace = std::fs::read_to_string(src.join("trace.json")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(src.join("registry.yaml"), dir.path().join("registry.yaml")).unwrap();
+    let path = dir.path().join("trace.json");
+    let shown = path.display().to_string();
+    for tail in ["\u{c}", "\u{b}", " {}", "x", "\u{a0}"] {
+        std::fs::write(&path, format!("{trace}{tail}")).unwrap();
+        let run = kvlower(&["route", "--trace", &shown]);
+        assert_eq!(run.code, 1, "{tail:?}: {}{}", run.stdout, run.stderr);
+        assert!(
+            run.stderr.contains("error[route-trace-malformed]"),
+            "{tail:?}: {}",
+            run.stderr
+        );
+    }
+    // The control: JSON whitespace after it is fine.
+    std::fs::write(&path, format!("{trace} \t\r\n")).unwrap();
+    assert_eq!(kvlower(&["route", "--trace", &shown]).code, 0);
+}
+
 #[test]
 fn a_registry_that_cannot_be_read_is_an_error() {
     let dir = tempfile::tempdir().unwrap();

@@ -101,7 +101,7 @@ pub fn build(rows: &[PositiveRow<'_>]) -> ProvenanceIndex {
             });
         }
         let non_claim = d.non_claims.for_mode(row.mode()).to_string();
-        if non_claim.trim().is_empty() {
+        if !kvlower_core::text::has_visible(&non_claim) {
             problems.push(format!("{}: the positive row has no non-claim", row.id()));
         }
         if evidence.len() != row.judgment.obligations.len() {

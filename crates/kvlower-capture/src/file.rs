@@ -15,8 +15,12 @@
 //!                 nparts x (u32 len, len bytes); all parts together <= MAX_FRAME_BYTES
 //!   0x02 dropped  u16 rank, u64 recv_unix_ns, u64 bytes, u8 nparts
 //!                 (a message over MAX_FRAME_BYTES: kept as a marker, never as data)
-//!   0x03 end      u64 frames, u64 dropped   (last record; a file without it is
+//!   0x03 end      u64 frames, u64 markers   (last record: the frame records, and the
+//!                 dropped and truncated records together; a file without it is
 //!                 truncated and refused)
+//!   0x04 truncated u16 rank, u64 recv_unix_ns, u64 bytes, u8 nparts
+//!                 (a message the publisher cut off by closing the connection inside
+//!                 it: what its frames begun had declared; kept as a marker, no data)
 //! ```
 //!
 //! Every length is checked against its cap before anything is allocated, so a hostile
@@ -41,6 +45,7 @@ pub const MAX_PARTS: u8 = 16;
 const KIND_FRAME: u8 = 0x01;
 const KIND_DROPPED: u8 = 0x02;
 const KIND_END: u8 = 0x03;
+const KIND_TRUNCATED: u8 = 0x04;
 
 /// One subscribed publisher. `rank` is its position on the command line (one publisher
 /// per data-parallel rank: vLLM and SGLang bind port base+rank).
@@ -97,6 +102,14 @@ pub enum Record {
         bytes: u64,
         parts: u8,
     },
+    /// A message the publisher cut off by closing the connection inside it: its data
+    /// is not in the file; `bytes` and `parts` are what its frames begun had declared.
+    Truncated {
+        rank: u16,
+        recv_unix_ns: u64,
+        bytes: u64,
+        parts: u8,
+    },
 }
 
 /// The `end` record: the counts the writer saw.
@@ -104,6 +117,8 @@ pub enum Record {
 pub struct Trailer {
     pub frames: u64,
     pub dropped: u64,
+    /// `truncated` records (the `end` record counts them with the dropped ones).
+    pub truncated: u64,
 }
 
 /// Why a capture file cannot be read. Offsets are byte offsets into the file.
@@ -187,11 +202,30 @@ impl<W: Write> CaptureWriter<W> {
         Ok(())
     }
 
+    /// Appends a `truncated` record: a message cut off by the publisher closing the
+    /// connection inside it, of which `bytes` in `parts` parts had been declared.
+    pub fn truncated(
+        &mut self,
+        rank: u16,
+        recv_unix_ns: u64,
+        bytes: u64,
+        parts: u8,
+    ) -> io::Result<()> {
+        self.out.write_all(&[KIND_TRUNCATED])?;
+        self.out.write_all(&rank.to_be_bytes())?;
+        self.out.write_all(&recv_unix_ns.to_be_bytes())?;
+        self.out.write_all(&bytes.to_be_bytes())?;
+        self.out.write_all(&[parts])?;
+        self.trailer.truncated += 1;
+        Ok(())
+    }
+
     /// Writes the `end` record and returns the inner writer and the counts.
     pub fn finish(mut self) -> io::Result<(W, Trailer)> {
+        let markers = self.trailer.dropped.saturating_add(self.trailer.truncated);
         self.out.write_all(&[KIND_END])?;
         self.out.write_all(&self.trailer.frames.to_be_bytes())?;
-        self.out.write_all(&self.trailer.dropped.to_be_bytes())?;
+        self.out.write_all(&markers.to_be_bytes())?;
         self.out.flush()?;
         Ok((self.out, self.trailer))
     }
@@ -349,15 +383,30 @@ impl<R: Read> CaptureReader<R> {
                     parts,
                 }))
             }
+            KIND_TRUNCATED => {
+                let rank = u16::from_be_bytes(self.bytes::<2>()?);
+                self.check_rank(rank, start)?;
+                let recv_unix_ns = u64::from_be_bytes(self.bytes::<8>()?);
+                let bytes = u64::from_be_bytes(self.bytes::<8>()?);
+                let [parts] = self.bytes::<1>()?;
+                self.seen.truncated += 1;
+                Ok(Some(Record::Truncated {
+                    rank,
+                    recv_unix_ns,
+                    bytes,
+                    parts,
+                }))
+            }
             KIND_END => {
                 let frames = u64::from_be_bytes(self.bytes::<8>()?);
-                let dropped = u64::from_be_bytes(self.bytes::<8>()?);
-                if frames != self.seen.frames || dropped != self.seen.dropped {
+                let markers = u64::from_be_bytes(self.bytes::<8>()?);
+                let seen_markers = self.seen.dropped.saturating_add(self.seen.truncated);
+                if frames != self.seen.frames || markers != seen_markers {
                     return Err(self.malformed(
                         start,
                         format!(
-                            "end record counts {frames} frames and {dropped} dropped, the file holds {} and {}",
-                            self.seen.frames, self.seen.dropped
+                            "end record counts {frames} frames and {markers} dropped or truncated, the file holds {} and {seen_markers}",
+                            self.seen.frames
                         ),
                     ));
                 }
@@ -490,6 +539,40 @@ mod tests {
             (f.topic, f.seq, f.payload),
             (&b"kv"[..], 3, &[0x93, 1, 2][..])
         );
+    }
+
+    /// Issue 34, item 5: a message cut off by the publisher is a `truncated` record,
+    /// read back as such; the `end` record counts it with the dropped ones, and a
+    /// count that disagrees is refused.
+    #[test]
+    fn a_truncated_marker_round_trips_and_is_counted() {
+        let mut w = CaptureWriter::new(Vec::new(), &header()).unwrap();
+        w.dropped(0, 5, MAX_FRAME_BYTES + 1, 3).unwrap();
+        w.truncated(0, 6, 117, 3).unwrap();
+        let (bytes, trailer) = w.finish().unwrap();
+        assert_eq!((trailer.dropped, trailer.truncated), (1, 1));
+        assert_eq!(
+            read_all(&bytes).unwrap(),
+            vec![
+                Record::Dropped {
+                    rank: 0,
+                    recv_unix_ns: 5,
+                    bytes: MAX_FRAME_BYTES + 1,
+                    parts: 3
+                },
+                Record::Truncated {
+                    rank: 0,
+                    recv_unix_ns: 6,
+                    bytes: 117,
+                    parts: 3
+                },
+            ]
+        );
+        // The end record's marker count is its last 8 bytes: 2 here.
+        let mut wrong = bytes.clone();
+        let last = wrong.len() - 1;
+        wrong[last] = 1;
+        assert!(read_all(&wrong).is_err());
     }
 
     #[test]

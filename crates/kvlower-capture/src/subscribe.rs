@@ -75,6 +75,8 @@ impl std::fmt::Display for StopReason {
 pub struct CaptureSummary {
     pub frames: u64,
     pub dropped: u64,
+    /// Messages the publishers cut off by closing the connection inside them.
+    pub truncated: u64,
     /// Frames per rank, in rank order.
     pub per_rank: Vec<u64>,
     pub stop: StopReason,
@@ -271,7 +273,7 @@ async fn receive(
                 let recv_unix_ns = now_ns();
                 let bytes = match &message {
                     Received::Kept(parts) => parts.iter().map(Vec::len).sum::<usize>(),
-                    Received::Dropped { .. } => 0,
+                    Received::Dropped { .. } | Received::Truncated { .. } => 0,
                 };
                 // A kept message is at most MAX_FRAME_BYTES < MAX_QUEUED_BYTES.
                 let n = u32::try_from(bytes)
@@ -332,6 +334,9 @@ fn write_message<W: std::io::Write>(
         }
         Received::Dropped { bytes, parts } => {
             writer.dropped(rank, recv_unix_ns, *bytes, *parts)?;
+        }
+        Received::Truncated { bytes, parts } => {
+            writer.truncated(rank, recv_unix_ns, *bytes, *parts)?;
         }
     }
     Ok(())
@@ -467,6 +472,7 @@ async fn run(
     Ok(CaptureSummary {
         frames: trailer.frames,
         dropped: trailer.dropped,
+        truncated: trailer.truncated,
         per_rank,
         stop,
     })

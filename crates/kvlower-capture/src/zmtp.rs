@@ -15,6 +15,18 @@
 //!   be 0), the size (1 byte, or 8 bytes big-endian when LONG), the body. `PING` is
 //!   answered with `PONG`; other commands are ignored.
 //!
+//! Grammar (ZMTP 3.1: the traffic is a sequence of whole commands and whole messages,
+//! and a property names itself once), each breach refused:
+//!
+//! - a `READY` that gives a property twice (names compared ignoring ASCII case, as
+//!   property names are) — a second `Socket-Type` would otherwise win;
+//! - a command frame between the parts of one multipart message.
+//!
+//! A message the peer cut off by closing (or resetting) the connection after its first
+//! frame had begun is not lost in silence: [`Received::Truncated`] says how much of it
+//! had been declared, the capture records a `truncated` marker (a gap for the join), and
+//! the next [`SubConnection::recv`] reports the closed connection.
+//!
 //! Caps (checked on the declared size, before reading the body):
 //!
 //! - a command is at most [`MAX_COMMAND_BYTES`];
@@ -72,6 +84,9 @@ pub enum Received {
     Kept(Vec<Vec<u8>>),
     /// Over them (but within the wire caps): its data was read and discarded.
     Dropped { bytes: u64, parts: u8 },
+    /// Cut off: the connection ended inside the message (after its first frame had
+    /// begun). `bytes` and `parts` are what the frames begun had declared.
+    Truncated { bytes: u64, parts: u8 },
 }
 
 /// Our greeting: signature, version 3.0, mechanism NULL, as-server 0, filler.
@@ -143,9 +158,11 @@ fn split_command(body: &[u8]) -> Result<(&[u8], &[u8]), ZmtpError> {
     Ok(rest.split_at(n))
 }
 
-/// The `Socket-Type` property of a `READY` body's properties.
+/// The `Socket-Type` property of a `READY` body's properties; a property given twice
+/// (names compared ignoring ASCII case) is refused.
 fn socket_type(mut props: &[u8]) -> Result<Option<&[u8]>, ZmtpError> {
     let mut found = None;
+    let mut names: Vec<&[u8]> = Vec::new();
     while let Some((&n, rest)) = props.split_first() {
         let n = usize::from(n);
         let (name, rest) = rest
@@ -159,6 +176,13 @@ fn socket_type(mut props: &[u8]) -> Result<Option<&[u8]>, ZmtpError> {
             .ok()
             .and_then(|l| rest.split_at_checked(l))
             .ok_or_else(|| refused("a READY property value longer than the command"))?;
+        if names.iter().any(|seen| seen.eq_ignore_ascii_case(name)) {
+            return Err(refused(format!(
+                "the peer's READY gives the property `{}` twice (a property names itself once)",
+                String::from_utf8_lossy(name).escape_debug()
+            )));
+        }
+        names.push(name);
         if name.eq_ignore_ascii_case(b"Socket-Type") {
             found = Some(value);
         }
@@ -177,6 +201,8 @@ struct Header {
 /// A SUB connection after the handshake.
 pub struct SubConnection<S> {
     io: BufStream<S>,
+    /// A data frame's flags byte has been read and its message is not whole yet.
+    in_message: bool,
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> SubConnection<S> {
@@ -191,7 +217,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> SubConnection<S> {
         check_greeting(&g)?;
         io.write_all(&ready_sub()).await?;
         io.flush().await?;
-        let mut conn = SubConnection { io };
+        let mut conn = SubConnection {
+            io,
+            in_message: false,
+        };
         let h = conn.header().await?;
         if !h.command {
             return Err(refused("the peer sent a message before its READY command"));
@@ -231,6 +260,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> SubConnection<S> {
 
     async fn header(&mut self) -> Result<Header, ZmtpError> {
         let flags = self.io.read_u8().await?;
+        if flags & FLAG_COMMAND == 0 {
+            self.in_message = true;
+        }
         if flags & FLAGS_RESERVED != 0 {
             return Err(refused(format!(
                 "a frame with flags 0x{flags:02x} (reserved bits set: not ZMTP 3 framing)"
@@ -294,22 +326,49 @@ impl<S: AsyncRead + AsyncWrite + Unpin> SubConnection<S> {
         Ok(())
     }
 
-    /// The next message. A connection that ends between messages is an
-    /// [`ZmtpError::Io`] of kind `UnexpectedEof`, like one that ends inside a frame.
+    /// The next message. A connection that ends between messages (or inside a command)
+    /// is an [`ZmtpError::Io`] of kind `UnexpectedEof`; one that ends inside a message is
+    /// [`Received::Truncated`] first, and that error on the next call.
     pub async fn recv(&mut self) -> Result<Received, ZmtpError> {
-        let mut parts: Vec<Vec<u8>> = Vec::new();
         let mut count: usize = 0;
         let mut total: u64 = 0;
+        self.in_message = false;
+        let got = self.recv_parts(&mut count, &mut total).await;
+        let cut = self.in_message;
+        self.in_message = false;
+        match got {
+            Err(ZmtpError::Io(_)) if cut => Ok(Received::Truncated {
+                bytes: total,
+                parts: u8::try_from(count.max(1)).unwrap_or(u8::MAX),
+            }),
+            got => got,
+        }
+    }
+
+    /// [`Self::recv`]'s frames, counting the parts and declared bytes of the message as
+    /// they are read (so a cut-off message can be told).
+    async fn recv_parts(
+        &mut self,
+        count: &mut usize,
+        total: &mut u64,
+    ) -> Result<Received, ZmtpError> {
+        let mut parts: Vec<Vec<u8>> = Vec::new();
         let mut dropping = false;
         loop {
             let h = self.header().await?;
+            if h.command && *count > 0 {
+                return Err(refused(
+                    "a command frame between the parts of a message (ZMTP 3.1: whole commands and whole messages)",
+                ));
+            }
             if h.command {
                 let body = self.command_body(&h).await?;
                 self.on_command(&body).await?;
                 continue;
             }
-            count += 1;
-            total = total.saturating_add(h.size);
+            *count += 1;
+            *total = total.saturating_add(h.size);
+            let (count, total) = (*count, *total);
             if count > MAX_WIRE_PARTS {
                 return Err(refused(format!(
                     "a message of more than {MAX_WIRE_PARTS} parts (cap {MAX_WIRE_PARTS})"
@@ -416,9 +475,9 @@ mod tests {
     #[test]
     fn a_publisher_is_subscribed_and_its_messages_kept() {
         let mut b = publisher();
+        b.extend(command(b"PING", &[0, 10, b'c', b'x']));
         b.extend(frame(true, b"kv"));
         b.extend(frame(true, &7u64.to_be_bytes()));
-        b.extend(command(b"PING", &[0, 10, b'c', b'x']));
         b.extend(frame(false, &[0x93; 300]));
         let (got, err, seen) = run(b, 2);
         assert_eq!(
@@ -539,6 +598,125 @@ mod tests {
                 matches!(err, Some(ZmtpError::Refused(_))),
                 "{name}: {err:?}"
             );
+        }
+    }
+
+    /// Issue 34, item 5: a READY giving `Socket-Type` twice (`SUB`, then `PUB`) was
+    /// accepted with the last value; any property given twice is refused now.
+    #[test]
+    fn a_property_given_twice_is_refused() {
+        let prop = |name: &[u8], value: &[u8]| {
+            let mut p = vec![u8::try_from(name.len()).unwrap()];
+            p.extend_from_slice(name);
+            p.extend_from_slice(&u32::try_from(value.len()).unwrap().to_be_bytes());
+            p.extend_from_slice(value);
+            p
+        };
+        let cases: [Vec<u8>; 3] = [
+            [prop(b"Socket-Type", b"SUB"), prop(b"Socket-Type", b"PUB")].concat(),
+            [prop(b"Socket-Type", b"PUB"), prop(b"socket-type", b"PUB")].concat(),
+            [
+                prop(b"Identity", b""),
+                prop(b"Socket-Type", b"PUB"),
+                prop(b"IDENTITY", b"x"),
+            ]
+            .concat(),
+        ];
+        for props in cases {
+            let mut b = greeting().to_vec();
+            b.extend(command(b"READY", &props));
+            b.extend(frame(false, b"m"));
+            let (got, err, _) = run(b, 1);
+            assert!(got.is_empty(), "{got:?}");
+            assert!(
+                matches!(&err, Some(ZmtpError::Refused(m)) if m.contains("twice")),
+                "{err:?}"
+            );
+        }
+        // The control: distinct properties are fine.
+        let mut b = greeting().to_vec();
+        let props = [prop(b"Identity", b""), prop(b"Socket-Type", b"PUB")].concat();
+        b.extend(command(b"READY", &props));
+        b.extend(frame(false, b"m"));
+        assert_eq!(run(b, 1).0, vec![Received::Kept(vec![b"m".to_vec()])]);
+    }
+
+    /// Issue 34, item 5: PING and SUBSCRIBE command frames between the parts of one
+    /// multipart message were accepted (the message kept whole around them).
+    #[test]
+    fn a_command_between_the_parts_of_a_message_is_refused() {
+        for cmd in [
+            command(b"PING", &[0, 10, b'c', b'x']),
+            command(b"SUBSCRIBE", b"kv"),
+        ] {
+            let mut b = publisher();
+            b.extend(frame(true, b"kv"));
+            b.extend(cmd.clone());
+            b.extend(frame(false, b"payload"));
+            let (got, err, _) = run(b, 1);
+            assert!(got.is_empty(), "{got:?}");
+            assert!(
+                matches!(&err, Some(ZmtpError::Refused(m)) if m.contains("between the parts")),
+                "{err:?}"
+            );
+            // Between whole messages, commands are fine.
+            let mut b = publisher();
+            b.extend(frame(false, b"a"));
+            b.extend(cmd);
+            b.extend(frame(false, b"b"));
+            let (got, _, _) = run(b, 2);
+            assert_eq!(
+                got,
+                vec![
+                    Received::Kept(vec![b"a".to_vec()]),
+                    Received::Kept(vec![b"b".to_vec()])
+                ]
+            );
+        }
+    }
+
+    /// Issue 34, item 5: a message cut off by the peer closing inside it was lost
+    /// without a trace (the same end-of-stream as between messages). It is
+    /// `Truncated` now, with what its frames had declared, and the closed connection
+    /// comes after it; a connection closed between messages (or inside a command)
+    /// is no truncation.
+    #[test]
+    fn a_message_cut_off_by_the_peer_is_reported_truncated() {
+        let mut whole = publisher();
+        whole.extend(frame(false, b"first"));
+        let cuts: [(Vec<u8>, u64, u8); 4] = [
+            // Inside the body of the second part.
+            (
+                [frame(true, b"kv"), frame(false, &[7; 40])[..20].to_vec()].concat(),
+                42,
+                2,
+            ),
+            // After a part with MORE, before the next frame.
+            (frame(true, b"kv"), 2, 1),
+            // After the first flags byte only.
+            (vec![0x00], 0, 1),
+            // Inside a long size field.
+            (vec![FLAG_LONG, 0, 0], 0, 1),
+        ];
+        for (cut, bytes, parts) in cuts {
+            let b = [whole.clone(), cut].concat();
+            let (got, err, _) = run(b, 3);
+            assert_eq!(
+                got,
+                vec![
+                    Received::Kept(vec![b"first".to_vec()]),
+                    Received::Truncated { bytes, parts }
+                ]
+            );
+            assert!(
+                matches!(&err, Some(ZmtpError::Io(e)) if e.kind() == io::ErrorKind::UnexpectedEof),
+                "{err:?}"
+            );
+        }
+        for clean in [Vec::new(), command(b"PING", &[0, 10])[..3].to_vec()] {
+            let (got, err, _) = run([whole.clone(), clean].concat(), 3);
+            assert_eq!(got, vec![Received::Kept(vec![b"first".to_vec()])]);
+            assert!(matches!(err, Some(ZmtpError::Io(_))), "{err:?}");
         }
     }
 

@@ -105,7 +105,11 @@ pub fn load(root: &Path) -> Result<Config, Box<Diagnostic>> {
     // Read with the catalog's cap and refusals (a small hand-written file at the root).
     let bytes = match kvlower_fs::read_confined(root, CONFIG_FILE, kvlower_fs::FileKind::Catalog) {
         Ok(bytes) => bytes,
-        Err(kvlower_fs::Refusal::Missing { .. }) => return Ok(Config::default()),
+        // Absent is the default; a dangling link named `kvlower.toml` is a
+        // config that cannot be read, not an absent one.
+        Err(kvlower_fs::Refusal::Missing { .. }) if !marker_present(&root.join(CONFIG_FILE)) => {
+            return Ok(Config::default());
+        }
         Err(refusal) => return Err(Box::new(Diagnostic::refused(CONFIG_FILE, &refusal))),
     };
     let Ok(text) = String::from_utf8(bytes) else {
@@ -155,13 +159,29 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
 
 /// The repository root for a command run from `start` without `--root`: the
 /// first of `start` and its ancestors holding `kvlower.toml` or
-/// `modes/modes.yaml`; `None` when there is none.
+/// `modes/modes.yaml` in any form (a regular file, but also a directory, a FIFO,
+/// a dangling link, or an entry that cannot be looked at): a marker that exists
+/// stops the walk, and the command then reports it if it cannot be read, instead
+/// of walking past it to an outer repository. `None` when there is none.
 pub fn discover_root(start: &Path) -> Option<PathBuf> {
     let start = std::path::absolute(start).ok()?;
     start
         .ancestors()
-        .find(|dir| dir.join(CONFIG_FILE).is_file() || dir.join(MODES_PATH).is_file())
+        .find(|dir| marker_present(&dir.join(CONFIG_FILE)) || marker_present(&dir.join(MODES_PATH)))
         .map(Path::to_path_buf)
+}
+
+/// Whether a root marker is at `path` in any form: only "no such entry" (or a
+/// path component that is no directory) means absent; an entry of any type, a
+/// dangling link, or one whose lookup fails otherwise (permission denied) is there.
+fn marker_present(path: &Path) -> bool {
+    match std::fs::symlink_metadata(path) {
+        Ok(_) => true,
+        Err(e) => !matches!(
+            e.kind(),
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+        ),
+    }
 }
 
 /// The root a command uses: `explicit` (`--root`, relative to `start`) when

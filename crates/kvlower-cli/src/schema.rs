@@ -126,12 +126,23 @@ pub mod patterns {
     /// `char::is_whitespace`.
     const WHITESPACE: &str =
         r"\u0009-\u000d\u0020\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000";
-    /// The invisible characters of `kvlower_core::text` in the BMP.
-    const INVISIBLE: &str = r"\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u2800\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8";
-
-    /// Some character a reader can see (`has_visible`; unanchored on purpose).
+    /// Some character a reader can see (`has_visible`; unanchored on purpose): any
+    /// but the characters of `kvlower_core::text::BLANK` in the BMP (astral blank
+    /// characters are left to the loader).
     pub fn visible() -> String {
-        format!("[^{CONTROL}{WHITESPACE}{INVISIBLE}]")
+        use std::fmt::Write as _;
+        let mut class = String::new();
+        for &(lo, hi) in kvlower_core::text::BLANK {
+            let (lo, hi) = (u32::from(lo), u32::from(hi).min(0xFFFF));
+            if lo > 0xFFFF {
+                continue;
+            }
+            let _ = write!(class, r"\u{lo:04x}");
+            if hi > lo {
+                let _ = write!(class, r"-\u{hi:04x}");
+            }
+        }
+        format!("[^{class}]")
     }
 
     /// No control character anywhere (`has_control`).
@@ -220,7 +231,7 @@ fn add_text_definitions(schema: &mut Value) {
     defs.insert(
         "VisibleText".into(),
         json!({
-            "description": "Text with at least one visible character (zero-width spaces, BOMs, word joiners and NBSP do not count).",
+            "description": "Text with at least one visible character (White_Space, Default_Ignorable_Code_Point, control and format characters do not count).",
             "type": "string",
             "pattern": patterns::visible(),
         }),

@@ -134,9 +134,9 @@ fn details(code: Code) -> (&'static str, &'static str, &'static str) {
             "Anchor a gate trace with a claimed `verdict`, or a `kvlower join` evidence document.",
         ),
         BlankValue => (
-            "A name or version without a visible character identifies nothing and makes rows unreadable.",
-            "`runtime: {name: \"\\u200b\", ...}` (a zero-width space).",
-            "Write a visible name or version.",
+            "A name or version without a visible character identifies nothing and makes rows unreadable; a positive row whose non-claim is blank says nothing of what it does not claim.",
+            "`runtime: {name: \"\\u200b\", ...}` (a zero-width space), or `non_claims: {default: \"\\ufff9\"}` on a descriptor with a positive row.",
+            "Write a visible name, version or non-claim (white space, default-ignorable, control and format characters do not count).",
         ),
         ControlCharacter => (
             "A control character could forge a line of a report or a terminal escape.",

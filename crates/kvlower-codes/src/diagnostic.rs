@@ -174,7 +174,7 @@ impl Code {
                 "Run-time evidence (a trace-scoped item, an atom or a precondition) rests on a repository file that `check` cannot re-run: a trace needs a claimed `verdict`, or the file must be a `kvlower join` evidence document."
             }
             Code::BlankValue => {
-                "A value that must be written (a runtime's name or version) has no visible character; zero-width and other invisible characters do not count."
+                "A value that must be written (a runtime's name or version, the non-claim of a positive row) has no visible character; white space, default-ignorable (zero-width, ...), control and format characters do not count."
             }
             Code::ControlCharacter => {
                 "A name, version or path contains a control character (newline, escape, ...); they are refused so that nothing can break out of a report line."

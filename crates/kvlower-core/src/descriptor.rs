@@ -37,7 +37,11 @@ pub struct Descriptor {
     /// finding (`cited-positive`): a positive a reviewer cannot reproduce must be
     /// allowed in the open, in the descriptor's own diff. `--require-verified`
     /// ignores it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "strict::opt_string"
+    )]
     pub allow_cited_positives: Option<String>,
 }
 
@@ -68,14 +72,17 @@ fn modes_or_all<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Mode>, D::
 #[serde(deny_unknown_fields)]
 pub struct RuntimeIdentity {
     /// The runtime's name as shown in results (visible characters, no control character).
+    #[serde(deserialize_with = "strict::string")]
     pub name: String,
     /// A release version or a source commit.
+    #[serde(deserialize_with = "strict::string")]
     pub version: String,
     /// What the evidence was read from (a source tree, a release container, ...).
     pub source: SourceKind,
     /// The date (`YYYY-MM-DD`, not in the future) a person last checked this
     /// descriptor against its runtime's public sources, so a reader of the matrix
     /// can tell how current each row is. Old can be right: age is no finding.
+    #[serde(deserialize_with = "strict::string")]
     pub reviewed: String,
     /// The exact runtime components this descriptor describes: what an evidence
     /// document must record, as the same set, to anchor anything here
@@ -133,6 +140,7 @@ pub struct Adapter {
     /// The rung of the adapter-depth ladder this adapter sits at (never `none`).
     pub depth: Depth,
     /// What the adapter is, in a few words (visible characters, no control character).
+    #[serde(deserialize_with = "strict::string")]
     pub name: String,
     /// The depth's trust-boundary preconditions, each with its anchor.
     #[serde(default)]
@@ -199,9 +207,10 @@ fn depth_none() -> Depth {
 #[serde(deny_unknown_fields)]
 pub struct NonClaims {
     /// Applies to every row without a mode-specific non-claim.
+    #[serde(deserialize_with = "strict::string")]
     pub default: String,
     /// Mode-specific non-claims, replacing `default` for that mode's rows.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "strict::string_map")]
     pub modes: BTreeMap<Mode, String>,
 }
 
@@ -271,28 +280,52 @@ impl AnchorKind {
 pub struct Anchor {
     /// What the anchor points at; decides which other fields it needs and allows.
     pub kind: Option<AnchorKind>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "strict::opt_string"
+    )]
     /// `public_source`: the repository, as `owner/name`.
     pub repository: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "strict::opt_string"
+    )]
     /// `public_source`: the commit read, 7 to 40 hexadecimal digits.
     pub commit: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "strict::opt_string"
+    )]
     /// `public_source`, `repo_file` (and optionally `paper`): a relative path
     /// inside the repository (or artifact) named; no `..` segment, no leading `/`.
     pub path: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "strict::opt_string"
+    )]
     /// `paper`: the section, table or appendix cited (`§6.1`, `§9 Table 9`,
     /// `Appendix A`); optional on `docs_page`.
     pub section: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "strict::opt_string"
+    )]
     /// `docs_page`: the page's `http(s)://` URL.
     pub url: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "strict::opt_string"
+    )]
     /// `docs_page`: the date the page was read, `YYYY-MM-DD`, not in the future.
     pub retrieved: Option<String>,
     /// What the anchored source shows (required; a placeholder or a bare TODO anchors nothing).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "strict::string")]
     pub note: String,
     /// For trace-scoped evidence: the anchored trace keeps event order.
     #[serde(default, skip_serializing_if = "is_false")]
@@ -321,4 +354,67 @@ pub struct ClaimedVerdict {
 
 fn is_false(b: &bool) -> bool {
     !*b
+}
+
+/// Deserializers for the text fields that must not be blank: they take a string
+/// and nothing else, so `allow_cited_positives: true` or `note: 42` is a
+/// `wrong-type` finding ("invalid type: boolean `true`, expected a string")
+/// instead of the text "true" (a YAML deserializer hands a plain scalar to a
+/// `String` field as its text).
+mod strict {
+    use std::collections::BTreeMap;
+    use std::fmt;
+
+    use serde::Deserializer;
+    use serde::de::{self, Deserialize, Visitor};
+
+    /// A string, refusing every other type.
+    struct Text;
+
+    impl Visitor<'_> for Text {
+        type Value = String;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a string")
+        }
+
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<String, E> {
+            Ok(v.to_string())
+        }
+
+        fn visit_string<E: de::Error>(self, v: String) -> Result<String, E> {
+            Ok(v)
+        }
+    }
+
+    /// A string field: `deserialize_any`, so the value's own type decides.
+    pub fn string<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+        d.deserialize_any(Text)
+    }
+
+    /// A string value of the map's own type.
+    struct StrictString(String);
+
+    impl<'de> Deserialize<'de> for StrictString {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            string(d).map(StrictString)
+        }
+    }
+
+    /// An optional string field (`null` or absent is `None`).
+    pub fn opt_string<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+        Ok(Option::<StrictString>::deserialize(d)?.map(|s| s.0))
+    }
+
+    /// A map whose values are strings.
+    pub fn string_map<'de, D, K>(d: D) -> Result<BTreeMap<K, String>, D::Error>
+    where
+        D: Deserializer<'de>,
+        K: Deserialize<'de> + Ord,
+    {
+        Ok(BTreeMap::<K, StrictString>::deserialize(d)?
+            .into_iter()
+            .map(|(k, v)| (k, v.0))
+            .collect())
+    }
 }

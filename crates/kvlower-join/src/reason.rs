@@ -145,7 +145,8 @@ kvlower_core::names! {
             event: EventRef,
             first_sequence: u64,
         } = "missing_initial_state",
-        /// The capture dropped a message larger than its frame cap: its events are unknown.
+        /// The capture holds a marker instead of a message (dropped as larger than its
+        /// frame cap, or cut off by the publisher closing mid-message): its events are unknown.
         DroppedFrame { event: EventRef } = "dropped_frame",
         /// A block the claim needs may or may not still have a copy: vLLM repeated a
         /// `BlockStored` for a resident hash, which under `kv_cache_report_mode=full` (or an

@@ -182,7 +182,7 @@ struct RawServed {
 /// Parses trace text; `path` names it in errors.
 pub fn parse_trace(text: &str, path: &Path) -> Result<RouteTrace, RouteError> {
     let de = &mut serde_json::Deserializer::from_str(text);
-    let raw: RawTrace = serde_path_to_error::deserialize(de).map_err(|e| {
+    let raw: RawTrace = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
         let inner = e.inner();
         let json_path = e.path().to_string();
         RouteError::Malformed {
@@ -196,6 +196,15 @@ pub fn parse_trace(text: &str, path: &Path) -> Result<RouteTrace, RouteError> {
             },
             message: inner.to_string(),
         }
+    })?;
+    // Only JSON whitespace may follow the document (what `serde_json::from_str` checks):
+    // a form feed or any other trailing byte is malformed.
+    de.end().map_err(|e| RouteError::Malformed {
+        path: path.to_path_buf(),
+        line: e.line(),
+        column: e.column(),
+        json_path: String::new(),
+        message: e.to_string(),
     })?;
     let invalid =
         |json_path: String, message: String, expected: &'static str| RouteError::Invalid {

@@ -187,7 +187,7 @@ impl TraceEvaluator {
 
     /// Judges one line (1-based `line`, without its terminator).
     pub fn push_line(&mut self, line: u64, bytes: &[u8]) {
-        let bytes = bytes.trim_ascii();
+        let bytes = crate::lines::trim_json_whitespace(bytes);
         if !self.past_first_line && !bytes.is_empty() {
             self.past_first_line = true;
             match crate::header::parse(bytes) {
@@ -217,11 +217,11 @@ impl TraceEvaluator {
     }
 
     /// Judges one line (as [`Self::push_line`]) parsed ahead by [`crate::parse::parse`] from
-    /// `bytes.trim_ascii()`. Until the first non-blank line, which may be the header, the
+    /// `trim_json_whitespace(bytes)`. Until the first non-blank line, which may be the header, the
     /// line is judged by `push_line` instead (parsed again, in order).
     pub fn push_line_parsed(&mut self, line: u64, bytes: &[u8], parsed: &Parsed<'_>) {
         if self.past_first_line {
-            self.push_parsed(line, bytes.trim_ascii(), parsed);
+            self.push_parsed(line, crate::lines::trim_json_whitespace(bytes), parsed);
         } else {
             self.push_line(line, bytes);
         }

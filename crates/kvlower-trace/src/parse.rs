@@ -68,7 +68,7 @@ pub(crate) fn parse_with_serde_json<'b>(
     let error = match serde::de::DeserializeSeed::deserialize(InPlace(event, text), &mut de)
         .and_then(|()| de.end())
     {
-        Ok(()) => return Ok(()),
+        Ok(()) => return strict_strings(bytes),
         Err(e) => e,
     };
     let first = bytes.first().copied().unwrap_or(b' ');
@@ -89,6 +89,24 @@ pub(crate) fn parse_with_serde_json<'b>(
     }
     // The event visitor prefixes a value's error with its field name.
     Err(Problem::FieldType(without_position(&error)))
+}
+
+/// RFC 8259 forbids a raw control character (U+0000 to U+001F) inside a string, a key or a
+/// value. The event is read with `deserialize_bytes` for keys and kept strings (no UTF-8
+/// check per string: the line is checked once), and serde_json's bytes path does not
+/// refuse one there, where its `str` path and every skipped value do. So a line serde_json
+/// took that holds such a byte anywhere (rare: the fast path takes the ordinary lines, and
+/// gives up on any control character in a string) is read once more as a value serde_json
+/// checks whole ([`IgnoredAny`](serde::de::IgnoredAny): every string checked, escapes
+/// decoded), and refused with its message when that fails.
+fn strict_strings(bytes: &[u8]) -> Result<(), Problem> {
+    if !bytes.iter().any(|&b| b < 0x20) {
+        return Ok(());
+    }
+    match serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(Problem::NotJson(without_position(&e))),
+    }
 }
 
 /// Where the first invalid UTF-8 byte of `bytes` is.

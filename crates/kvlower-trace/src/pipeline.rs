@@ -141,7 +141,9 @@ fn parse_block<'b>(block: &'b Block, out: ParsedLines<'_>) -> ParsedLines<'b> {
         .par_iter()
         .with_min_len(LINES_PER_TASK)
         .map(|item| match *item {
-            Item::Text { start, end, .. } => Some(parse(block.bytes(start, end).trim_ascii())),
+            Item::Text { start, end, .. } => Some(parse(crate::lines::trim_json_whitespace(
+                block.bytes(start, end),
+            ))),
             Item::TooLong(_) => None,
         })
         .collect_into_vec(&mut out);

@@ -71,6 +71,7 @@ struct CapturePayload<'a> {
     frames: u64,
     per_rank: &'a [u64],
     dropped: u64,
+    truncated: u64,
     stop: String,
 }
 
@@ -146,8 +147,8 @@ pub fn run(args: &CaptureArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
             Ok(s) => (
                 Exit::Success,
                 format!(
-                    "kvlower capture: {} frames, {} dropped as oversized; stopped: {}; wrote {shown}",
-                    s.frames, s.dropped, s.stop
+                    "kvlower capture: {} frames, {} dropped as oversized, {} cut off by the publisher; stopped: {}; wrote {shown}",
+                    s.frames, s.dropped, s.truncated, s.stop
                 ),
                 Vec::new(),
                 None,
@@ -156,6 +157,7 @@ pub fn run(args: &CaptureArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
                     frames: s.frames,
                     per_rank: &s.per_rank,
                     dropped: s.dropped,
+                    truncated: s.truncated,
                     stop: s.stop.to_string(),
                 }),
             ),
@@ -195,10 +197,11 @@ pub fn run(args: &CaptureArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
                 .collect();
             writeln!(
                 err,
-                "kvlower capture: {} frames ({}), {} dropped as oversized; stopped: {}; wrote {}",
+                "kvlower capture: {} frames ({}), {} dropped as oversized, {} cut off by the publisher; stopped: {}; wrote {}",
                 s.frames,
                 per_rank.join(", "),
                 s.dropped,
+                s.truncated,
                 s.stop,
                 args.out.display()
             )?;

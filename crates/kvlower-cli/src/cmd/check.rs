@@ -174,6 +174,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
     // Every row judged once: for the results, the audit suites and the cited-positive rule.
     let rows = crate::results::judge_rows(&repo, &env);
     let cited = cited_positives(&repo, require_verified, &rows);
+    let blank_non_claims = blank_non_claims(&repo.root, &rows);
     if diagnostics.is_empty() && partial.is_none() {
         // The audit suites run once; their failures are findings of the same run.
         let audit = crate::audit::run_judged(&repo, &rows, &env);
@@ -209,6 +210,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
     }
     drop(rows);
     diagnostics.extend(cited);
+    diagnostics.extend(blank_non_claims);
     diagnostics.extend(crate::cmd::check_extras::inert_warnings_of(&repo, &env));
     diagnostics.sort();
     if want_diffs && !diffs.is_empty() {
@@ -519,6 +521,61 @@ pub fn stray_files(root: &Path, generated: &[&str]) -> Vec<Diagnostic> {
         }
     }
     findings
+}
+
+/// One `blank-value` finding per blank non-claim (`non_claims.default`, or the
+/// mode's `non_claims.modes.<mode>` that replaces it) that a positive row carries,
+/// in every configuration: a positive row must say what it does not claim, and
+/// before this only the provenance audit (kept by few repositories) saw it.
+fn blank_non_claims(root: &Path, rows: &[kvlower_core::matrix::MatrixRow<'_>]) -> Vec<Diagnostic> {
+    let mut blank: std::collections::BTreeMap<(&str, String), Vec<String>> =
+        std::collections::BTreeMap::new();
+    for r in rows.iter().filter(|r| r.judgment.label.is_positive()) {
+        let mode = r.judgment.mode;
+        let claims = &r.descriptor.non_claims;
+        if kvlower_core::text::has_visible(claims.for_mode(mode)) {
+            continue;
+        }
+        let path = if claims.modes.contains_key(&mode) {
+            format!("non_claims.modes.{mode}")
+        } else {
+            "non_claims.default".to_string()
+        };
+        blank
+            .entry((r.descriptor_path, path))
+            .or_default()
+            .push(format!("{mode}@{}", r.judgment.depth));
+    }
+    blank
+        .into_iter()
+        .map(|((file, path), positive)| {
+            let d = Diagnostic::new(
+                Code::BlankValue,
+                file,
+                format!(
+                    "`{path}` is blank, but it is the non-claim of positive row(s) {}",
+                    positive.join(", ")
+                ),
+            )
+            .at_path(path)
+            .with_hint("say what the positive rows do not claim, in visible characters (docs/descriptor-format.md)");
+            // Located in the descriptor's text when it can be read again (best effort): at
+            // the key, or at `non_claims` when the key is written in flow style.
+            let Ok(bytes) = kvlower_fs::read_confined(root, file, kvlower_fs::FileKind::Descriptor)
+            else {
+                return d;
+            };
+            let text = String::from_utf8_lossy(&bytes);
+            let d = d.located_in(&text);
+            match d.location {
+                Some(_) => d,
+                None => match kvlower_codes::diagnostic::locate(&text, "non_claims") {
+                    Some((line, col)) => d.at(line, col),
+                    None => d,
+                },
+            }
+        })
+        .collect()
 }
 
 /// One finding per positive row that rests on a cited (not re-run) anchor, unless

@@ -1,5 +1,6 @@
 //! The capture driver: a `kvlower capture` file replayed frame by frame, each frame's
-//! payload decoded from msgpack; a frame the recorder dropped is an ambiguity.
+//! payload decoded from msgpack; a frame the recorder dropped (or that the publisher cut
+//! off) is an ambiguity.
 
 use std::io::BufRead;
 use std::path::Path;
@@ -55,7 +56,8 @@ pub(super) fn join_capture<R: BufRead>(
                     .map_err(|e| bad(frame, e.json_path, e.message))?;
                 engine.feed(decoded);
             }
-            kvlower_capture::Record::Dropped { .. } => {
+            // A message dropped as oversized or cut off by the publisher: a gap.
+            kvlower_capture::Record::Dropped { .. } | kvlower_capture::Record::Truncated { .. } => {
                 let event = EventRef {
                     index: decoder.next_index(),
                     line: frame,

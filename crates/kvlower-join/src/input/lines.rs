@@ -54,7 +54,13 @@ pub(super) fn join_lines<R: BufRead>(
                 return ControlFlow::Break(());
             }
         };
-        if text.trim().is_empty() {
+        // Blank: only JSON whitespace (RFC 8259: space, tab, line feed, carriage return).
+        // A form feed, a no-break space or a line separator is no blank line: it goes to
+        // the JSON parser, which refuses it.
+        if text
+            .bytes()
+            .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+        {
             return ControlFlow::Continue(());
         }
         match decoder.decode_line(text, line) {

@@ -310,7 +310,13 @@ pub(super) fn collect_traces(paths: &[PathBuf]) -> Result<Vec<Input>, String> {
         let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", display(path)))?;
         if meta.is_dir() {
             let start = traces.len();
-            walk_jsonl(path, kvlower_fs::outside_pseudo_fs(path), &mut traces);
+            // Resolved once: a directory link below it is judged against this.
+            let top = std::fs::canonicalize(path).ok();
+            let walk = Walk {
+                listed_ok: kvlower_fs::outside_pseudo_fs(path),
+                top: top.as_deref(),
+            };
+            walk_jsonl(path, &walk, &mut traces);
             let found = traces.get(start..).unwrap_or_default();
             if found.is_empty() {
                 return Err(format!(
@@ -345,11 +351,14 @@ fn classify(path: PathBuf, meta: &std::fs::Metadata) -> Input {
 /// still judged), sorted by path: each directory's entries are visited in the order of
 /// their names, a subdirectory's files where its name sorts, so the walk lists the paths
 /// in `Path`'s component order without comparing whole paths (sorting the campaign's
-/// paths afterwards cost more than listing them). Directory symlinks are not followed, so
-/// a link cycle cannot loop.
-/// `listed_ok`: `dir` is outside the kernel's pseudo-file systems, so a regular file
-/// listed below it (no link) is not stat-ed here but opened directly ([`Input::Walked`]).
-fn walk_jsonl(dir: &Path, listed_ok: bool, found: &mut Vec<Input>) {
+/// paths afterwards cost more than listing them). Directory links are never followed, so
+/// a link cycle cannot loop, and no trace is dropped without a word: a link (of any name
+/// but `*.jsonl`) to a directory inside the walked directory adds nothing (the walk
+/// reaches that directory, and every trace in it, by its real path, once); a link to a
+/// directory outside it, and a link whose target cannot be reached (it may have been a
+/// directory), are refused inputs of their own (exit 2), so the tally never silently
+/// leaves reachable traces out.
+fn walk_jsonl(dir: &Path, walk: &Walk<'_>, found: &mut Vec<Input>) {
     let unreadable = |e: io::Error| Problem::Read(format!("cannot read directory: {e}"));
     let listing = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
@@ -364,7 +373,7 @@ fn walk_jsonl(dir: &Path, listed_ok: bool, found: &mut Vec<Input>) {
                 let name = entry.file_name();
                 let kind = entry.file_type();
                 let wanted = match &kind {
-                    Ok(kind) => kind.is_dir() || is_jsonl(&name),
+                    Ok(kind) => kind.is_dir() || kind.is_symlink() || is_jsonl(&name),
                     Err(_) => true,
                 };
                 if wanted {
@@ -377,7 +386,7 @@ fn walk_jsonl(dir: &Path, listed_ok: bool, found: &mut Vec<Input>) {
     }
     entries.sort_unstable_by(|(a, ..), (b, ..)| a.as_encoded_bytes().cmp(b.as_encoded_bytes()));
     // Files listed here are opened without a stat when they are on this directory's device.
-    let device = if listed_ok {
+    let device = if walk.listed_ok {
         kvlower_fs::directory_device(dir)
     } else {
         None
@@ -391,7 +400,11 @@ fn walk_jsonl(dir: &Path, listed_ok: bool, found: &mut Vec<Input>) {
             }
         };
         if kind.is_dir() {
-            walk_jsonl(&path, listed_ok, found);
+            walk_jsonl(&path, walk, found);
+        } else if kind.is_symlink() && !is_jsonl(&name) {
+            if let Some(refused) = unwalked_link(path, walk.top) {
+                found.push(refused);
+            }
         } else if is_jsonl(&name) {
             if let Some(device) = device.filter(|_| kind.is_file()) {
                 found.push(Input::Walked(path, device));
@@ -404,6 +417,41 @@ fn walk_jsonl(dir: &Path, listed_ok: bool, found: &mut Vec<Input>) {
             }
         }
     }
+}
+
+/// What a directory walk carries down.
+struct Walk<'a> {
+    /// The walked directory is outside the kernel's pseudo-file systems, so a regular file
+    /// listed below it (no link) is not stat-ed here but opened directly ([`Input::Walked`]).
+    listed_ok: bool,
+    /// The walked directory, resolved (`None` when it cannot be: every directory link
+    /// below it is then refused).
+    top: Option<&'a Path>,
+}
+
+/// A link not named `*.jsonl` met by the walk: `None` when it names something other
+/// than a directory (not a trace, like any other file) or a directory inside the walked
+/// one (reached by its real path); otherwise a refused input saying why it was not walked.
+fn unwalked_link(path: PathBuf, top: Option<&Path>) -> Option<Input> {
+    let problem = match std::fs::metadata(&path) {
+        Ok(meta) if !meta.is_dir() => return None,
+        Ok(_) => {
+            let inside = std::fs::canonicalize(&path)
+                .ok()
+                .zip(top)
+                .is_some_and(|(target, top)| target.starts_with(top));
+            if inside {
+                return None;
+            }
+            Problem::NotRegularFile(
+                "a link to a directory outside the walked directory, not followed; name its target as a PATH of its own",
+            )
+        }
+        Err(e) => Problem::Read(format!(
+            "a link whose target cannot be reached (it is not walked): {e}"
+        )),
+    };
+    Some(Input::Refused(path, problem))
 }
 
 /// Whether a directory entry's name is a trace's: `*.jsonl`.
