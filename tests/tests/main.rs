@@ -17,6 +17,7 @@ mod corpus;
 mod evidence_chain;
 mod exit_codes;
 mod files;
+mod first_steps;
 mod gate_cli;
 mod gate_formats;
 mod gate_inputs;

@@ -97,6 +97,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Make a directory a kvlower repository: kvlower.toml, the baseline catalog, capabilities/ and schemas/
+    Init(cmd::init::InitArgs),
     /// Validate descriptors and check that every generated result is fresh (never writes)
     Check(cmd::check::CheckArgs),
     /// Explain, row by row, why each mode got its label for one descriptor
@@ -224,6 +226,7 @@ fn run_with(
     let mut err = PipeSafe::new(err);
     let (out, err): (&mut dyn Write, &mut dyn Write) = (&mut out, &mut err);
     let result = match &cli.command {
+        Command::Init(a) => cmd::init::run(a, out, err),
         Command::Check(a) => cmd::check::run(a, out, err),
         Command::Matrix(a) => cmd::matrix::run(a, out, err),
         Command::Explain(a) => cmd::explain::run(a, out, err),
@@ -284,6 +287,7 @@ fn locate(cli: &mut Cli, matches: &clap::ArgMatches, start: &Path) {
             }
         }
         Command::Matrix(a) => resolve(&mut a.root, sub),
+        Command::Init(a) => a.dir = config::join(start, &a.dir),
         Command::Explain(a) => {
             resolve(&mut a.root, sub);
             a.descriptor = config::join(start, &a.descriptor);
