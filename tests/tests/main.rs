@@ -30,6 +30,7 @@ mod live_connector_evidence;
 mod live_residency_evidence;
 mod live_vllm_evidence;
 mod lowering;
+mod output_contract;
 mod readme_table;
 mod route_gate;
 mod route_scale;

@@ -158,7 +158,8 @@ where
 }
 
 /// The environment variable that sets `--format` of every command that has one
-/// (like `RUFF_OUTPUT_FORMAT`); a `--format` on the command line wins.
+/// (like `RUFF_OUTPUT_FORMAT`); a `--format` on the command line wins, and a
+/// command without that format ignores it.
 pub const FORMAT_ENV: &str = "KVLOWER_OUTPUT_FORMAT";
 
 /// [`run`] with the value of [`FORMAT_ENV`] given (tests set it without touching
@@ -327,7 +328,17 @@ fn with_env_format(mut args: Vec<OsString>, value: &std::ffi::OsStr) -> Vec<OsSt
             None => break,
         }
     }
-    let takes_format = at > 1 && cmd.get_arguments().any(|a| a.get_long() == Some("format"));
+    // Only where the command has a `--format` that takes this value: a format the
+    // command does not have (`sarif` for `explain`) is ignored, not a usage error.
+    let takes_format = at > 1
+        && cmd
+            .get_arguments()
+            .find(|a| a.get_long() == Some("format"))
+            .is_some_and(|a| {
+                value
+                    .to_str()
+                    .is_some_and(|v| a.get_possible_values().iter().any(|p| p.matches(v, false)))
+            });
     if takes_format {
         let mut flag = OsString::from("--format=");
         flag.push(value);
