@@ -14,6 +14,7 @@ mod cli_check;
 mod cli_output;
 mod config_root;
 mod corpus;
+mod docs_examples;
 mod evidence_chain;
 mod exit_codes;
 mod files;

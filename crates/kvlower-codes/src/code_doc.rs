@@ -100,7 +100,7 @@ fn details(code: Code) -> (&'static str, &'static str, &'static str) {
         ),
         AnchorIncomplete => (
             "Evidence that cannot be checked does not count (fail-closed rule 2); an incomplete anchor makes its item inert.",
-            "`anchor: {kind: public_source, url: https://example.org/x}` without `note` or `retrieved`.",
+            "`anchor: {kind: public_source, repository: vllm-project/vllm, path: vllm/config.py, note: ...}` without `commit`.",
             "Add the field the message names (docs/descriptor-format.md lists what each anchor kind needs).",
         ),
         AnchorFileMissing => (
@@ -115,7 +115,7 @@ fn details(code: Code) -> (&'static str, &'static str, &'static str) {
         ),
         AnchorPlaceholder => (
             "A scaffold placeholder is not evidence; counting it would make an unreviewed descriptor positive.",
-            "The note `TODO: anchor this` left by `kvlower new`.",
+            "The note `placeholder, replace with the source that shows this obligation` that `kvlower new` writes (or a bare `TODO`).",
             "Replace the note with what the anchor shows, or delete the item.",
         ),
         AnchorSelfReference => (
