@@ -64,7 +64,7 @@ pub fn apply(
                     format!("`{code}` is an error, and an error cannot be acknowledged"),
                     "fix the finding; only warnings (marked in `kvlower codes`) can be acknowledged".to_string(),
                 )),
-                Some(code) if code == Code::UnusedAcknowledgement => Some((
+                Some(Code::UnusedAcknowledgement) => Some((
                     format!("{at}.code"),
                     "an unused acknowledgement cannot itself be acknowledged".to_string(),
                     "remove the acknowledgement that matches nothing".to_string(),

@@ -265,9 +265,11 @@ pub fn load_descriptor(
         let found = diagnostics.split_off(before);
         diagnostics.extend(once_per_aliased_defect(found, &structure));
     }
-    (diagnostics.len() == before)
-        .then(|| recovered.value)
-        .flatten()
+    if diagnostics.len() == before {
+        recovered.value
+    } else {
+        None
+    }
 }
 
 /// One finding per defect: an anchor defect of a node reused through YAML

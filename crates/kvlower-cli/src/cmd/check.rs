@@ -391,10 +391,6 @@ fn emit(
 
 /// [`emit`] with the envelope's `error` (what failed a run without an error
 /// finding: `--deny-warnings`); the other formats say it in the summary.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "emit's arguments and the error; a struct would only rename them"
-)]
 fn emit_with_error(
     args: &CheckArgs,
     exit: Exit,
