@@ -20,6 +20,11 @@ use crate::{Structure, YamlError, structure};
 /// The most errors one document reports (each costs one re-read of it).
 pub const MAX_ERRORS: usize = 100;
 
+/// The most bytes of re-reading one document may cost: a large file reports
+/// fewer errors (`RE_READ_BUDGET / size`, at least 1), so a hostile 1 MiB file
+/// costs at most 32 re-reads.
+pub const RE_READ_BUDGET: usize = 32 * 1024 * 1024;
+
 /// What [`from_str_recovering`] found.
 #[derive(Debug)]
 pub struct Recovered<T> {
@@ -126,7 +131,8 @@ pub fn from_str_recovering<T: DeserializeOwned>(src: &str) -> Recovered<T> {
     // `missing field` for one of them means no repair can go on.
     let mut removed_keys: Vec<(String, String)> = Vec::new();
     let mut current_path = error.path.clone();
-    while out.errors.len() < MAX_ERRORS {
+    let most = (RE_READ_BUDGET / src.len().max(1)).clamp(1, MAX_ERRORS);
+    while out.errors.len() < most {
         if !repair(
             &mut doc,
             &current_path,
@@ -372,4 +378,69 @@ fn repair<T>(
         }
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[expect(dead_code, reason = "read only to be checked")]
+    struct Item {
+        name: String,
+        count: u32,
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[expect(dead_code, reason = "read only to be checked")]
+    struct Doc {
+        items: Vec<Item>,
+    }
+
+    #[test]
+    fn every_broken_item_is_reported_at_its_path_as_written() {
+        let src = "items:\n  - {name: a, count: 1}\n  - {name: b}\n  - {name: c, count: x}\n  - {name: d, count: 4, extra: 1}\n  - {nam: e, count: 5}\n";
+        let r = from_str_recovering::<Doc>(src);
+        let paths: Vec<&str> = r.errors.iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            // `nam` is unknown, and (read on without it) `name` is missing: both true.
+            [
+                "items[1]",
+                "items[2].count",
+                "items[3].extra",
+                "items[4].nam",
+                "items[4]"
+            ],
+            "{:#?}",
+            r.errors
+        );
+        assert!(
+            r.errors.iter().all(|e| e.location.is_some()),
+            "{:#?}",
+            r.errors
+        );
+        // items[1] was removed to read on: a path of the repaired document maps back.
+        assert_eq!(r.original_path("items[2].name"), "items[3].name");
+        assert!(r.is_repaired("items[2]"));
+        assert!(!r.is_repaired("items[0].name"));
+    }
+
+    #[test]
+    fn a_large_document_re_reads_within_the_budget() {
+        let mut src = String::from("items:\n");
+        while src.len() < 2 * 1024 * 1024 {
+            src.push_str("  - {name: a, count: 1, extra: 1}\n");
+        }
+        let r = from_str_recovering::<Doc>(&src);
+        let most = RE_READ_BUDGET / src.len();
+        assert!(
+            !r.errors.is_empty() && r.errors.len() <= most,
+            "{}",
+            r.errors.len()
+        );
+        assert!(r.value.is_none());
+    }
 }
