@@ -519,6 +519,7 @@ fn descriptor(
                 modes: BTreeMap::new(),
             },
             allow_cited_positives: None,
+            acknowledge: Vec::new(),
         })
 }
 

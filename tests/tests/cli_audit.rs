@@ -135,7 +135,12 @@ fn github_format_prints_an_annotation_with_file_and_line() {
         "github",
     ]);
     assert_eq!(run.code, 1);
-    let annotation = run.stdout.lines().next().expect("annotation");
+    // Every finding is annotated; the misspelt source is one of them.
+    let annotation = run
+        .stdout
+        .lines()
+        .find(|l| l.contains("unknown-name"))
+        .expect("annotation");
     assert!(
         annotation.starts_with(
             "::error file=capabilities/broken.yaml,line=4,col=11,title=kvlower unknown-name::"
@@ -164,7 +169,12 @@ fn json_format_carries_a_schema_version_and_every_finding() {
     assert_eq!(doc["schema_version"], 2);
     assert_eq!(doc["ok"], false);
     assert_eq!(doc["exit_code"], 1);
-    let f = &doc["diagnostics"][0];
+    let f = doc["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .find(|d| d["code"] == "unknown-name")
+        .expect("the misspelt source");
     assert_eq!(f["file"], "capabilities/broken.yaml");
     assert_eq!(f["line"], 4);
     assert_eq!(f["code"], "unknown-name");

@@ -292,15 +292,20 @@ fn malformed_traces_exit_1_with_file_and_line() {
 
 #[test]
 fn usage_errors_exit_2() {
+    // A path that does not exist is an unreadable input: a coded diagnostic, exit 2.
     let missing = kvlower(&["gate", "fixtures/traces/does-not-exist"]);
     assert_eq!(missing.code, 2);
     assert!(
         missing
             .stderr
-            .starts_with("error: fixtures/traces/does-not-exist:"),
+            .starts_with("fixtures/traces/does-not-exist: error[unreadable-file]:"),
         "{}",
         missing.stderr
     );
+    let json = kvlower(&["gate", "--format", "json", "fixtures/traces/does-not-exist"]);
+    assert_eq!(json.code, 2);
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).expect("one envelope");
+    assert_eq!(doc["diagnostics"][0]["code"], "unreadable-file", "{doc:#}");
 
     let empty = tempfile::tempdir().unwrap();
     std::fs::write(empty.path().join("notes.txt"), "not a trace").unwrap();

@@ -48,11 +48,14 @@ fn markdown_format_is_a_table_with_the_campaign() {
 }
 
 #[test]
-fn quiet_prints_only_the_campaign_and_colour_is_opt_in() {
+fn quiet_prints_only_the_summary_line_and_colour_is_opt_in() {
+    // `-q` is the summary line (the tally), as for every command (issue 36).
     let run = kvlower(&["gate", "-q", &fixture("scenarios/connector_success.jsonl")]);
     assert_eq!(run.code, 0);
-    assert!(run.stdout.starts_with("campaign: 1 runs"), "{}", run.stdout);
-    assert!(!run.stdout.contains("PASS"));
+    assert_eq!(run.stdout, "1 runs, 1 passed, 0 failed\n");
+    let campaign = kvlower(&["gate", "-q", &fixture("scenarios")]);
+    assert_eq!(campaign.stdout.lines().count(), 1, "{}", campaign.stdout);
+    assert!(campaign.stderr.is_empty(), "{}", campaign.stderr);
     let plain = kvlower(&[
         "gate",
         "--color",

@@ -98,6 +98,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Make a directory a kvlower repository: kvlower.toml, the baseline catalog, capabilities/ and schemas/
+    Init(cmd::init::InitArgs),
     /// Validate descriptors and check that every generated result is fresh (never writes)
     Check(cmd::check::CheckArgs),
     /// Explain, row by row, why each mode got its label for one descriptor
@@ -157,7 +159,8 @@ where
 }
 
 /// The environment variable that sets `--format` of every command that has one
-/// (like `RUFF_OUTPUT_FORMAT`); a `--format` on the command line wins.
+/// (like `RUFF_OUTPUT_FORMAT`); a `--format` on the command line wins, and a
+/// command without that format ignores it.
 pub const FORMAT_ENV: &str = "KVLOWER_OUTPUT_FORMAT";
 
 /// [`run`] with the value of [`FORMAT_ENV`] given (tests set it without touching
@@ -225,6 +228,7 @@ fn run_with(
     let mut err = PipeSafe::new(err);
     let (out, err): (&mut dyn Write, &mut dyn Write) = (&mut out, &mut err);
     let result = match &cli.command {
+        Command::Init(a) => cmd::init::run(a, out, err),
         Command::Check(a) => cmd::check::run(a, out, err),
         Command::Matrix(a) => cmd::matrix::run(a, out, err),
         Command::Explain(a) => cmd::explain::run(a, out, err),
@@ -285,6 +289,7 @@ fn locate(cli: &mut Cli, matches: &clap::ArgMatches, start: &Path) {
             }
         }
         Command::Matrix(a) => resolve(&mut a.root, sub),
+        Command::Init(a) => a.dir = config::join(start, &a.dir),
         Command::Explain(a) => {
             resolve(&mut a.root, sub);
             a.descriptor = config::join(start, &a.descriptor);
@@ -324,7 +329,17 @@ fn with_env_format(mut args: Vec<OsString>, value: &std::ffi::OsStr) -> Vec<OsSt
             None => break,
         }
     }
-    let takes_format = at > 1 && cmd.get_arguments().any(|a| a.get_long() == Some("format"));
+    // Only where the command has a `--format` that takes this value: a format the
+    // command does not have (`sarif` for `explain`) is ignored, not a usage error.
+    let takes_format = at > 1
+        && cmd
+            .get_arguments()
+            .find(|a| a.get_long() == Some("format"))
+            .is_some_and(|a| {
+                value
+                    .to_str()
+                    .is_some_and(|v| a.get_possible_values().iter().any(|p| p.matches(v, false)))
+            });
     if takes_format {
         let mut flag = OsString::from("--format=");
         flag.push(value);

@@ -100,7 +100,7 @@ fn details(code: Code) -> (&'static str, &'static str, &'static str) {
         ),
         AnchorIncomplete => (
             "Evidence that cannot be checked does not count (fail-closed rule 2); an incomplete anchor makes its item inert.",
-            "`anchor: {kind: public_source, url: https://example.org/x}` without `note` or `retrieved`.",
+            "`anchor: {kind: public_source, repository: vllm-project/vllm, path: vllm/config.py, note: ...}` without `commit`.",
             "Add the field the message names (docs/descriptor-format.md lists what each anchor kind needs).",
         ),
         AnchorFileMissing => (
@@ -115,7 +115,7 @@ fn details(code: Code) -> (&'static str, &'static str, &'static str) {
         ),
         AnchorPlaceholder => (
             "A scaffold placeholder is not evidence; counting it would make an unreviewed descriptor positive.",
-            "The note `TODO: anchor this` left by `kvlower new`.",
+            "The note `placeholder, replace with the source that shows this obligation` that `kvlower new` writes (or a bare `TODO`).",
             "Replace the note with what the anchor shows, or delete the item.",
         ),
         AnchorSelfReference => (
@@ -296,7 +296,17 @@ fn details(code: Code) -> (&'static str, &'static str, &'static str) {
         SignalNotProposed => (
             "Only a proposal makes a forbidden lowering `rejected`; without one the signal can only make the row look `approximate`.",
             "`signals: [{signal: request_scoped_pin, ...}]` with no `proposals:` entry offering it as hard_protected.",
-            "Add `proposals: [{primitive: request_scoped_pin, mode: hard_protected, note: ...}]` when someone offers it as that mode.",
+            "Add `proposals: [{primitive: request_scoped_pin, mode: hard_protected, note: ...}]` when someone offers it as that mode, or acknowledge the warning with a reason (`acknowledge: [{code: signal-not-proposed, path: signals[0], reason: ...}]`) when nobody does.",
+        ),
+        UnusedAcknowledgement => (
+            "Like an unfulfilled `#[expect]`: an acknowledgement outliving its warning (the evidence was fixed, or the path moved) would silently acknowledge a future warning at that path.",
+            "`acknowledge: [{code: signal-not-proposed, path: signals[3], reason: ...}]` in a descriptor with three signals.",
+            "Remove the entry, or correct its `code` and `path` to the warning `check` prints.",
+        ),
+        InvalidAcknowledgement => (
+            "An acknowledgement is a reviewed decision: an error changes what the rows may say and can never be waved through, and one without a reason tells the reviewer nothing.",
+            "`acknowledge: [{code: cited-positive, path: native[0], reason: ok}]` or `reason: \"\"`.",
+            "Acknowledge only a warning (`kvlower codes` marks them), by its exact code, with a reason in words.",
         ),
     }
 }

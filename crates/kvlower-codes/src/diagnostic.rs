@@ -63,6 +63,8 @@ kvlower_core::names! {
         InertTraceScope = "inert-trace-scope",
         InertScope = "inert-scope",
         SignalNotProposed = "signal-not-proposed",
+        UnusedAcknowledgement = "unused-acknowledgement",
+        InvalidAcknowledgement = "invalid-acknowledgement",
     }
 }
 
@@ -98,7 +100,8 @@ impl Code {
             Code::InertAdapter
             | Code::InertTraceScope
             | Code::InertScope
-            | Code::SignalNotProposed => Severity::Warning,
+            | Code::SignalNotProposed
+            | Code::UnusedAcknowledgement => Severity::Warning,
             _ => Severity::Error,
         }
     }
@@ -260,6 +263,12 @@ impl Code {
             }
             Code::SignalNotProposed => {
                 "A signal suggests a mode of which the catalog lists it as a forbidden lowering, and no proposal offers it as that mode: the row can be `approximate` for it, never `rejected`."
+            }
+            Code::UnusedAcknowledgement => {
+                "An `acknowledge:` entry of a descriptor matches no warning `check` reports (same code, same YAML path): it acknowledges nothing and should be removed or corrected."
+            }
+            Code::InvalidAcknowledgement => {
+                "An `acknowledge:` entry names an unknown code or an error's code (only warnings can be acknowledged), or gives no reason; it acknowledges nothing."
             }
         }
     }
@@ -783,9 +792,11 @@ mod tests {
                 Code::InertTraceScope => 50,
                 Code::InertScope => 51,
                 Code::SignalNotProposed => 52,
+                Code::UnusedAcknowledgement => 53,
+                Code::InvalidAcknowledgement => 54,
             }
         }
-        assert_eq!(Code::ALL.len(), 53);
+        assert_eq!(Code::ALL.len(), 55);
         assert_eq!(Code::COUNT, Code::ALL.len());
         for (i, c) in Code::ALL.iter().enumerate() {
             assert_eq!(position(*c), i, "{c}");

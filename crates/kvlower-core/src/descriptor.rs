@@ -43,6 +43,25 @@ pub struct Descriptor {
         deserialize_with = "strict::opt_string"
     )]
     pub allow_cited_positives: Option<String>,
+    /// Warnings of this descriptor its authors have read and accept, each with
+    /// why: `check` no longer counts them (`--deny-warnings` passes) and lists them
+    /// as acknowledged. An acknowledgement that matches no warning is itself a
+    /// warning (`unused-acknowledgement`); an error can never be acknowledged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub acknowledge: Vec<Acknowledgement>,
+}
+
+/// One acknowledged warning (`acknowledge:` in a descriptor).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Acknowledgement {
+    /// The warning's code as `check` prints it (`signal-not-proposed`, ...;
+    /// `kvlower codes` marks the warnings).
+    pub code: String,
+    /// The YAML path the warning is at, as `check` prints it (`signals[2]`).
+    pub path: String,
+    /// Why the warning is right to stay (visible text; shown to reviewers).
+    pub reason: String,
 }
 
 /// `modes:` as written: a list of modes, or `all` (every mode, said explicitly).

@@ -12,6 +12,7 @@ use kvlower_core::environment::Environment;
 use kvlower_core::{Catalog, CatalogDoc, Descriptor};
 pub use kvlower_fs::{FileKind, Refusal};
 
+pub mod acknowledge;
 mod validate;
 /// Every YAML call goes through this one crate (re-exported for callers).
 pub use kvlower_yaml as yaml;
@@ -118,7 +119,18 @@ pub fn load_catalog(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Option<Ca
 /// Reads, parses and validates `modes/modes.yaml` without comparing it to the
 /// baseline (what `kvlower catalog diff` shows); returns the catalog and its text.
 pub fn read_catalog(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Option<(Catalog, String)> {
-    let src = read_source(root, MODES_PATH, diagnostics)?;
+    let before = diagnostics.len();
+    let Some(src) = read_source(root, MODES_PATH, diagnostics) else {
+        // No catalog at all: most likely not a kvlower repository yet.
+        if root.join(MODES_PATH).symlink_metadata().is_err() {
+            for d in &mut diagnostics[before..] {
+                d.hint = Some(
+                    "a kvlower repository needs a catalog: run `kvlower init` to write one (with kvlower.toml, capabilities/ and schemas/), or pass --root".to_string(),
+                );
+            }
+        }
+        return None;
+    };
     let doc: CatalogDoc = parse_yaml(MODES_PATH, &src, diagnostics)?;
     match Catalog::new(doc) {
         Ok(catalog) => Some((catalog, src)),
@@ -133,6 +145,21 @@ pub fn read_catalog(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Option<(C
             None
         }
     }
+}
+
+/// The built-in baseline catalog ([`kvlower_core::baseline::doc`]) as the text of
+/// a `modes/modes.yaml`, with a header saying where it comes from: what
+/// `kvlower init` writes. Loading it gives the baseline back, with no difference.
+pub fn baseline_catalog_text() -> Result<String, String> {
+    let body = yaml::to_string(&kvlower_core::baseline::doc())?;
+    Ok(format!(
+        "# yaml-language-server: $schema=../schemas/modes.schema.json\n\
+         # The ResidentClaim mode catalog, written by `kvlower init` from the built-in\n\
+         # baseline (the paper's catalog, compiled into kvlower). This file may strengthen\n\
+         # it but never weaken it: `kvlower check` reports a weakening as\n\
+         # `catalog-weakened`, and `kvlower catalog diff` lists every difference.\n\
+         # docs/catalog.md explains each part.\n\n{body}"
+    ))
 }
 
 /// The catalog's findings against the floor: every YAML alias (two modes or
@@ -206,9 +233,31 @@ pub fn load_descriptor(
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<Descriptor> {
     let src = read_source(root, rel, diagnostics)?;
-    let descriptor: Descriptor = parse_yaml(rel, &src, diagnostics)?;
     let before = diagnostics.len();
-    validate::descriptor(rel, &src, &descriptor, catalog, env, diagnostics);
+    let recovered = yaml::from_str_recovering::<Descriptor>(&src);
+    // Every schema error, then what validation finds in the rest of the file
+    // (repaired only to be read further: a repaired descriptor is never judged).
+    diagnostics.extend(
+        recovered
+            .errors
+            .iter()
+            .map(|e| Diagnostic::from_yaml_error(rel, e)),
+    );
+    let descriptor = recovered.value.as_ref()?;
+    let mut found = Vec::new();
+    validate::descriptor(rel, &src, descriptor, catalog, env, &mut found);
+    for mut d in found {
+        let path = recovered.original_path(&d.yaml_path);
+        if recovered.is_repaired(&path) {
+            continue;
+        }
+        if path != d.yaml_path {
+            d.yaml_path = path;
+            d.location = None;
+            d = d.located_in(&src);
+        }
+        diagnostics.push(d);
+    }
     // The structure only relocates findings: a file without any needs no second pass.
     if diagnostics.len() > before
         && let Ok(structure) = yaml::structure(&src)
@@ -216,7 +265,11 @@ pub fn load_descriptor(
         let found = diagnostics.split_off(before);
         diagnostics.extend(once_per_aliased_defect(found, &structure));
     }
-    (diagnostics.len() == before).then_some(descriptor)
+    if diagnostics.len() == before {
+        recovered.value
+    } else {
+        None
+    }
 }
 
 /// One finding per defect: an anchor defect of a node reused through YAML

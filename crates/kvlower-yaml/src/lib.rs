@@ -19,6 +19,9 @@ use std::collections::BTreeMap;
 use saphyr_parser::{Event, Parser, Span};
 use serde::de::DeserializeOwned;
 
+mod recover;
+pub use recover::{MAX_ERRORS, Recovered, from_str_recovering, is_at_or_below};
+
 /// Deepest nesting of mappings and sequences (block or flow) a document may
 /// have. kvlower's formats need six; the limit keeps the YAML deserializer,
 /// whose scanner is quadratic in flow depth, away from adversarial text.
@@ -129,6 +132,12 @@ fn split_last_key(path: &str) -> Option<(&str, &str)> {
     }
 }
 
+/// Writes `value` as one YAML document (block style, no anchors or aliases),
+/// e.g. the built-in catalog that `kvlower init` writes as `modes/modes.yaml`.
+pub fn to_string<T: serde::Serialize>(value: &T) -> Result<String, String> {
+    serde_yaml::to_string(value).map_err(|e| e.to_string())
+}
+
 /// Deserializes `src` into `T`, recording the YAML path of any error. The
 /// first structural problem (see [`from_str_all`]) wins.
 pub fn from_str<T: DeserializeOwned>(src: &str) -> Result<T, YamlError> {
@@ -151,18 +160,7 @@ fn deserialize<T: DeserializeOwned>(src: &str) -> Result<T, YamlError> {
         let path = err.path().to_string();
         let inner = err.into_inner();
         let location = inner.location().map(|l| (l.line(), l.column()));
-        let mut message = inner.to_string();
-        // serde_yaml appends " at line L column C"; we carry that separately.
-        if let Some(cut) = message.find(" at line ") {
-            message.truncate(cut);
-        }
-        // serde_yaml also prefixes the path ("runtime: duplicate field"); we carry it separately.
-        if let Some((head, rest)) = message.split_once(": ")
-            && !head.is_empty()
-            && !head.contains(char::is_whitespace)
-        {
-            message = rest.to_string();
-        }
+        let message = clean_message(inner.to_string());
         let kind = if message.starts_with("duplicate") {
             YamlErrorKind::DuplicateKey
         } else if message.starts_with("recursion limit") {
@@ -177,6 +175,22 @@ fn deserialize<T: DeserializeOwned>(src: &str) -> Result<T, YamlError> {
             kind,
         }
     })
+}
+
+/// A serde_yaml message without the location and path it carries in its text.
+fn clean_message(mut message: String) -> String {
+    // serde_yaml appends " at line L column C"; we carry that separately.
+    if let Some(cut) = message.find(" at line ") {
+        message.truncate(cut);
+    }
+    // serde_yaml also prefixes the path ("runtime: duplicate field"); we carry it separately.
+    if let Some((head, rest)) = message.split_once(": ")
+        && !head.is_empty()
+        && !head.contains(char::is_whitespace)
+    {
+        message = rest.to_string();
+    }
+    message
 }
 
 /// One open collection during the structural pass.

@@ -212,6 +212,26 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
     diagnostics.extend(cited);
     diagnostics.extend(blank_non_claims);
     diagnostics.extend(crate::cmd::check_extras::inert_warnings_of(&repo, &env));
+    // Warnings a descriptor acknowledges (with a reason) no longer count; an
+    // acknowledgement that matches nothing is a warning of its own.
+    let kvlower_load::acknowledge::Acknowledged {
+        findings: mut diagnostics,
+        acknowledged,
+    } = kvlower_load::acknowledge::apply(&repo.root, &repo.descriptors, diagnostics);
+    if args.verbose {
+        for d in &acknowledged {
+            writeln!(
+                err,
+                "kvlower check: acknowledged warning[{}] {}{} ({})",
+                d.code,
+                crate::output::escape_control(&d.file),
+                d.location
+                    .map(|(l, c)| format!(":{l}:{c}"))
+                    .unwrap_or_default(),
+                crate::output::escape_control(d.hint.as_deref().unwrap_or_default())
+            )?;
+        }
+    }
     diagnostics.sort();
     if want_diffs && !diffs.is_empty() {
         write!(err, "{diffs}")?;
@@ -240,15 +260,57 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
             format!("; {warnings} warning(s)")
         } else {
             String::new()
-        }
+        },
     );
-    let exit = match Exit::of_diagnostics(&diagnostics) {
-        Exit::Success if args.deny_warnings && warnings > 0 => Exit::Findings,
-        exit => exit,
+    let mut summary = summary;
+    if !acknowledged.is_empty() {
+        summary.push_str(&format!("; {} warning(s) acknowledged", acknowledged.len()));
+    }
+    let (exit, denied) = match Exit::of_diagnostics(&diagnostics) {
+        Exit::Success if args.deny_warnings && warnings > 0 => {
+            (Exit::Findings, Some(denied_warnings(&diagnostics)))
+        }
+        exit => (exit, None),
     };
+    if let Some(denied) = &denied {
+        summary.push_str("; ");
+        summary.push_str(denied);
+    }
     let exit = args.exit_of(exit);
-    emit(args, exit, &diagnostics, &summary, out, err)?;
+    // Under `--exit-zero` nothing failed: no error, the summary still says why it would have.
+    let error = denied.as_deref().filter(|_| exit != Exit::Success);
+    emit_with_error(args, exit, &diagnostics, &summary, error, out, err)?;
     Ok(exit)
+}
+
+/// Why `--deny-warnings` failed the run: the warnings, by code and place.
+fn denied_warnings(diagnostics: &[Diagnostic]) -> String {
+    const SHOWN: usize = 5;
+    let warnings: Vec<String> = diagnostics
+        .iter()
+        .filter(|d| d.is_warning())
+        .map(|d| {
+            format!(
+                "{} at {}{}",
+                d.code,
+                crate::output::escape_control(&d.file),
+                d.location
+                    .map(|(l, c)| format!(":{l}:{c}"))
+                    .unwrap_or_default()
+            )
+        })
+        .collect();
+    let more = warnings.len().saturating_sub(SHOWN);
+    format!(
+        "failed by --deny-warnings: {} warning(s) not acknowledged ({}{})",
+        warnings.len(),
+        warnings[..warnings.len().min(SHOWN)].join(", "),
+        if more > 0 {
+            format!(", and {more} more")
+        } else {
+            String::new()
+        }
+    )
 }
 
 /// Loads the catalog and only the descriptors named on the command line
@@ -326,6 +388,27 @@ fn emit(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> std::io::Result<()> {
+    emit_with_error(args, exit, diagnostics, summary, None, out, err)
+}
+
+/// [`emit`] with the envelope's `error` (what failed a run without an error
+/// finding: `--deny-warnings`); the other formats say it in the summary.
+fn emit_with_error(
+    args: &CheckArgs,
+    exit: Exit,
+    diagnostics: &[Diagnostic],
+    summary: &str,
+    error: Option<&str>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> std::io::Result<()> {
+    if args.format == CheckFormat::Json && error.is_some() {
+        return write!(
+            out,
+            "{}",
+            crate::output::envelope_json::<()>("check", exit, summary, diagnostics, error, None)
+        );
+    }
     if args.format == CheckFormat::Sarif {
         return write!(out, "{}", sarif(diagnostics, None, Some(&args.root)));
     }

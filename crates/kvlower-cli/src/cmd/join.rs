@@ -167,7 +167,7 @@ pub fn run(args: &JoinArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
                 }
                 Ok(Exit::Success)
             }
-            Err(e) => Ok(fail(exit_of(&e), &e.to_string(), out, err)?),
+            Err(e) => Ok(fail_with(asked_json, &e, out, err)?),
         };
     }
     // The group makes --registry (with --events) present whenever --pressure-controls
@@ -187,8 +187,84 @@ pub fn run(args: &JoinArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
             }
             Ok(Exit::Success)
         }
-        Err(e) => Ok(fail(exit_of(&e), &e.to_string(), out, err)?),
+        Err(e) => Ok(fail_with(asked_json, &e, out, err)?),
     }
+}
+
+/// Reports a join error: under `--format json` the shared envelope with the
+/// error, and (for an input it could not read, a malformed event line or capture)
+/// a coded diagnostic naming the file; otherwise `error: ...` on stderr.
+fn fail_with(
+    json: bool,
+    e: &kvlower_join::JoinError,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> std::io::Result<Exit> {
+    let exit = exit_of(e);
+    if !json {
+        report_error(Format::Human, "join", exit, &e.to_string(), out, err)?;
+        return Ok(exit);
+    }
+    let message = e.to_string();
+    let diagnostics: Vec<kvlower_codes::Diagnostic> = diagnostic_of(e).into_iter().collect();
+    let summary = format!("kvlower join: {message}");
+    write!(
+        out,
+        "{}",
+        crate::output::envelope_json::<()>(
+            "join",
+            exit,
+            &summary,
+            &diagnostics,
+            Some(&message),
+            None
+        )
+    )?;
+    Ok(exit)
+}
+
+/// The coded diagnostic of a join error about one file, when it has a code.
+fn diagnostic_of(e: &kvlower_join::JoinError) -> Option<kvlower_codes::Diagnostic> {
+    use kvlower_codes::{Code, Diagnostic};
+    use kvlower_join::JoinError as E;
+    let shown =
+        |p: &std::path::Path| crate::output::escape_control(&p.display().to_string()).into_owned();
+    let d = match e {
+        E::Io { path, source } => Diagnostic::new(
+            Code::UnreadableFile,
+            shown(path),
+            format!("cannot read: {source}"),
+        )
+        .with_hint("check that the file exists and is readable"),
+        E::Refused { path, message } => {
+            let code = if message.contains("cap") || message.contains("larger") {
+                Code::FileTooLarge
+            } else if message.contains("outside") {
+                Code::FileOutsideRoot
+            } else {
+                Code::NotARegularFile
+            };
+            Diagnostic::new(code, shown(path), message.clone())
+                .with_hint("kvlower reads regular files only, each under its cap (docs/files.md)")
+        }
+        E::Event {
+            path,
+            line,
+            message,
+            ..
+        } => {
+            let d = Diagnostic::new(Code::MalformedTrace, shown(path), message.clone());
+            match usize::try_from(*line) {
+                Ok(line) => d.at(line, 1),
+                Err(_) => d,
+            }
+        }
+        E::Capture { path, message } => {
+            Diagnostic::new(Code::MalformedTrace, shown(path), message.clone())
+        }
+        E::Registry { .. } | E::TokenMap { .. } => return None,
+    };
+    Some(d)
 }
 
 /// 2 for an input that could not be read, 1 for one read and found malformed.

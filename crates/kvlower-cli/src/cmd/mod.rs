@@ -9,6 +9,7 @@ pub mod codes;
 pub mod completions;
 pub mod explain;
 pub mod gate;
+pub mod init;
 pub mod join;
 pub mod matrix;
 pub mod new;

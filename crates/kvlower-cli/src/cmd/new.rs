@@ -24,15 +24,18 @@ pub struct NewArgs {
     /// patched_source or simulator
     #[arg(long, value_name = "SOURCE", default_value = "source_tree", value_parser = parse_source)]
     pub source: SourceKind,
-    /// The runtime kind written into `runtime.identity` (vllm, sglang, trtllm, dynamo,
-    /// lmcache, mooncake, llm_d, lmdeploy, aibrix, tgi, blis, kv_deadline_scheduler, other)
-    #[arg(long, value_name = "KIND", default_value = "other", value_parser = parse_kind)]
-    pub kind: kvlower_core::identity::RuntimeKind,
+    /// A runtime component written into `runtime.identity` (vllm, sglang, trtllm, dynamo,
+    /// lmcache, mooncake, llm_d, lmdeploy, aibrix, tgi, blis, kv_deadline_scheduler, other),
+    /// with `=VERSION` when its version is not --version; repeat it for a stack
+    /// (`--kind vllm=0.32.0 --kind lmcache=0.5.6`)
+    #[arg(long, value_name = "KIND[=VERSION]", default_value = "other", value_parser = parse_kind)]
+    pub kind: Vec<(kvlower_core::identity::RuntimeKind, Option<String>)>,
     /// Repository root holding modes/ and capabilities/
     /// [default: the nearest directory, from here up, holding kvlower.toml or modes/modes.yaml]
     #[arg(long, default_value = ".", hide_default_value = true)]
     pub root: PathBuf,
-    /// Print the descriptor instead of writing capabilities/<runtime>.yaml
+    /// Print the descriptor instead of writing capabilities/<runtime>_<version>.yaml
+    /// (lower case, every other character `_`)
     #[arg(long)]
     pub stdout: bool,
     /// Output format (`json`: the shared envelope; the path, and with --stdout
@@ -60,15 +63,45 @@ fn parse_source(s: &str) -> Result<SourceKind, String> {
     })
 }
 
-/// Parses a runtime kind with the descriptor format's own names.
-fn parse_kind(s: &str) -> Result<kvlower_core::identity::RuntimeKind, String> {
-    kvlower_core::identity::RuntimeKind::from_name(s).ok_or_else(|| {
+/// Parses `KIND` or `KIND=VERSION` with the descriptor format's own names.
+fn parse_kind(s: &str) -> Result<(kvlower_core::identity::RuntimeKind, Option<String>), String> {
+    let (name, version) = match s.split_once('=') {
+        Some((name, version)) => (name, Some(version.to_string())),
+        None => (s, None),
+    };
+    let kind = kvlower_core::identity::RuntimeKind::from_name(name).ok_or_else(|| {
         let names: Vec<&str> = kvlower_core::identity::RuntimeKind::ALL
             .iter()
             .map(|k| k.name())
             .collect();
-        format!("expected one of: {}", names.join(", "))
-    })
+        format!(
+            "expected one of: {} (optionally `=VERSION`)",
+            names.join(", ")
+        )
+    })?;
+    Ok((kind, version))
+}
+
+/// What `check` would say about the identity `new` is asked to write
+/// (`invalid-runtime-identity`): refused here instead of written.
+fn refuse_identity(args: &NewArgs) -> Option<String> {
+    let mut seen = Vec::new();
+    for (kind, version) in &args.kind {
+        if seen.contains(kind) {
+            return Some(format!(
+                "--kind {kind} is given twice; one component per kind (a descriptor describes one build)"
+            ));
+        }
+        seen.push(*kind);
+        let version = version.as_deref().unwrap_or(&args.runtime_version);
+        if kvlower_core::identity::normalize_version(version).is_none() {
+            return Some(format!(
+                "`{}` is not an exact version (for --kind {kind}); write one release or commit in plain ASCII (`0.32.0`, `1.3.0rc14`, `06cff70502`): no spaces, no words",
+                crate::output::escape_control(version)
+            ));
+        }
+    }
+    None
 }
 
 /// The name `source` has in descriptors (`source_tree`, ...).
@@ -100,6 +133,7 @@ pub fn run(args: &NewArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::
     };
     if let Some(message) = refuse_control("runtime name", &args.runtime)
         .or_else(|| refuse_control("version", &args.runtime_version))
+        .or_else(|| refuse_identity(args))
     {
         usage(&message, out, err)?;
         return Ok(Exit::Usage);
@@ -146,7 +180,7 @@ pub fn run(args: &NewArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::
             name: &args.runtime,
             version: &args.runtime_version,
             source: args.source,
-            kind: args.kind,
+            kinds: &args.kind,
         },
         &rel,
     );
@@ -197,7 +231,8 @@ pub struct Identity<'a> {
     pub name: &'a str,
     pub version: &'a str,
     pub source: SourceKind,
-    pub kind: kvlower_core::identity::RuntimeKind,
+    /// Each component's kind, and its version when not `version`.
+    pub kinds: &'a [(kvlower_core::identity::RuntimeKind, Option<String>)],
 }
 
 /// The scaffold text for `runtime`, to be written at `rel`.
@@ -226,14 +261,19 @@ pub fn scaffold(catalog: &Catalog, runtime: &Identity<'_>, rel: &str) -> String 
         s,
         "runtime:\n  name: {}\n  version: {}\n  source: {}  # source_tree | release_container | documentation | patched_source | simulator\n  \
          reviewed: YYYY-MM-DD  # the date you last checked this descriptor against the runtime's public sources\n  \
-         identity:  # exactly what evidence must record to anchor here (docs/descriptor-format.md)\n    \
-         - kind: {}\n      version: {}\n",
+         identity:  # exactly what evidence must record to anchor here (docs/descriptor-format.md)",
         quote(runtime.name),
         quote(runtime.version),
         source_name(runtime.source),
-        runtime.kind,
-        quote(runtime.version)
     );
+    for (kind, version) in runtime.kinds {
+        let _ = writeln!(
+            s,
+            "    - kind: {kind}\n      version: {}",
+            quote(version.as_deref().unwrap_or(runtime.version))
+        );
+    }
+    s.push('\n');
     s.push_str("native:\n");
     for o in Obligation::ALL {
         let modes: Vec<&str> = Mode::ALL

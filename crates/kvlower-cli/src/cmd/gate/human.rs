@@ -162,6 +162,10 @@ impl Sink for HumanSink<'_> {
                 )?,
             }
         }
+        // `-q`: the tally line only (the exit code still says a trace was malformed).
+        if self.quiet {
+            return Ok(());
+        }
         writeln!(self.err, "{}", human_diagnostic(trace, d, self.color_err))
     }
 
@@ -179,7 +183,7 @@ impl Sink for HumanSink<'_> {
         } else {
             &mut *self.out
         };
-        if traces > 1 || self.quiet {
+        if traces > 1 && !self.quiet {
             writeln!(o, "campaign: {} runs", s.runs)?;
             writeln!(
                 o,
@@ -220,7 +224,7 @@ impl Sink for HumanSink<'_> {
             }
         }
         writeln!(o, "{}", tally(s))?;
-        if !diagnostics.is_empty() {
+        if !diagnostics.is_empty() && !self.quiet {
             writeln!(
                 self.err,
                 "kvlower gate: {} diagnostic(s); malformed traces cannot pass",

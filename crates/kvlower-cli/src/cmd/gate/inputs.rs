@@ -307,7 +307,15 @@ pub(super) fn collect_traces(paths: &[PathBuf]) -> Result<Vec<Input>, String> {
             traces.push(Input::Stdin);
             continue;
         }
-        let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", display(path)))?;
+        // A path that cannot be read (missing, no permission) is a coded diagnostic
+        // (`unreadable-file`, exit 2) like any other refused input, not a bare error.
+        let meta = match std::fs::metadata(path) {
+            Ok(meta) => meta,
+            Err(e) => {
+                traces.push(Input::Refused(path.clone(), Problem::Read(e.to_string())));
+                continue;
+            }
+        };
         if meta.is_dir() {
             let start = traces.len();
             // Resolved once: a directory link below it is judged against this.
