@@ -6,6 +6,7 @@ mod audit_independent;
 mod audit_mutation;
 mod audit_provenance;
 mod bad_lowering;
+mod campaign_truth;
 mod borrowed_evidence;
 mod capture_hostile;
 mod catalog_floor;

@@ -239,6 +239,13 @@ fn repo_file_holds(
                         doc.trace_gates
                             .get(g)
                             .is_some_and(|w| w.contains(&obligation))
+                            && doc.campaign_controls.get(g).is_some_and(|rule| {
+                                let counts = facts.gates.get(g).cloned().unwrap_or_default();
+                                counts.positives >= rule.min_positive_runs
+                                    && rule.controls.iter().all(|(kind, min)| {
+                                        counts.controls.get(kind).copied().unwrap_or(0) >= *min
+                                    })
+                            })
                     }),
                     Purpose::Atom => false,
                     Purpose::Precondition(..) | Purpose::Signal => true,

@@ -430,6 +430,10 @@ raw_event! {
     expired_at_step: Option<u64>,
     loss_cause: Option<Str<'a>>,
     blocks_intact: Option<u64>,
+    // The engine step a residency record is dated at, and the blocks a claim-scoped
+    // offload stored (what a demotion must wait for).
+    engine_step: Option<u64>,
+    block_count_footprint: Option<u64>,
 }
 
 /// `request_id`, which every connector event carries and only the residency gates read:
