@@ -191,18 +191,23 @@ pub fn copy_trace_with_header(from: &str, to: &std::path::Path) {
 /// digest"), by evidence directory: used only to upgrade a committed version-1 campaign
 /// in a scratch copy.
 pub fn campaign_source_files(evidence: &str) -> Vec<&'static str> {
+    // The lists the descriptors' campaign anchors name (`source_files`).
     if evidence.ends_with("claim-residency") {
         vec![
             "scripts/kvlower_scripts/live_vllm_connector/claim_connector.py",
             "scripts/kvlower_scripts/live_vllm_connector/claim_residency.py",
             "scripts/kvlower_scripts/live_vllm_connector/engine.py",
+            "scripts/kvlower_scripts/live_vllm_connector/engine_truth.py",
             "scripts/kvlower_scripts/live_vllm_connector/residency_campaign.py",
+            "scripts/kvlower_scripts/vllm_engine.py",
         ]
     } else {
         vec![
             "scripts/kvlower_scripts/live_vllm_connector/campaign.py",
             "scripts/kvlower_scripts/live_vllm_connector/claim_connector.py",
             "scripts/kvlower_scripts/live_vllm_connector/engine.py",
+            "scripts/kvlower_scripts/live_vllm_connector/engine_truth.py",
+            "scripts/kvlower_scripts/vllm_engine.py",
         ]
     }
 }
@@ -225,7 +230,12 @@ pub fn upgrade_campaign(dir: &std::path::Path, evidence: &str) {
     for f in &files {
         let to = dir.join(f);
         std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
-        std::fs::copy(repo_root().join(f), &to).expect("copy source file");
+        if repo_root().join(f).is_file() {
+            std::fs::copy(repo_root().join(f), &to).expect("copy source file");
+        } else {
+            // A file the live side adds (the recorder): a stand-in in the scratch copy.
+            std::fs::write(&to, "# test stand-in for a recorder module\n").expect("stand-in");
+        }
         bytes.push((*f, std::fs::read(&to).expect("read source")));
     }
     let digest = kvlower_trace::campaign_doc::source_digest(
