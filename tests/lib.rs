@@ -108,6 +108,8 @@ pub fn sandbox() -> tempfile::TempDir {
         "bad_lowering",
         // committed evidence documents the descriptors anchor (re-run by check)
         "evidence",
+        // the patch and recorder files a campaign's source digest covers
+        "scripts",
     ] {
         copy_dir(&repo_root().join(sub), &dir.path().join(sub));
     }
@@ -223,6 +225,13 @@ pub fn upgrade_campaign(dir: &std::path::Path, evidence: &str) {
         serde_json::from_str(&std::fs::read_to_string(&campaign_path).expect("campaign"))
             .expect("campaign JSON");
     if campaign["schema_version"] == json!(2) {
+        // Already version 2: the scratch copy needs the source files it names.
+        for f in campaign["source"]["files"].as_array().expect("source files") {
+            let f = f.as_str().expect("a path");
+            let to = dir.join(f);
+            std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
+            std::fs::copy(repo_root().join(f), &to).expect("copy source file");
+        }
         return;
     }
     let files = campaign_source_files(evidence);

@@ -448,3 +448,24 @@ fn a_campaign_recorded_by_another_recorder_anchors_nothing() {
     assert!(check.stderr.contains("anchor-verdict-disagrees"), "{}", check.stderr);
     assert!(check.stderr.contains("source_files"), "{}", check.stderr);
 }
+
+/// Issue item 3: the control kinds and counts are under the trust root: dropping a kind
+/// or lowering a count is a weakening `catalog diff` reports (and the judgment keeps the
+/// floor's).
+#[test]
+fn dropping_a_control_kind_or_lowering_a_count_is_a_weakening() {
+    for (from, to, what) in [
+        ("unclaimed_failure: 10, ", "", "control kind dropped"),
+        ("generic_counters_only: 1}", "generic_counters_only: 0}", "lowered from 1 to 0"),
+        ("  claim_expiry:\n    min_positive_runs: 30", "  claim_expiry:\n    min_positive_runs: 1", "minimum positive runs lowered"),
+    ] {
+        let dir = scratch_repo(&[]);
+        let modes = dir.path().join("modes/modes.yaml");
+        let text = fs::read_to_string(&modes).expect("modes");
+        assert!(text.contains(from), "{from}");
+        fs::write(&modes, text.replacen(from, to, 1)).expect("write");
+        let run = kvlower(&["catalog", "diff", "--root", &dir.path().display().to_string()]);
+        assert_eq!(run.code, 1, "{what}: {}", run.stdout);
+        assert!(run.stdout.contains(what), "{what}: {}", run.stdout);
+    }
+}
