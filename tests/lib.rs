@@ -108,6 +108,8 @@ pub fn sandbox() -> tempfile::TempDir {
         "bad_lowering",
         // committed evidence documents the descriptors anchor (re-run by check)
         "evidence",
+        // the patch and recorder files a campaign's source digest covers
+        "scripts",
     ] {
         copy_dir(&repo_root().join(sub), &dir.path().join(sub));
     }
@@ -191,18 +193,23 @@ pub fn copy_trace_with_header(from: &str, to: &std::path::Path) {
 /// digest"), by evidence directory: used only to upgrade a committed version-1 campaign
 /// in a scratch copy.
 pub fn campaign_source_files(evidence: &str) -> Vec<&'static str> {
+    // The lists the descriptors' campaign anchors name (`source_files`).
     if evidence.ends_with("claim-residency") {
         vec![
             "scripts/kvlower_scripts/live_vllm_connector/claim_connector.py",
             "scripts/kvlower_scripts/live_vllm_connector/claim_residency.py",
             "scripts/kvlower_scripts/live_vllm_connector/engine.py",
+            "scripts/kvlower_scripts/live_vllm_connector/engine_truth.py",
             "scripts/kvlower_scripts/live_vllm_connector/residency_campaign.py",
+            "scripts/kvlower_scripts/vllm_engine.py",
         ]
     } else {
         vec![
             "scripts/kvlower_scripts/live_vllm_connector/campaign.py",
             "scripts/kvlower_scripts/live_vllm_connector/claim_connector.py",
             "scripts/kvlower_scripts/live_vllm_connector/engine.py",
+            "scripts/kvlower_scripts/live_vllm_connector/engine_truth.py",
+            "scripts/kvlower_scripts/vllm_engine.py",
         ]
     }
 }
@@ -218,6 +225,13 @@ pub fn upgrade_campaign(dir: &std::path::Path, evidence: &str) {
         serde_json::from_str(&std::fs::read_to_string(&campaign_path).expect("campaign"))
             .expect("campaign JSON");
     if campaign["schema_version"] == json!(2) {
+        // Already version 2: the scratch copy needs the source files it names.
+        for f in campaign["source"]["files"].as_array().expect("source files") {
+            let f = f.as_str().expect("a path");
+            let to = dir.join(f);
+            std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
+            std::fs::copy(repo_root().join(f), &to).expect("copy source file");
+        }
         return;
     }
     let files = campaign_source_files(evidence);
@@ -225,7 +239,12 @@ pub fn upgrade_campaign(dir: &std::path::Path, evidence: &str) {
     for f in &files {
         let to = dir.join(f);
         std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
-        std::fs::copy(repo_root().join(f), &to).expect("copy source file");
+        if repo_root().join(f).is_file() {
+            std::fs::copy(repo_root().join(f), &to).expect("copy source file");
+        } else {
+            // A file the live side adds (the recorder): a stand-in in the scratch copy.
+            std::fs::write(&to, "# test stand-in for a recorder module\n").expect("stand-in");
+        }
         bytes.push((*f, std::fs::read(&to).expect("read source")));
     }
     let digest = kvlower_trace::campaign_doc::source_digest(

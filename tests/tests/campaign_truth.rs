@@ -334,7 +334,7 @@ fn a_repeated_key_in_a_trace_header_makes_it_malformed() {
 fn a_trace_inside_kvlowers_own_directories_is_refused() {
     let dir = scratch(CONNECTOR);
     let from = dir.path().join(CONNECTOR).join("traces/success-04.jsonl");
-    fs::rename(&from, dir.path().join("capabilities/success-04.jsonl")).expect("move");
+    fs::copy(&from, dir.path().join("capabilities/success-04.jsonl")).expect("copy");
     edit_json(&dir.path().join(CONNECTOR).join("gate-campaign.json"), |c| {
         for s in c["scenarios"].as_array_mut().expect("scenarios") {
             for t in s["traces"].as_array_mut().expect("traces") {
@@ -406,4 +406,66 @@ fn check_refuses_a_disagreeing_campaign_with_the_run_gate_and_fact() {
         "{}",
         check.stderr
     );
+}
+
+/// Sabotage (e): a recorder that derives "truth" from the trace. Its campaign names
+/// another recorder file (its digest is right for the files it names): the descriptor,
+/// the trust root, names the recorder, so the campaign anchors nothing.
+#[test]
+fn a_campaign_recorded_by_another_recorder_anchors_nothing() {
+    let dir = scratch(CONNECTOR);
+    let descriptor = "capabilities/vllm_cpu_0.32.0_claim_connector.yaml";
+    fs::copy(repo_root().join(descriptor), dir.path().join(descriptor)).expect("copy");
+    let check = kvlower(&["check", "--root", &dir.path().display().to_string()]);
+    assert!(!check.stderr.contains("error[anchor"), "{}", check.stderr);
+
+    let rogue = "scripts/kvlower_scripts/live_vllm_connector/truth_from_trace.py";
+    fs::write(dir.path().join(rogue), "# derives truth from the trace\n").expect("write");
+    let campaign = dir.path().join(CONNECTOR).join("gate-campaign.json");
+    let mut files: Vec<String> = kvlower_tests::campaign_source_files(CONNECTOR)
+        .into_iter()
+        .filter(|f| !f.ends_with("engine_truth.py"))
+        .map(str::to_owned)
+        .collect();
+    files.push(rogue.to_owned());
+    let read: Vec<(String, Vec<u8>)> = files
+        .iter()
+        .map(|f| (f.clone(), fs::read(dir.path().join(f)).expect("source")))
+        .collect();
+    let digest = kvlower_trace::campaign_doc::source_digest(
+        read.iter().map(|(p, b)| (p.as_str(), b.as_slice())),
+    );
+    edit_json(&campaign, |c| c["source"] = json!({"files": files, "sha256": digest}));
+    edit_truth(dir.path(), CONNECTOR, |t| t["source_digest"] = json!(digest));
+    let traces = dir.path().join(CONNECTOR).join("traces");
+    for entry in fs::read_dir(&traces).expect("traces") {
+        kvlower_tests::add_source_digest(&entry.expect("entry").path(), &digest);
+    }
+    // The campaign itself holds (every digest agrees)...
+    assert_eq!(report(dir.path(), CONNECTOR).0, 0);
+    // ...but the descriptor names another recorder: the row drops, with the reason.
+    let check = kvlower(&["check", "--root", &dir.path().display().to_string()]);
+    assert!(check.stderr.contains("anchor-verdict-disagrees"), "{}", check.stderr);
+    assert!(check.stderr.contains("source_files"), "{}", check.stderr);
+}
+
+/// Issue item 3: the control kinds and counts are under the trust root: dropping a kind
+/// or lowering a count is a weakening `catalog diff` reports (and the judgment keeps the
+/// floor's).
+#[test]
+fn dropping_a_control_kind_or_lowering_a_count_is_a_weakening() {
+    for (from, to, what) in [
+        ("unclaimed_failure: 10, ", "", "control kind dropped"),
+        ("generic_counters_only: 1}", "generic_counters_only: 0}", "lowered from 1 to 0"),
+        ("  claim_expiry:\n    min_positive_runs: 30", "  claim_expiry:\n    min_positive_runs: 1", "minimum positive runs lowered"),
+    ] {
+        let dir = scratch_repo(&[]);
+        let modes = dir.path().join("modes/modes.yaml");
+        let text = fs::read_to_string(&modes).expect("modes");
+        assert!(text.contains(from), "{from}");
+        fs::write(&modes, text.replacen(from, to, 1)).expect("write");
+        let run = kvlower(&["catalog", "diff", "--root", &dir.path().display().to_string()]);
+        assert_eq!(run.code, 1, "{what}: {}", run.stdout);
+        assert!(run.stdout.contains(what), "{what}: {}", run.stdout);
+    }
 }

@@ -31,6 +31,7 @@ mod live_residency_evidence;
 mod live_vllm_evidence;
 mod lowering;
 mod readme_table;
+mod residency_history;
 mod route_gate;
 mod route_scale;
 mod schema;

@@ -232,8 +232,14 @@ fn repo_file_holds(
         // A campaign that held backs what one of its witnessed gates witnesses,
         // any precondition or signal, never an atom, and never with a verdict.
         RepoFile::CampaignDocument(facts) => {
+            let mut named = a.source_files.clone().unwrap_or_default();
+            named.sort();
+            let mut recorded = facts.source_files.clone();
+            recorded.sort();
             facts.held
                 && a.verdict.is_none()
+                && a.source_files.is_some()
+                && named == recorded
                 && match purpose {
                     Purpose::Item { obligation, .. } => facts.witnessed.iter().any(|g| {
                         doc.trace_gates

@@ -381,6 +381,10 @@ fn anchor_rules(schema: &mut Value) {
                     "verdict".into(),
                     json!({"description": "A gate verdict needs a `repo_file` trace.", "type": "null"}),
                 );
+                then_props.insert(
+                    "source_files".into(),
+                    json!({"description": "Source files name a `repo_file` gate campaign's patch and recorder.", "type": "null"}),
+                );
             }
             json!({
                 "if": {

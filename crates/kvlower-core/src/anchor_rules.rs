@@ -412,6 +412,14 @@ impl Anchor {
         if self.verdict.is_some() && self.kind != Some(AnchorKind::RepoFile) {
             defects.push(AnchorDefect::VerdictNeedsRepoFile);
         }
+        if let Some(files) = &self.source_files {
+            if self.kind != Some(AnchorKind::RepoFile) {
+                defects.push(AnchorDefect::FieldNotForKind("source_files"));
+            }
+            if files.iter().any(|f| has_control(f)) {
+                defects.push(AnchorDefect::ControlCharacter("source_files"));
+            }
+        }
         if scope.is_some_and(Scope::is_runtime_observed) {
             if !self.preserves_order {
                 defects.push(AnchorDefect::TraceOrderNotPreserved);

@@ -100,6 +100,7 @@ pub fn anchor_counts(
                 catalog,
                 path,
                 anchor.verdict.as_ref(),
+                anchor.source_files.as_deref(),
                 use_,
                 subject,
                 env,
@@ -115,10 +116,12 @@ pub fn anchor_counts(
 }
 
 /// The defects of a `repo_file` anchor, from what the file is.
+#[expect(clippy::too_many_arguments, reason = "the anchor's fields, one by one")]
 fn repo_file_defects(
     catalog: &Catalog,
     path: &str,
     verdict: Option<&ClaimedVerdict>,
+    source_files: Option<&[String]>,
     use_: AnchorUse,
     subject: &crate::descriptor::RuntimeIdentity,
     env: &dyn crate::environment::Environment,
@@ -151,6 +154,21 @@ fn repo_file_defects(
         }
         RepoFile::CampaignDocument(facts) => {
             let mut d = campaign_document_defects(catalog, &facts, use_);
+            // The trust root (the descriptor) names the source files; a campaign whose
+            // recorder or patch is another file anchors nothing.
+            let mut named: Vec<&str> = source_files.unwrap_or_default().iter().map(String::as_str).collect();
+            named.sort_unstable();
+            let mut recorded: Vec<&str> = facts.source_files.iter().map(String::as_str).collect();
+            recorded.sort_unstable();
+            if facts.held && (source_files.is_none() || named != recorded) {
+                d.push(AnchorDefect::CampaignDoesNotHold {
+                    why: format!(
+                        "the campaign's source files ({}) are not the ones the anchor's `source_files` names ({})",
+                        recorded.join(", "),
+                        if source_files.is_none() { "none".to_owned() } else { named.join(", ") }
+                    ),
+                });
+            }
             if !recorded_runtime_fits(facts.runtime.as_ref(), &subject.identity) {
                 d.push(AnchorDefect::EvidenceOfAnotherRuntime);
             }

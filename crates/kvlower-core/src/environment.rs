@@ -44,6 +44,8 @@ pub struct CampaignDocumentFacts {
     pub witnessed: Vec<TraceGate>,
     /// Per gate, the positives and the controls by kind.
     pub gates: std::collections::BTreeMap<TraceGate, CampaignGateCounts>,
+    /// The source files the document names (`source.files`), as written.
+    pub source_files: Vec<String>,
     /// The runtime the document (and every trace's header) records.
     pub runtime: Option<crate::identity::RecordedRuntime>,
     /// Why it did not hold (the run, gate and fact of a disagreement with the engine's

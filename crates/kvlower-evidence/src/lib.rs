@@ -219,6 +219,7 @@ impl FsEnvironment {
                 .collect(),
             runtime: Some(runtime),
             problem: outcome.problem,
+            source_files: doc.source.as_ref().map(|s| s.files.clone()).unwrap_or_default(),
         }
     }
 
