@@ -41,7 +41,7 @@ for name in "${names[@]}"; do
   tree="$(mktemp -d "${TMPDIR:-/tmp}/kvlower-sabotage-$name.XXXXXX")"
   git -C "$repo" archive HEAD | tar -x -C "$tree"
   ev="$tree/evidence/$folder"
-  log="$tree/sabotage-$name.log"
+  log="$tree.log"
   (
     cd "$tree"
     export PYTHONPATH="$tree/scripts"
@@ -55,14 +55,15 @@ for name in "${names[@]}"; do
     "$py" -m kvlower_scripts.live_vllm_connector.sabotage_forge "$ev" "$verify" >>"$log" 2>&1
   ) || { echo "sabotage.sh: $name: the live run failed (log: $log)" >&2; failed=1; continue; }
   set +e
-  (cd "$tree" && "$KVLOWER" check --format json) >"$tree/check.json" 2>>"$log"
+  (cd "$tree" && "$KVLOWER" check --format json) >"$tree.check.json" 2>>"$log"
   check_exit=$?
   set -e
-  verdict="$("$py" -m kvlower_scripts.live_vllm_connector.sabotage_forge --judge "$tree/check.json" \
+  verdict="$("$py" -m kvlower_scripts.live_vllm_connector.sabotage_forge --judge "$tree.check.json" \
     "evidence/$folder/gate-campaign.json" "$check_exit" "$name" \
     "$(grep '^verify_exit=' "$log" | cut -d= -f2)" "$(grep -c '^gate_campaign_written_by_verify=1' "$log" || true)")"
   echo "$verdict"
   case "$verdict" in *"row dropped"*) ;; *) failed=1 ;; esac
-  if [ "${KVLOWER_SABOTAGE_KEEP:-0}" != 1 ]; then rm -rf "$tree"; else echo "  kept: $tree"; fi
+  if [ "${KVLOWER_SABOTAGE_KEEP:-0}" != 1 ]; then rm -rf "$tree" "$tree.log" "$tree.check.json"
+  else echo "  kept: $tree (log $tree.log, check $tree.check.json)"; fi
 done
 exit "$failed"
