@@ -226,7 +226,10 @@ pub fn upgrade_campaign(dir: &std::path::Path, evidence: &str) {
             .expect("campaign JSON");
     if campaign["schema_version"] == json!(2) {
         // Already version 2: the scratch copy needs the source files it names.
-        for f in campaign["source"]["files"].as_array().expect("source files") {
+        for f in campaign["source"]["files"]
+            .as_array()
+            .expect("source files")
+        {
             let f = f.as_str().expect("a path");
             let to = dir.join(f);
             std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
@@ -247,9 +250,8 @@ pub fn upgrade_campaign(dir: &std::path::Path, evidence: &str) {
         }
         bytes.push((*f, std::fs::read(&to).expect("read source")));
     }
-    let digest = kvlower_trace::campaign_doc::source_digest(
-        bytes.iter().map(|(p, b)| (*p, b.as_slice())),
-    );
+    let digest =
+        kvlower_trace::campaign_doc::source_digest(bytes.iter().map(|(p, b)| (*p, b.as_slice())));
     let residency = evidence.ends_with("claim-residency");
     let truth_path = dir.join(evidence).join("truth.json");
     let mut truth: Value =
@@ -287,8 +289,11 @@ pub fn upgrade_campaign(dir: &std::path::Path, evidence: &str) {
         "sha256": kvlower_core::catalog::sha256_hex(truth_text.as_bytes()),
     });
     campaign["source"] = json!({"files": files, "sha256": digest});
-    std::fs::write(&campaign_path, serde_json::to_string_pretty(&campaign).expect("text"))
-        .expect("write campaign");
+    std::fs::write(
+        &campaign_path,
+        serde_json::to_string_pretty(&campaign).expect("text"),
+    )
+    .expect("write campaign");
 }
 
 /// Writes `digest` into the header line (the first line) of the trace at `path`.
@@ -302,7 +307,11 @@ pub fn add_source_digest(path: &std::path::Path, digest: &str) {
 
 /// Rewrites the campaign's truth document with `edit` and records its new SHA-256 in the
 /// campaign (what an attacker who edits the truth would do).
-pub fn edit_truth(dir: &std::path::Path, evidence: &str, edit: impl FnOnce(&mut serde_json::Value)) {
+pub fn edit_truth(
+    dir: &std::path::Path,
+    evidence: &str,
+    edit: impl FnOnce(&mut serde_json::Value),
+) {
     let truth_path = dir.join(evidence).join("truth.json");
     edit_json(&truth_path, edit);
     let sha = kvlower_core::catalog::sha256_hex(&std::fs::read(&truth_path).expect("truth"));

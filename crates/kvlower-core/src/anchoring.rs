@@ -116,7 +116,6 @@ pub fn anchor_counts(
 }
 
 /// The defects of a `repo_file` anchor, from what the file is.
-#[expect(clippy::too_many_arguments, reason = "the anchor's fields, one by one")]
 fn repo_file_defects(
     catalog: &Catalog,
     path: &str,
@@ -156,7 +155,11 @@ fn repo_file_defects(
             let mut d = campaign_document_defects(catalog, &facts, use_);
             // The trust root (the descriptor) names the source files; a campaign whose
             // recorder or patch is another file anchors nothing.
-            let mut named: Vec<&str> = source_files.unwrap_or_default().iter().map(String::as_str).collect();
+            let mut named: Vec<&str> = source_files
+                .unwrap_or_default()
+                .iter()
+                .map(String::as_str)
+                .collect();
             named.sort_unstable();
             let mut recorded: Vec<&str> = facts.source_files.iter().map(String::as_str).collect();
             recorded.sort_unstable();

@@ -609,10 +609,14 @@ pub fn doc() -> CatalogDoc {
 /// here needs as many. Controls: each Table 8 control kind at its paper count
 /// (10 each, 1 for generic counters) for the connector gates; 5 engine-level runs per
 /// residency control kind (a kind is the first requirement its runs miss).
-const CAMPAIGN_SOURCE: &str = "paper §8.3, Table 8 (30 runs per positive scenario; the control taxonomy)";
+const CAMPAIGN_SOURCE: &str =
+    "paper §8.3, Table 8 (30 runs per positive scenario; the control taxonomy)";
 
 /// Per trace gate: minimum positive runs and (control kind, minimum runs).
-#[expect(clippy::type_complexity, reason = "a table, read once into the document")]
+#[expect(
+    clippy::type_complexity,
+    reason = "a table, read once into the document"
+)]
 pub const CAMPAIGN_CONTROLS: [(TraceGate, u32, &[(&str, u32)], &str); 5] = [
     (
         TraceGate::ConnectorObservation,
@@ -1124,13 +1128,12 @@ pub fn meet(loaded: &CatalogDoc) -> CatalogDoc {
     }
     doc.trace_gates = gates;
     for (gate, positives, kinds, _) in &CAMPAIGN_CONTROLS {
-        let rule = doc
-            .campaign_controls
-            .entry(*gate)
-            .or_insert_with(|| crate::catalog_doc::CampaignControls {
+        let rule = doc.campaign_controls.entry(*gate).or_insert_with(|| {
+            crate::catalog_doc::CampaignControls {
                 min_positive_runs: 0,
                 controls: BTreeMap::new(),
-            });
+            }
+        });
         rule.min_positive_runs = rule.min_positive_runs.max(*positives);
         for (kind, n) in *kinds {
             let now = rule.controls.entry((*kind).to_owned()).or_insert(0);

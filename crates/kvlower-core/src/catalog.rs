@@ -289,7 +289,10 @@ impl Catalog {
     }
 
     /// What a gate campaign must show to witness `gate` (`None`: a campaign cannot).
-    pub fn campaign_controls(&self, gate: TraceGate) -> Option<&crate::catalog_doc::CampaignControls> {
+    pub fn campaign_controls(
+        &self,
+        gate: TraceGate,
+    ) -> Option<&crate::catalog_doc::CampaignControls> {
         self.effective.campaign_controls.get(&gate)
     }
 

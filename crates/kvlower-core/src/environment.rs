@@ -46,6 +46,9 @@ pub struct CampaignDocumentFacts {
     pub gates: std::collections::BTreeMap<TraceGate, CampaignGateCounts>,
     /// The source files the document names (`source.files`), as written.
     pub source_files: Vec<String>,
+    /// Runs (traces) and scenarios the document lists.
+    pub runs: u32,
+    pub scenarios: u32,
     /// The runtime the document (and every trace's header) records.
     pub runtime: Option<crate::identity::RecordedRuntime>,
     /// Why it did not hold (the run, gate and fact of a disagreement with the engine's

@@ -165,7 +165,9 @@ impl FsEnvironment {
         &self,
         rel: &str,
     ) -> Result<Option<kvlower_core::anchoring::CampaignDocumentFacts>, String> {
-        let resolved = self.resolve(rel).map_err(|why| format!("refused: {why:?}"))?;
+        let resolved = self
+            .resolve(rel)
+            .map_err(|why| format!("refused: {why:?}"))?;
         match self.read_evidence_document(&resolved) {
             Some(EvidenceDocument::Campaign(doc)) => Ok(Some(self.campaign_document_facts(*doc))),
             Some(EvidenceDocument::Unreadable(why)) => Err(why),
@@ -219,7 +221,14 @@ impl FsEnvironment {
                 .collect(),
             runtime: Some(runtime),
             problem: outcome.problem,
-            source_files: doc.source.as_ref().map(|s| s.files.clone()).unwrap_or_default(),
+            source_files: doc
+                .source
+                .as_ref()
+                .map(|s| s.files.clone())
+                .unwrap_or_default(),
+            runs: u32::try_from(doc.scenarios.iter().map(|s| s.traces.len()).sum::<usize>())
+                .unwrap_or(u32::MAX),
+            scenarios: u32::try_from(doc.scenarios.len()).unwrap_or(u32::MAX),
         }
     }
 

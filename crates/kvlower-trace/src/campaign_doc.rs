@@ -265,12 +265,13 @@ impl CampaignDocument {
             return Err("the truth document records another runtime than the campaign".into());
         }
         if doc.source_digest != digest {
-            return Err("the truth document records another source digest than the campaign".into());
+            return Err(
+                "the truth document records another source digest than the campaign".into(),
+            );
         }
         Ok(doc)
     }
 
-    #[expect(clippy::type_complexity, reason = "the two results of one re-run")]
     fn check(
         &self,
         files: &dyn CampaignFiles,
@@ -298,7 +299,10 @@ impl CampaignDocument {
             std::collections::BTreeMap::new();
         for (i, run) in truth.runs.iter().enumerate() {
             let id = files.identify(&run.trace).ok_or_else(|| {
-                format!("truth run `{}` names trace `{}`, which cannot be read", run.run, run.trace)
+                format!(
+                    "truth run `{}` names trace `{}`, which cannot be read",
+                    run.run, run.trace
+                )
             })?;
             if truth_by_file.insert(id, i).is_some() {
                 return Err(format!(
@@ -329,7 +333,9 @@ impl CampaignDocument {
                     .ok_or_else(|| format!("trace `{path}` cannot be read"))?;
                 if !seen.insert(id) {
                     // One run counted twice (another spelling, a link) would inflate "every run".
-                    return Err(format!("trace `{path}` names a file already listed: one run, listed twice"));
+                    return Err(format!(
+                        "trace `{path}` names a file already listed: one run, listed twice"
+                    ));
                 }
                 let reader = files
                     .open_trace(path)
@@ -405,9 +411,7 @@ impl CampaignDocument {
 fn agree(run: &crate::truth::TruthRun, report: &crate::TraceReport) -> Result<(), String> {
     for (claim, gates) in &run.expected {
         for (&gate, want) in gates {
-            let got = report
-                .claim(Some(claim))
-                .is_some_and(|c| c.passes(gate));
+            let got = report.claim(Some(claim)).is_some_and(|c| c.passes(gate));
             if got != want.pass {
                 return Err(format!(
                     "run `{}`: {claim}: {gate}: the trace {}, the engine's truth says it should {}({})",

@@ -111,11 +111,9 @@ pub(crate) fn parse(bytes: &[u8]) -> Option<Result<Header, Problem>> {
             "a runtime field is longer than {MAX_FIELD_BYTES} bytes"
         ));
     }
-    if header
-        .source_digest
-        .as_ref()
-        .is_some_and(|d| d.len() != 64 || !d.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
-    {
+    if header.source_digest.as_ref().is_some_and(|d| {
+        d.len() != 64 || !d.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    }) {
         return bad("`source_digest` is not 64 lowercase hex digits".into());
     }
     Some(Ok(Header {

@@ -177,7 +177,6 @@ struct Steps {
     offloaded: Option<u64>,
 }
 
-
 impl ResidencyClaim {
     /// Whether `kind` is a residency event (its presence makes the gates apply).
     pub fn is_residency(kind: EventKind) -> bool {
@@ -214,11 +213,7 @@ impl ResidencyClaim {
             return;
         }
         self.seen = true;
-        if step.is_none()
-            || crate::identity::field_values(e)
-                .iter()
-                .any(Option::is_none)
-        {
+        if step.is_none() || crate::identity::field_values(e).iter().any(Option::is_none) {
             self.unrecorded_fields = true;
         }
         let c = &mut self.contradicted;
@@ -261,16 +256,14 @@ impl ResidencyClaim {
                     self.steps.materialized = step;
                 }
             }
-            ResidentClaimProtected => {
-                match self.protected {
-                    Some((_, first)) if first != e.protected_blocks => *c = true,
-                    Some(_) => {}
-                    None => {
-                        self.protected = Some((pos, e.protected_blocks));
-                        self.steps.protected = step;
-                    }
+            ResidentClaimProtected => match self.protected {
+                Some((_, first)) if first != e.protected_blocks => *c = true,
+                Some(_) => {}
+                None => {
+                    self.protected = Some((pos, e.protected_blocks));
+                    self.steps.protected = step;
                 }
-            }
+            },
             AllocatorVictimExclusion => {
                 let value = Exclusion {
                     pos,
@@ -299,9 +292,17 @@ impl ResidencyClaim {
                     footprint: e.footprint_blocks,
                 };
                 if let Some(first) = &self.action {
-                    if (first.known_action, first.names_claim, first.footprint, first.request.is_some())
-                        != (value.known_action, value.names_claim, value.footprint, value.request.is_some())
-                    {
+                    if (
+                        first.known_action,
+                        first.names_claim,
+                        first.footprint,
+                        first.request.is_some(),
+                    ) != (
+                        value.known_action,
+                        value.names_claim,
+                        value.footprint,
+                        value.request.is_some(),
+                    ) {
                         *c = true;
                     }
                 } else {
@@ -635,8 +636,8 @@ impl ResidencyClaim {
 /// follows): what makes a control's kind "the first requirement it misses". Other gates
 /// state theirs in the names' order.
 fn gate_order(gate: crate::names::TraceGate) -> &'static [Requirement] {
-    use Requirement::*;
     use crate::names::TraceGate;
+    use Requirement::*;
     match gate {
         TraceGate::ClaimProtection => &[
             ClaimAcceptedWithFootprint,
@@ -697,7 +698,9 @@ pub(crate) fn first_in_gate_order(
 fn ordered(chain: &[Option<At>]) -> bool {
     let mut previous: Option<At> = None;
     for step in chain {
-        let Some((pos, date)) = *step else { return false };
+        let Some((pos, date)) = *step else {
+            return false;
+        };
         let Some(date) = date else { return false };
         if let Some((p, Some(d))) = previous
             && (p >= pos || d > date)

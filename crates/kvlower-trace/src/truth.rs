@@ -224,7 +224,10 @@ pub fn read_truth(bytes: &[u8]) -> Result<TruthDocument, String> {
     })
 }
 
-type Derived = (BTreeMap<String, BTreeMap<TraceGate, Expected>>, Vec<TraceGate>);
+type Derived = (
+    BTreeMap<String, BTreeMap<TraceGate, Expected>>,
+    Vec<TraceGate>,
+);
 
 fn is_served(finish: Option<&str>) -> bool {
     matches!(finish, Some("length" | "stop"))
@@ -258,7 +261,13 @@ fn connector_expected(run: &ConnectorRun, prefix: u64) -> Result<Derived, String
         let mut gates = BTreeMap::new();
         let [r] = reuse.as_slice() else {
             let fact = format!("{} reuse requests carry the claim (not one)", reuse.len());
-            gates.insert(Obs, Expected { pass: false, fact: fact.clone() });
+            gates.insert(
+                Obs,
+                Expected {
+                    pass: false,
+                    fact: fact.clone(),
+                },
+            );
             gates.insert(Fail, Expected { pass: false, fact });
             out.insert(claim.clone(), gates);
             own_failed.insert(claim, true);
@@ -313,10 +322,14 @@ fn connector_expected(run: &ConnectorRun, prefix: u64) -> Result<Derived, String
             .and_then(|t| out.get(t))
             .and_then(|g| g.get(&Fail))
             .is_some_and(|e| e.pass);
-        let bystanders_ok = run.claims.iter().filter(|c| Some(c.as_str()) != target).all(|c| {
-            out.get(c).and_then(|g| g.get(&Obs)).is_some_and(|e| e.pass)
-                && !own_failed.get(c.as_str()).copied().unwrap_or(true)
-        });
+        let bystanders_ok = run
+            .claims
+            .iter()
+            .filter(|c| Some(c.as_str()) != target)
+            .all(|c| {
+                out.get(c).and_then(|g| g.get(&Obs)).is_some_and(|e| e.pass)
+                    && !own_failed.get(c.as_str()).copied().unwrap_or(true)
+            });
         let pass = target_failed && bystanders_ok;
         let fact = format!(
             "target {target:?} failed closed: {target_failed}; every other claim served from the tier with no failed block: {bystanders_ok}"
@@ -324,7 +337,10 @@ fn connector_expected(run: &ConnectorRun, prefix: u64) -> Result<Derived, String
         for g in out.values_mut() {
             g.insert(
                 TraceGate::MultiClaimAttribution,
-                Expected { pass, fact: fact.clone() },
+                Expected {
+                    pass,
+                    fact: fact.clone(),
+                },
             );
         }
         gates.push(TraceGate::MultiClaimAttribution);
@@ -335,7 +351,9 @@ fn connector_expected(run: &ConnectorRun, prefix: u64) -> Result<Derived, String
 /// The gate a record-level injection breaks (`None`: every gate, for an unknown name).
 fn injection_breaks(name: &str) -> Option<TraceGate> {
     match name {
-        "wrong_blocking_ids" | "no_blocking_ids" | "accepted_after_pressure"
+        "wrong_blocking_ids"
+        | "no_blocking_ids"
+        | "accepted_after_pressure"
         | "no_release_record" => Some(TraceGate::ClaimProtection),
         "demotion_after_loss" | "demotion_other_claim" | "demotion_before_offload" => {
             Some(TraceGate::ClaimDemotion)
@@ -383,8 +401,7 @@ fn residency_expected(run: &ResidencyRun, block_size: u64) -> Result<Derived, St
             .find(|s| s.evictable > 0 || s.device_cached < f)
             .map(|s| s.step)
     });
-    let loss =
-        materialized.and_then(|m| after(m).find(|s| s.device_cached < f).map(|s| s.step));
+    let loss = materialized.and_then(|m| after(m).find(|s| s.device_cached < f).map(|s| s.step));
     let host_before = |at: u64| {
         steps
             .iter()
@@ -399,8 +416,11 @@ fn residency_expected(run: &ResidencyRun, block_size: u64) -> Result<Derived, St
     let served = |r: &ResidencyRequest| {
         is_served(r.finish_reason.as_deref()) && r.finish_reason == r.engine_finish_reason
     };
-    let pressure: Vec<&ResidencyRequest> =
-        run.requests.iter().filter(|r| r.role == "pressure").collect();
+    let pressure: Vec<&ResidencyRequest> = run
+        .requests
+        .iter()
+        .filter(|r| r.role == "pressure")
+        .collect();
     let probe = run.requests.iter().rfind(|r| r.role == "probe");
     let mode = run.claim_input.mode.as_str();
     let accepted = run.patch_controls.accept;
@@ -460,9 +480,7 @@ fn residency_expected(run: &ResidencyRun, block_size: u64) -> Result<Derived, St
         .collect();
     let after_boundary: Vec<&&ResidencyRequest> = pressure
         .iter()
-        .filter(|r| {
-            matches!((r.first_scheduled_step, unprotected), (Some(s), Some(u)) if s >= u)
-        })
+        .filter(|r| matches!((r.first_scheduled_step, unprotected), (Some(s), Some(u)) if s >= u))
         .collect();
     let exp = mode == "expiring"
         && materialized.is_some()
@@ -480,8 +498,11 @@ fn residency_expected(run: &ResidencyRun, block_size: u64) -> Result<Derived, St
     );
 
     let mut gates = BTreeMap::new();
-    for (gate, pass, fact) in [(Prot, prot, prot_fact), (Dem, dem, dem_fact), (Exp, exp, exp_fact)]
-    {
+    for (gate, pass, fact) in [
+        (Prot, prot, prot_fact),
+        (Dem, dem, dem_fact),
+        (Exp, exp, exp_fact),
+    ] {
         gates.insert(
             gate,
             Expected {

@@ -54,7 +54,13 @@ fn lines(catalog: &kvlower_core::Catalog, facts: &CampaignDocumentFacts) -> Vec<
             let rule = catalog.campaign_controls(gate);
             let mut controls = std::collections::BTreeMap::new();
             for (kind, runs) in &counts.controls {
-                controls.insert(kind.clone(), ControlCount { runs: *runs, min: 0 });
+                controls.insert(
+                    kind.clone(),
+                    ControlCount {
+                        runs: *runs,
+                        min: 0,
+                    },
+                );
             }
             if let Some(rule) = rule {
                 for (kind, min) in &rule.controls {
@@ -89,11 +95,19 @@ pub fn run(
     };
     let mut diagnostics = Vec::new();
     let Some(catalog) = kvlower_load::load_catalog(root, &mut diagnostics) else {
-        return Ok(fail("the catalog (modes/modes.yaml) could not be read", Exit::Usage, out, err)?);
+        return Ok(fail(
+            "the catalog (modes/modes.yaml) could not be read",
+            Exit::Usage,
+            out,
+            err,
+        )?);
     };
     let (Ok(canon_root), Ok(canon_doc)) = (std::fs::canonicalize(root), std::fs::canonicalize(doc))
     else {
-        let message = format!("cannot read the campaign document {}", escape_control(&doc.display().to_string()));
+        let message = format!(
+            "cannot read the campaign document {}",
+            escape_control(&doc.display().to_string())
+        );
         return Ok(fail(&message, Exit::Usage, out, err)?);
     };
     let Some(rel) = canon_doc
@@ -102,21 +116,38 @@ pub fn run(
         .and_then(|p| p.to_str())
         .map(str::to_owned)
     else {
-        return Ok(fail("the campaign document is not inside the repository root", Exit::Usage, out, err)?);
+        return Ok(fail(
+            "the campaign document is not inside the repository root",
+            Exit::Usage,
+            out,
+            err,
+        )?);
     };
     let env = kvlower_evidence::FsEnvironment::new(root.to_path_buf());
     let facts = match env.campaign_facts(&rel) {
         Ok(Some(facts)) => facts,
         Ok(None) => {
-            return Ok(fail(&format!("{rel} is not a kvlower-gate-campaign document"), Exit::Findings, out, err)?);
+            return Ok(fail(
+                &format!("{rel} is not a kvlower-gate-campaign document"),
+                Exit::Findings,
+                out,
+                err,
+            )?);
         }
         Err(why) => return Ok(fail(&format!("{rel}: {why}"), Exit::Usage, out, err)?),
     };
     let gates = lines(&catalog, &facts);
-    let exit = if facts.held { Exit::Success } else { Exit::Findings };
+    let exit = if facts.held {
+        Exit::Success
+    } else {
+        Exit::Findings
+    };
     let witnessed = gates.iter().filter(|g| g.witnessed).count();
     let summary = if facts.held {
-        format!("{rel}: holds; {witnessed} of {} gates witnessed", gates.len())
+        format!(
+            "{rel}: holds; {witnessed} of {} gates witnessed",
+            gates.len()
+        )
     } else {
         format!("{rel}: does not hold")
     };
@@ -127,7 +158,11 @@ pub fn run(
             problem: facts.problem.as_deref(),
             gates,
         };
-        write!(out, "{}", envelope_json("gate", exit, &summary, &[], None, Some(&payload)))?;
+        write!(
+            out,
+            "{}",
+            envelope_json("gate", exit, &summary, &[], None, Some(&payload))
+        )?;
         return Ok(exit);
     }
     if !facts.held {
@@ -139,8 +174,14 @@ pub fn run(
         )?;
     }
     for g in &gates {
-        let state = if g.witnessed { "witnessed" } else { "not witnessed" };
-        let min = g.min_positive_runs.map_or_else(|| "-".to_owned(), |m| m.to_string());
+        let state = if g.witnessed {
+            "witnessed"
+        } else {
+            "not witnessed"
+        };
+        let min = g
+            .min_positive_runs
+            .map_or_else(|| "-".to_owned(), |m| m.to_string());
         let controls: Vec<String> = g
             .controls
             .iter()
@@ -151,7 +192,11 @@ pub fn run(
             "{}: {state}; positives {}/{min}; controls: {}",
             g.gate,
             g.positives,
-            if controls.is_empty() { "none".to_owned() } else { controls.join(", ") }
+            if controls.is_empty() {
+                "none".to_owned()
+            } else {
+                controls.join(", ")
+            }
         )?;
         for m in &g.missing {
             writeln!(out, "  missing: {}", escape_control(m))?;

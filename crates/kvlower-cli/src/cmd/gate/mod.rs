@@ -95,7 +95,11 @@ pub struct GateArgs {
     pub max_bytes: u64,
     /// Trace files, `-` for standard input, or directories searched for *.jsonl
     /// (recursively, sorted)
-    #[arg(value_name = "PATH", required_unless_present = "campaign", conflicts_with = "campaign")]
+    #[arg(
+        value_name = "PATH",
+        required_unless_present = "campaign",
+        conflicts_with = "campaign"
+    )]
     pub paths: Vec<PathBuf>,
     /// Instead of traces: re-run this gate campaign document (with its engine truth and
     /// source digest, as `check` does) and print, per gate, witnessed or not and what is
