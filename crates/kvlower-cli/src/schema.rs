@@ -99,6 +99,10 @@ pub fn modes_schema() -> Value {
                 "The obligations a passing verdict of gate `{}` can witness.",
             ),
             (
+                "/properties/campaign_controls",
+                "What a gate campaign must show to witness gate `{}`: positive runs and control runs by kind.",
+            ),
+            (
                 "/definitions/DepthSpec/properties/conditional",
                 "The atoms that must be anchored before this depth supplies `{}`.",
             ),

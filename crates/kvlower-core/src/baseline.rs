@@ -624,7 +624,6 @@ pub const CAMPAIGN_CONTROLS: [(TraceGate, u32, &[(&str, u32)], &str); 5] = [
         &[
             ("ordinary_offload_without_claim", 10),
             ("store_offload_to_cpu_path", 5),
-            ("cpu_to_gpu_restore_success", 5),
         ],
         CAMPAIGN_SOURCE,
     ),

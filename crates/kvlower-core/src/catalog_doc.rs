@@ -42,8 +42,8 @@ pub struct CatalogDoc {
 pub struct CampaignControls {
     /// Runs, over the scenarios expecting the gate in every run, that pass it.
     pub min_positive_runs: u32,
-    /// Control kind → the runs of that kind needed. A run of a scenario expecting the
-    /// gate in no run is of kind K when the gate rejected it as the control K, or when
+    /// Control kind → the runs of that kind needed. A run of a control scenario (one
+    /// expecting the gate, and every gate it names, in no run) is of kind K when the gate rejected it as the control K, or when
     /// the gate applies to one of its claims and K is the first requirement (in the
     /// gate's order) that claim misses: it passed every requirement before K.
     pub controls: BTreeMap<String, u32>,

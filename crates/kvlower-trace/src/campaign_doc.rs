@@ -322,6 +322,7 @@ impl CampaignDocument {
                     scenario.name
                 ));
             }
+            let control_scenario = scenario.expect.values().all(|e| *e == Expect::NoRun);
             for path in &scenario.traces {
                 if !relative(path) || files.is_own_file(path) {
                     return Err(format!(
@@ -369,7 +370,10 @@ impl CampaignDocument {
                     let tally = counts.entry(gate).or_default();
                     if expect == Expect::EveryRun {
                         tally.positives = tally.positives.saturating_add(1);
-                    } else {
+                    } else if control_scenario {
+                        // Only a scenario built as a control (no gate expected in every
+                        // run) supplies controls: a positive run of another gate's
+                        // scenario is not a control of this one.
                         for kind in control_kinds(&report, gate) {
                             let n = tally.controls.entry(kind).or_insert(0);
                             *n = n.saturating_add(1);
