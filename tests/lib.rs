@@ -108,6 +108,8 @@ pub fn sandbox() -> tempfile::TempDir {
         "bad_lowering",
         // committed evidence documents the descriptors anchor (re-run by check)
         "evidence",
+        // the patch and recorder files a campaign's source digest covers
+        "scripts",
     ] {
         copy_dir(&repo_root().join(sub), &dir.path().join(sub));
     }
@@ -185,4 +187,135 @@ pub fn copy_trace_with_header(from: &str, to: &std::path::Path) {
         std::fs::create_dir_all(parent).expect("mkdir");
     }
     std::fs::write(to, format!("{FIXTURE_TRACE_HEADER}{body}")).expect("write trace");
+}
+
+/// The source files the reference campaigns name (docs/conformance.md, "The source
+/// digest"), by evidence directory: used only to upgrade a committed version-1 campaign
+/// in a scratch copy.
+pub fn campaign_source_files(evidence: &str) -> Vec<&'static str> {
+    // The lists the descriptors' campaign anchors name (`source_files`).
+    if evidence.ends_with("claim-residency") {
+        vec![
+            "scripts/kvlower_scripts/live_vllm_connector/claim_connector.py",
+            "scripts/kvlower_scripts/live_vllm_connector/claim_residency.py",
+            "scripts/kvlower_scripts/live_vllm_connector/engine.py",
+            "scripts/kvlower_scripts/live_vllm_connector/engine_truth.py",
+            "scripts/kvlower_scripts/live_vllm_connector/residency_campaign.py",
+            "scripts/kvlower_scripts/vllm_engine.py",
+        ]
+    } else {
+        vec![
+            "scripts/kvlower_scripts/live_vllm_connector/campaign.py",
+            "scripts/kvlower_scripts/live_vllm_connector/claim_connector.py",
+            "scripts/kvlower_scripts/live_vllm_connector/engine.py",
+            "scripts/kvlower_scripts/live_vllm_connector/engine_truth.py",
+            "scripts/kvlower_scripts/vllm_engine.py",
+        ]
+    }
+}
+
+/// Makes the campaign under `dir/evidence` a version-2 campaign (docs/conformance.md) when
+/// it is still version 1: its truth in the `kvlower-engine-truth/1` schema, the source
+/// digest in the campaign, the truth and every trace header. A test fixture built from
+/// the committed evidence, in a scratch copy only; a version-2 campaign is left alone.
+pub fn upgrade_campaign(dir: &std::path::Path, evidence: &str) {
+    use serde_json::{Value, json};
+    let campaign_path = dir.join(evidence).join("gate-campaign.json");
+    let mut campaign: Value =
+        serde_json::from_str(&std::fs::read_to_string(&campaign_path).expect("campaign"))
+            .expect("campaign JSON");
+    if campaign["schema_version"] == json!(2) {
+        // Already version 2: the scratch copy needs the source files it names.
+        for f in campaign["source"]["files"]
+            .as_array()
+            .expect("source files")
+        {
+            let f = f.as_str().expect("a path");
+            let to = dir.join(f);
+            std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
+            std::fs::copy(repo_root().join(f), &to).expect("copy source file");
+        }
+        return;
+    }
+    let files = campaign_source_files(evidence);
+    let mut bytes = Vec::new();
+    for f in &files {
+        let to = dir.join(f);
+        std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
+        if repo_root().join(f).is_file() {
+            std::fs::copy(repo_root().join(f), &to).expect("copy source file");
+        } else {
+            // A file the live side adds (the recorder): a stand-in in the scratch copy.
+            std::fs::write(&to, "# test stand-in for a recorder module\n").expect("stand-in");
+        }
+        bytes.push((*f, std::fs::read(&to).expect("read source")));
+    }
+    let digest =
+        kvlower_trace::campaign_doc::source_digest(bytes.iter().map(|(p, b)| (*p, b.as_slice())));
+    let residency = evidence.ends_with("claim-residency");
+    let truth_path = dir.join(evidence).join("truth.json");
+    let mut truth: Value =
+        serde_json::from_str(&std::fs::read_to_string(&truth_path).expect("truth"))
+            .expect("truth JSON");
+    truth["schema"] = json!("kvlower-engine-truth/1");
+    truth["family"] = json!(if residency { "residency" } else { "connector" });
+    truth["runtime"] = campaign["runtime"].clone();
+    truth["source_digest"] = json!(digest);
+    for run in truth["runs"].as_array_mut().expect("runs") {
+        let rel = run["trace"].as_str().expect("trace").to_owned();
+        run["trace"] = json!(format!("{evidence}/{rel}"));
+        if residency {
+            let steps: Vec<Value> = run["claim_blocks"]["per_step"]
+                .as_array()
+                .expect("per_step")
+                .iter()
+                .map(|s| {
+                    json!({"step": s[0], "device_cached": s[1], "evictable": s[2], "host_tier": s[3]})
+                })
+                .collect();
+            run["claim_blocks"]["per_step"] = json!(steps);
+        }
+    }
+    let truth_text = serde_json::to_string_pretty(&truth).expect("truth text");
+    std::fs::write(&truth_path, &truth_text).expect("write truth");
+    for scenario in campaign["scenarios"].as_array().expect("scenarios") {
+        for t in scenario["traces"].as_array().expect("traces") {
+            add_source_digest(&dir.join(t.as_str().expect("trace path")), &digest);
+        }
+    }
+    campaign["schema_version"] = json!(2);
+    campaign["truth"] = json!({
+        "path": format!("{evidence}/truth.json"),
+        "sha256": kvlower_core::catalog::sha256_hex(truth_text.as_bytes()),
+    });
+    campaign["source"] = json!({"files": files, "sha256": digest});
+    std::fs::write(
+        &campaign_path,
+        serde_json::to_string_pretty(&campaign).expect("text"),
+    )
+    .expect("write campaign");
+}
+
+/// Writes `digest` into the header line (the first line) of the trace at `path`.
+pub fn add_source_digest(path: &std::path::Path, digest: &str) {
+    let text = std::fs::read_to_string(path).expect("trace");
+    let (first, rest) = text.split_once('\n').unwrap_or((&text, ""));
+    let mut header: serde_json::Value = serde_json::from_str(first).expect("header");
+    header["source_digest"] = serde_json::json!(digest);
+    std::fs::write(path, format!("{header}\n{rest}")).expect("write trace");
+}
+
+/// Rewrites the campaign's truth document with `edit` and records its new SHA-256 in the
+/// campaign (what an attacker who edits the truth would do).
+pub fn edit_truth(
+    dir: &std::path::Path,
+    evidence: &str,
+    edit: impl FnOnce(&mut serde_json::Value),
+) {
+    let truth_path = dir.join(evidence).join("truth.json");
+    edit_json(&truth_path, edit);
+    let sha = kvlower_core::catalog::sha256_hex(&std::fs::read(&truth_path).expect("truth"));
+    edit_json(&dir.join(evidence).join("gate-campaign.json"), |c| {
+        c["truth"]["sha256"] = serde_json::json!(sha);
+    });
 }

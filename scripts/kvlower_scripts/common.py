@@ -145,9 +145,51 @@ def verify_args(argv: list[str], usage: str, allowed: set[str],
     return kvlower, evidence, flags
 
 
-def trace_header(patch: str) -> dict:
-    """The runtime header line every connector trace of vllm 0.32.0 with `patch` opens with."""
-    return {"kvlower_trace_header": 1, "runtime": [{"kind": "vllm", "version": "0.32.0", "patch": patch}]}
+def runtime_identity(patch: str) -> list[dict]:
+    """The runtime a connector trace of vllm 0.32.0 with `patch` records (header, truth, campaign)."""
+    return [{"kind": "vllm", "version": "0.32.0", "patch": patch}]
+
+
+def trace_header(patch: str, digest: str | None = None) -> dict:
+    """The runtime header line every connector trace of vllm 0.32.0 with `patch` opens with;
+    with `digest`, the source digest of the patch and the recorder (docs/conformance.md)."""
+    header = {"kvlower_trace_header": 1, "runtime": runtime_identity(patch)}
+    if digest is not None:
+        header["source_digest"] = digest
+    return header
+
+
+def header_line(header: dict) -> str:
+    """The header's line, in its own key order (what the patch's recorder writes)."""
+    return json.dumps(header) + "\n"
+
+
+# --------------------------------------------------------------------------- source digest
+
+
+TRUTH_SCHEMA = "kvlower-engine-truth/1"
+
+
+def source_files(modules) -> list[str]:
+    """The repository-relative paths of the source files of `modules` (imported module
+    objects), sorted bytewise, each once."""
+    out = set()
+    for m in modules:
+        out.add(Path(m.__file__).resolve().relative_to(REPO).as_posix())
+    return sorted(out, key=lambda p: p.encode())
+
+
+def source_digest(files: list[str], root: Path = REPO) -> str:
+    """docs/conformance.md, the source digest: SHA-256 over the files sorted by path (bytewise)
+    of `path NUL sha256hex(bytes) LF`."""
+    h = hashlib.sha256()
+    for path in sorted(files, key=lambda p: p.encode()):
+        h.update(path.encode() + b"\0" + hashlib.sha256((root / path).read_bytes()).hexdigest().encode() + b"\n")
+    return h.hexdigest()
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def run_gate(who: str, kvlower: str, evidence: Path, header: dict,
@@ -155,12 +197,13 @@ def run_gate(who: str, kvlower: str, evidence: Path, header: dict,
     """`kvlower gate --format json` on every trace in EVIDENCE/traces/, after checking each
     trace's first line is `header`, byte for byte. With strip_header, on copies without that
     line (in a temporary folder, returned for the caller to remove)."""
-    header_line = json.dumps(header) + "\n"
+    line = header_line(header)
     traces = sorted((evidence / "traces").glob("*.jsonl"))
     for t in traces:
         with t.open(encoding="ascii") as f:
-            if f.readline() != header_line:
-                sys.exit(f"{who}: {t.name}: the first line is not the runtime header line")
+            if f.readline() != line:
+                sys.exit(f"{who}: {t.name}: the first line is not the runtime header line "
+                         "(with the truth document's source digest)")
     tmp = None
     if strip_header:
         tmp = Path(tempfile.mkdtemp(prefix="kvlower-verify-"))
@@ -178,24 +221,96 @@ def run_gate(who: str, kvlower: str, evidence: Path, header: dict,
     return json.loads(p.stdout), tmp
 
 
-def gate_campaign(truth: dict, evidence: Path, header: dict, expect: dict[str, dict[str, str]]) -> str:
-    """The campaign document `kvlower check` re-runs (docs/trace-format.md, "Campaign
-    documents"): every run's trace, grouped by scenario, with what each scenario was built to
-    show (`expect`, per scenario). Paths are relative to the repository root."""
+def gate_campaign(truth: dict, evidence: Path, expect: dict[str, dict[str, str]]) -> str:
+    """The campaign document `kvlower check` re-runs (docs/conformance.md, schema_version 2):
+    every run's trace, grouped by scenario, with what each scenario was built to show
+    (`expect`, per scenario), the truth document (path and SHA-256 of its bytes) and the
+    source digest the truth records. Paths are relative to the repository root."""
     folder = evidence.resolve().relative_to(REPO).as_posix()
     scenarios: dict[str, list[str]] = {}
     for run in truth["runs"]:
-        scenarios.setdefault(run["scenario"], []).append(f"{folder}/{run['trace']}")
+        scenarios.setdefault(run["scenario"], []).append(run["trace"])
     doc = {
         "kind": "kvlower-gate-campaign",
-        "schema_version": 1,
-        "runtime": header["runtime"],
+        "schema_version": 2,
+        "runtime": truth["runtime"],
+        "truth": {"path": f"{folder}/truth.json", "sha256": file_sha256(evidence / "truth.json")},
+        "source": {"files": truth["source_files"], "sha256": truth["source_digest"]},
         "scenarios": [
             {"name": name, "traces": sorted(traces), "expect": expect[name]}
             for name, traces in sorted(scenarios.items())
         ],
     }
     return json.dumps(doc, indent=1, sort_keys=True) + "\n"
+
+
+def load_json_strict(path: Path) -> dict:
+    """A JSON document in which no object repeats a key (a repeated key could hide a run)."""
+
+    def pairs(items):
+        keys = [k for k, _ in items]
+        if len(keys) != len(set(keys)):
+            dup = sorted({k for k in keys if keys.count(k) > 1})
+            raise SystemExit(f"{path}: a key repeated in one object: {dup}")
+        return dict(items)
+
+    return json.loads(path.read_text(), object_pairs_hook=pairs)
+
+
+def truth_document(family: str, patch: str, files: list[str], engine: dict, runs: list[dict],
+                   extra: dict) -> dict:
+    """The engine-truth document (docs/conformance.md, kvlower-engine-truth/1)."""
+    return {"schema": TRUTH_SCHEMA, "family": family, "runtime": runtime_identity(patch),
+            "source_files": files, "source_digest": source_digest(files), "engine": engine, "runs": runs, **extra}
+
+
+def truth_problems_of_document(truth: dict, patch: str, evidence: Path) -> list[str]:
+    """What a verifier requires of the truth document itself: its schema, runtime, and a
+    source digest equal to the one recomputed from the repository's files now, and that its
+    recorder does not import the patch (engine_truth.py is read, not imported)."""
+    out = []
+    if truth.get("schema") != TRUTH_SCHEMA:
+        out.append(f"truth.json: schema is {truth.get('schema')!r}, not {TRUTH_SCHEMA}")
+    if truth.get("runtime") != runtime_identity(patch):
+        out.append(f"truth.json: runtime is {truth.get('runtime')!r}")
+    files = truth.get("source_files") or []
+    try:
+        now = source_digest(files)
+    except OSError as e:
+        now = f"(unreadable: {e})"
+    if not files or truth.get("source_digest") != now:
+        out.append(f"truth.json: source_digest {truth.get('source_digest')} differs from the digest of "
+                   f"{files} now ({now}): the patch or the recorder changed since the run")
+    recorder = PACKAGE_DIR / "live_vllm_connector" / "engine_truth.py"
+    rel = recorder.relative_to(REPO).as_posix()
+    if rel not in files:
+        out.append(f"truth.json: the recorder {rel} is not among the source files {files}")
+    out += recorder_imports_problems(recorder)
+    for run in truth.get("runs", []):
+        t = run.get("trace", "")
+        if not t.startswith(evidence.resolve().relative_to(REPO).as_posix() + "/traces/"):
+            out.append(f"truth.json: {run.get('run')}: trace {t!r} is not in this folder's traces/")
+    return out
+
+
+def recorder_imports_problems(recorder: Path) -> list[str]:
+    """The recorder imports only the standard library and vLLM: never the patch, never another
+    module of kvlower_scripts (a recorder that read the patch's state would import it)."""
+    import ast
+
+    out = []
+    tree = ast.parse(recorder.read_text(), str(recorder))
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = [node.module or ""] if node.level == 0 else ["." * node.level + (node.module or "")]
+        for n in names:
+            top = n.split(".")[0]
+            if n.startswith(".") or top == "kvlower_scripts" or top.startswith("claim_"):
+                out.append(f"{recorder.name}: imports {n}: the recorder must not import the patch or kvlower_scripts")
+    return out
 
 
 def gate_diagnostics(env: dict) -> tuple[dict[str, list[dict]], dict[str, list[str]]]:
@@ -209,13 +324,20 @@ def gate_diagnostics(env: dict) -> tuple[dict[str, list[dict]], dict[str, list[s
     return by_trace, diags
 
 
-def write_or_check(files: list[tuple[Path, str]], update: bool, stale_message) -> bool:
-    """With update, writes every (path, body); otherwise reports each that differs, through
-    stale_message(path). True when any differs."""
+def write_or_check(files: list[tuple[Path, str]], update: bool, agrees: bool, stale_message) -> bool:
+    """With update: when the run agrees with the engine's truth (`agrees`), writes every
+    (path, body); when it does not, writes nothing and removes every path, so no stale
+    document of an earlier run stays anchorable. Without update: reports each path whose
+    content differs, through stale_message(path). True when any differs (or was removed)."""
     stale = False
     for target, body in files:
-        if update:
+        if update and agrees:
             target.write_text(body)
+        elif update:
+            if target.exists():
+                target.unlink()
+                print(f"{target.name}: removed: this run disagrees with the engine's truth", file=sys.stderr)
+            stale = True
         elif not target.exists() or target.read_text() != body:
             stale = True
             print(stale_message(target), file=sys.stderr)

@@ -112,6 +112,7 @@ fn killed_matrix_runs_leave_old_new_or_a_journal_and_the_next_run_cleans_up() {
         "bad_lowering",
         // Descriptors anchor committed evidence documents that check and matrix re-run.
         "evidence",
+        "scripts", // the source files a campaign's digest covers
     ] {
         copy_dir(&repo_root().join(sub), &root.join(sub));
     }

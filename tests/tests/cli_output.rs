@@ -947,6 +947,7 @@ fn adding_a_runtime_as_the_readme_says_ends_green() {
         "bad_lowering",
         "traces",
         "evidence",
+        "scripts", // the source files a campaign's digest covers
     ] {
         if src.join(sub).is_dir() {
             copy_dir(&src.join(sub), &dir.path().join(sub));

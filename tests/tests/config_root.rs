@@ -201,6 +201,7 @@ fn require_verified_in_the_config_is_the_flag() {
         "schemas",
         "bad_lowering",
         "evidence",
+        "scripts", // the source files a campaign's digest covers
     ] {
         copy_dir(&repo_root().join(sub), &dir.path().join(sub));
     }

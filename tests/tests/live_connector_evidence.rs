@@ -16,6 +16,7 @@ fn scratch() -> tempfile::TempDir {
     let dir = scratch_repo(&["capabilities"]);
     copy_dir(&repo_root().join(EVIDENCE), &dir.path().join(EVIDENCE));
     fs::copy(repo_root().join(DESCRIPTOR), dir.path().join(DESCRIPTOR)).expect("copy");
+    kvlower_tests::upgrade_campaign(dir.path(), EVIDENCE);
     dir
 }
 

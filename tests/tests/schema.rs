@@ -66,6 +66,8 @@ impl Loader {
         let dir = scratch_repo(&["capabilities", "evidence"]);
         // The committed evidence the committed descriptors anchor (re-run by the loader).
         copy_dir(&repo_root().join("evidence"), &dir.path().join("evidence"));
+        // The patch and recorder files the committed campaigns' source digests cover.
+        copy_dir(&repo_root().join("scripts"), &dir.path().join("scripts"));
         fs::write(dir.path().join("evidence/notes.txt"), "a plain file\n").expect("write");
         let mut diagnostics = Vec::new();
         let catalog =

@@ -232,13 +232,26 @@ fn repo_file_holds(
         // A campaign that held backs what one of its witnessed gates witnesses,
         // any precondition or signal, never an atom, and never with a verdict.
         RepoFile::CampaignDocument(facts) => {
+            let mut named = a.source_files.clone().unwrap_or_default();
+            named.sort();
+            let mut recorded = facts.source_files.clone();
+            recorded.sort();
             facts.held
                 && a.verdict.is_none()
+                && a.source_files.is_some()
+                && named == recorded
                 && match purpose {
                     Purpose::Item { obligation, .. } => facts.witnessed.iter().any(|g| {
                         doc.trace_gates
                             .get(g)
                             .is_some_and(|w| w.contains(&obligation))
+                            && doc.campaign_controls.get(g).is_some_and(|rule| {
+                                let counts = facts.gates.get(g).cloned().unwrap_or_default();
+                                counts.positives >= rule.min_positive_runs
+                                    && rule.controls.iter().all(|(kind, min)| {
+                                        counts.controls.get(kind).copied().unwrap_or(0) >= *min
+                                    })
+                            })
                     }),
                     Purpose::Atom => false,
                     Purpose::Precondition(..) | Purpose::Signal => true,

@@ -294,6 +294,12 @@ fn locate(cli: &mut Cli, matches: &clap::ArgMatches, start: &Path) {
             resolve(&mut a.root, sub);
             a.descriptor = config::join(start, &a.descriptor);
         }
+        Command::Gate(a) => {
+            resolve(&mut a.root, sub);
+            if let Some(doc) = &mut a.campaign {
+                *doc = config::join(start, doc);
+            }
+        }
         Command::New(a) => resolve(&mut a.root, sub),
         Command::Schema(a) => resolve(&mut a.root, sub),
         Command::BadLowering(a) => resolve(&mut a.root, sub),

@@ -99,6 +99,10 @@ pub fn modes_schema() -> Value {
                 "The obligations a passing verdict of gate `{}` can witness.",
             ),
             (
+                "/properties/campaign_controls",
+                "What a gate campaign must show to witness gate `{}`: positive runs and control runs by kind.",
+            ),
+            (
                 "/definitions/DepthSpec/properties/conditional",
                 "The atoms that must be anchored before this depth supplies `{}`.",
             ),
@@ -391,6 +395,10 @@ fn anchor_rules(schema: &mut Value) {
                 then_props.insert(
                     "verdict".into(),
                     json!({"description": "A gate verdict needs a `repo_file` trace.", "type": "null"}),
+                );
+                then_props.insert(
+                    "source_files".into(),
+                    json!({"description": "Source files name a `repo_file` gate campaign's patch and recorder.", "type": "null"}),
                 );
             }
             json!({

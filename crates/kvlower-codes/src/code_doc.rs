@@ -109,9 +109,9 @@ fn details(code: Code) -> (&'static str, &'static str, &'static str) {
             "Commit the file at that path, or fix the path.",
         ),
         AnchorVerdictDisagrees => (
-            "`check` re-runs the gate on the committed trace; a claimed verdict it does not reproduce would be a forged witness.",
-            "`verdict: {gate: connector_observation, pass: true}` on a trace that fails that gate.",
-            "Run `kvlower gate` on the trace and write the verdict it gives (or fix the trace).",
+            "`check` re-runs the gate on the committed trace, or a whole gate campaign with its engine truth and source digest; a claimed verdict it does not reproduce, or a trace verdict the engine's truth contradicts, would be a forged witness.",
+            "`verdict: {gate: connector_observation, pass: true}` on a trace that fails that gate; a campaign whose run `success-07` passes `connector_failure_outcome` while its truth says the request finished `length`.",
+            "Run `kvlower gate` on the trace (`kvlower gate --campaign DOC` on a campaign: it names the run, gate and engine fact) and fix the evidence or re-run the campaign (docs/conformance.md).",
         ),
         AnchorPlaceholder => (
             "A scaffold placeholder is not evidence; counting it would make an unreviewed descriptor positive.",

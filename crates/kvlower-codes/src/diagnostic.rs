@@ -162,7 +162,7 @@ impl Code {
                 "An adapter at depth `none`; native evidence belongs under `native:`."
             }
             Code::AnchorVerdictDisagrees => {
-                "A trace anchor claims a gate verdict that re-running `kvlower gate` on the committed trace does not give; the evidence does not count."
+                "A trace anchor claims a gate verdict that re-running `kvlower gate` on the committed trace does not give, or an anchored gate campaign does not hold (a trace verdict its engine truth contradicts, a source digest that changed, a run hidden or counted twice); the evidence does not count."
             }
             Code::AnchorPlaceholder => {
                 "An anchor's note is the scaffold's placeholder (or a bare TODO): nothing has been anchored yet, so the evidence never counts. Replace it with real evidence, or delete the item."

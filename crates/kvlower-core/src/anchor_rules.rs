@@ -64,8 +64,9 @@ pub enum AnchorDefect {
     /// Re-running the gate on the anchored trace does not give the claimed verdict.
     TraceVerdictDisagrees,
     /// Re-running an anchored gate campaign does not give what it states (a trace
-    /// missing, malformed, of another runtime, or an expectation that fails).
-    CampaignDoesNotHold,
+    /// missing, malformed, of another runtime, an expectation that fails, or a verdict
+    /// the engine's truth contradicts); `why` names the first problem found.
+    CampaignDoesNotHold { why: String },
     /// A gate campaign used for what none of its witnessed gates witnesses (or for
     /// an atom, which a campaign does not observe).
     CampaignDoesNotWitness,
@@ -165,8 +166,9 @@ impl std::fmt::Display for AnchorDefect {
             AnchorDefect::TraceVerdictDisagrees => f.write_str(
                 "re-running the gate on the anchored trace does not give the claimed verdict",
             ),
-            AnchorDefect::CampaignDoesNotHold => f.write_str(
-                "re-running the anchored gate campaign does not give what it states (a trace missing, malformed or of another runtime, or a scenario expectation that fails)",
+            AnchorDefect::CampaignDoesNotHold { why } => write!(
+                f,
+                "re-running the anchored gate campaign does not give what it states: {why}"
             ),
             AnchorDefect::CampaignDoesNotWitness => f.write_str(
                 "the gate campaign witnesses no gate that witnesses this (a gate counts when some scenario passes it in every run and some control scenario in none)",
@@ -409,6 +411,14 @@ impl Anchor {
         }
         if self.verdict.is_some() && self.kind != Some(AnchorKind::RepoFile) {
             defects.push(AnchorDefect::VerdictNeedsRepoFile);
+        }
+        if let Some(files) = &self.source_files {
+            if self.kind != Some(AnchorKind::RepoFile) {
+                defects.push(AnchorDefect::FieldNotForKind("source_files"));
+            }
+            if files.iter().any(|f| has_control(f)) {
+                defects.push(AnchorDefect::ControlCharacter("source_files"));
+            }
         }
         if scope.is_some_and(Scope::is_runtime_observed) {
             if !self.preserves_order {

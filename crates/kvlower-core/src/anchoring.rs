@@ -19,7 +19,7 @@ pub use crate::environment::{
 };
 pub use crate::identity::{RecordedComponent, RecordedRuntime, recorded_runtime_fits};
 use crate::vocab::EvidenceDepth;
-use crate::vocab::{Depth, Obligation, Precondition, Scope};
+use crate::vocab::{Depth, Obligation, Precondition, Scope, TraceGate};
 
 /// What an anchor is being asked to support.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,6 +100,7 @@ pub fn anchor_counts(
                 catalog,
                 path,
                 anchor.verdict.as_ref(),
+                anchor.source_files.as_deref(),
                 use_,
                 subject,
                 env,
@@ -119,6 +120,7 @@ fn repo_file_defects(
     catalog: &Catalog,
     path: &str,
     verdict: Option<&ClaimedVerdict>,
+    source_files: Option<&[String]>,
     use_: AnchorUse,
     subject: &crate::descriptor::RuntimeIdentity,
     env: &dyn crate::environment::Environment,
@@ -151,6 +153,25 @@ fn repo_file_defects(
         }
         RepoFile::CampaignDocument(facts) => {
             let mut d = campaign_document_defects(catalog, &facts, use_);
+            // The trust root (the descriptor) names the source files; a campaign whose
+            // recorder or patch is another file anchors nothing.
+            let mut named: Vec<&str> = source_files
+                .unwrap_or_default()
+                .iter()
+                .map(String::as_str)
+                .collect();
+            named.sort_unstable();
+            let mut recorded: Vec<&str> = facts.source_files.iter().map(String::as_str).collect();
+            recorded.sort_unstable();
+            if facts.held && (source_files.is_none() || named != recorded) {
+                d.push(AnchorDefect::CampaignDoesNotHold {
+                    why: format!(
+                        "the campaign's source files ({}) are not the ones the anchor's `source_files` names ({})",
+                        recorded.join(", "),
+                        if source_files.is_none() { "none".to_owned() } else { named.join(", ") }
+                    ),
+                });
+            }
             if !recorded_runtime_fits(facts.runtime.as_ref(), &subject.identity) {
                 d.push(AnchorDefect::EvidenceOfAnotherRuntime);
             }
@@ -186,11 +207,15 @@ fn campaign_document_defects(
     use_: AnchorUse,
 ) -> Vec<AnchorDefect> {
     if !facts.held {
-        return vec![AnchorDefect::CampaignDoesNotHold];
+        return vec![AnchorDefect::CampaignDoesNotHold {
+            why: facts
+                .problem
+                .clone()
+                .unwrap_or_else(|| "it does not hold".to_owned()),
+        }];
     }
     let witnesses = match use_ {
-        AnchorUse::Obligation { obligation, .. } => facts
-            .witnessed
+        AnchorUse::Obligation { obligation, .. } => campaign_witnessed(catalog, facts)
             .iter()
             .any(|g| catalog.gate_witnesses(*g, obligation)),
         AnchorUse::Atom { .. } => false,
@@ -201,6 +226,52 @@ fn campaign_document_defects(
     } else {
         vec![AnchorDefect::CampaignDoesNotWitness]
     }
+}
+
+/// The gates a held campaign witnesses: some scenario passes the gate in every run and
+/// some in none, and the runs meet the catalog's `campaign_controls` for the gate (the
+/// minimum positives, and every control kind at its minimum). A gate the catalog lists
+/// no campaign rule for is never witnessed.
+pub fn campaign_witnessed(catalog: &Catalog, facts: &CampaignDocumentFacts) -> Vec<TraceGate> {
+    facts
+        .witnessed
+        .iter()
+        .copied()
+        .filter(|g| campaign_gate_missing(catalog, facts, *g).is_empty())
+        .collect()
+}
+
+/// What a campaign lacks to witness `gate`, in words (empty: nothing).
+pub fn campaign_gate_missing(
+    catalog: &Catalog,
+    facts: &CampaignDocumentFacts,
+    gate: TraceGate,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if !facts.held {
+        out.push("the campaign does not hold".to_owned());
+    }
+    let Some(rule) = catalog.campaign_controls(gate) else {
+        out.push("the catalog lists no campaign rule for this gate".to_owned());
+        return out;
+    };
+    if !facts.witnessed.contains(&gate) {
+        out.push("no scenario expects it in every run and another in no run".to_owned());
+    }
+    let counts = facts.gates.get(&gate).cloned().unwrap_or_default();
+    if counts.positives < rule.min_positive_runs {
+        out.push(format!(
+            "positive runs: {} of {}",
+            counts.positives, rule.min_positive_runs
+        ));
+    }
+    for (kind, min) in &rule.controls {
+        let n = counts.controls.get(kind).copied().unwrap_or(0);
+        if n < *min {
+            out.push(format!("control `{kind}`: {n} of {min} runs"));
+        }
+    }
+    out
 }
 
 /// A join document anchors only what a join can witness, at the depth it

@@ -590,8 +590,86 @@ pub fn doc() -> CatalogDoc {
             depth: JOIN_DOCUMENTS.0,
             witnesses: JOIN_DOCUMENTS.1.to_vec(),
         },
+        campaign_controls: CAMPAIGN_CONTROLS
+            .iter()
+            .map(|(g, positives, kinds, _)| {
+                (
+                    *g,
+                    crate::catalog_doc::CampaignControls {
+                        min_positive_runs: *positives,
+                        controls: kinds.iter().map(|(k, n)| ((*k).to_owned(), *n)).collect(),
+                    },
+                )
+            })
+            .collect(),
     }
 }
+
+/// The paper ran 30 runs per positive scenario (§8.3, Table 8); every positive gate
+/// here needs as many. Controls: each Table 8 control kind at its paper count
+/// (10 each, 1 for generic counters) for the connector gates; 5 engine-level runs per
+/// residency control kind (a kind is the first requirement its runs miss).
+const CAMPAIGN_SOURCE: &str =
+    "paper §8.3, Table 8 (30 runs per positive scenario; the control taxonomy)";
+
+/// Per trace gate: minimum positive runs and (control kind, minimum runs).
+#[expect(
+    clippy::type_complexity,
+    reason = "a table, read once into the document"
+)]
+pub const CAMPAIGN_CONTROLS: [(TraceGate, u32, &[(&str, u32)], &str); 5] = [
+    (
+        TraceGate::ConnectorObservation,
+        30,
+        &[
+            ("ordinary_offload_without_claim", 10),
+            ("store_offload_to_cpu_path", 5),
+        ],
+        CAMPAIGN_SOURCE,
+    ),
+    (
+        TraceGate::ConnectorFailureOutcome,
+        30,
+        &[
+            ("unclaimed_failure", 10),
+            ("wrong_claim_failure", 10),
+            ("fallback_recompute", 10),
+            ("ordinary_offload_without_claim", 10),
+            ("generic_counters_only", 1),
+        ],
+        CAMPAIGN_SOURCE,
+    ),
+    (
+        TraceGate::ClaimProtection,
+        30,
+        &[
+            ("claim_accepted_with_footprint", 5),
+            ("claim_materialized_with_footprint", 5),
+            ("claim_blocks_protected", 5),
+            ("victims_exclude_claim_blocks", 5),
+        ],
+        CAMPAIGN_SOURCE,
+    ),
+    (
+        TraceGate::ClaimDemotion,
+        30,
+        &[
+            ("claim_accepted_with_footprint", 5),
+            ("claim_scoped_demotion_to_lower_tier", 5),
+        ],
+        CAMPAIGN_SOURCE,
+    ),
+    (
+        TraceGate::ClaimExpiry,
+        30,
+        &[
+            ("claim_accepted_with_duration", 5),
+            ("protection_held_before_boundary", 5),
+            ("claim_scoped_expiry_boundary", 5),
+        ],
+        CAMPAIGN_SOURCE,
+    ),
+];
 
 /// Which way a difference from the baseline goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
@@ -876,6 +954,48 @@ pub fn compare(loaded: &CatalogDoc) -> Vec<CatalogChange> {
         }
     }
 
+    for (gate, positives, kinds, source) in &CAMPAIGN_CONTROLS {
+        let path = format!("campaign_controls.{gate}");
+        let Some(now) = loaded.campaign_controls.get(gate) else {
+            push(
+                Weakened,
+                path,
+                "a campaign no longer needs controls for the gate".into(),
+                gate.to_string(),
+                source,
+            );
+            continue;
+        };
+        if now.min_positive_runs < *positives {
+            push(
+                Weakened,
+                path.clone(),
+                format!("minimum positive runs lowered from {positives}"),
+                now.min_positive_runs.to_string(),
+                source,
+            );
+        }
+        for (kind, n) in *kinds {
+            match now.controls.get(*kind) {
+                None => push(
+                    Weakened,
+                    path.clone(),
+                    "control kind dropped".into(),
+                    (*kind).to_owned(),
+                    source,
+                ),
+                Some(m) if m < n => push(
+                    Weakened,
+                    path.clone(),
+                    format!("minimum runs of a control kind lowered from {n} to {m}"),
+                    (*kind).to_owned(),
+                    source,
+                ),
+                Some(_) => {}
+            }
+        }
+    }
+
     let (depth, witnesses, source) = JOIN_DOCUMENTS;
     if loaded.join_documents.depth != depth {
         push(
@@ -1006,6 +1126,19 @@ pub fn meet(loaded: &CatalogDoc) -> CatalogDoc {
         gates.insert(*gate, now);
     }
     doc.trace_gates = gates;
+    for (gate, positives, kinds, _) in &CAMPAIGN_CONTROLS {
+        let rule = doc.campaign_controls.entry(*gate).or_insert_with(|| {
+            crate::catalog_doc::CampaignControls {
+                min_positive_runs: 0,
+                controls: BTreeMap::new(),
+            }
+        });
+        rule.min_positive_runs = rule.min_positive_runs.max(*positives);
+        for (kind, n) in *kinds {
+            let now = rule.controls.entry((*kind).to_owned()).or_insert(0);
+            *now = (*now).max(*n);
+        }
+    }
     doc.join_documents
         .witnesses
         .retain(|o| JOIN_DOCUMENTS.1.contains(o));

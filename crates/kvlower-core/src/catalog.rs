@@ -288,6 +288,14 @@ impl Catalog {
             .is_some_and(|w| w.contains(&obligation))
     }
 
+    /// What a gate campaign must show to witness `gate` (`None`: a campaign cannot).
+    pub fn campaign_controls(
+        &self,
+        gate: TraceGate,
+    ) -> Option<&crate::catalog_doc::CampaignControls> {
+        self.effective.campaign_controls.get(&gate)
+    }
+
     /// Modes a signal makes plausible.
     pub fn signal_suggests(&self, signal: Signal, mode: Mode) -> bool {
         self.effective
@@ -358,6 +366,15 @@ pub fn digest(doc: &CatalogDoc) -> String {
     let canonical = serde_json::to_vec(doc).unwrap_or_default();
     let hash = sha2::Sha256::digest(&canonical);
     hash.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// SHA-256 of `bytes`, as 64 lowercase hex digits (pure: the caller read the bytes).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 #[cfg(test)]

@@ -29,6 +29,24 @@ pub struct CatalogDoc {
     /// The depth a `kvlower join` evidence document (`*.join.json`) is filed
     /// at and the obligations it may witness (telemetry obligations only).
     pub join_documents: JoinDocumentSpec,
+    /// What a gate campaign must show to witness each trace gate: positives and the
+    /// control kinds, with minimum runs (docs/conformance.md, "Controls"). A gate
+    /// not listed is never witnessed by a campaign.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub campaign_controls: BTreeMap<TraceGate, CampaignControls>,
+}
+
+/// The runs a campaign needs to witness one gate.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CampaignControls {
+    /// Runs, over the scenarios expecting the gate in every run, that pass it.
+    pub min_positive_runs: u32,
+    /// Control kind → the runs of that kind needed. A run of a control scenario (one
+    /// expecting the gate, and every gate it names, in no run) is of kind K when the gate rejected it as the control K, or when
+    /// the gate applies to one of its claims and K is the first requirement (in the
+    /// gate's order) that claim misses: it passed every requirement before K.
+    pub controls: BTreeMap<String, u32>,
 }
 
 /// What a join evidence document may witness, like a trace gate's list.

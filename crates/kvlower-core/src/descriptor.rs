@@ -356,6 +356,11 @@ pub struct Anchor {
     /// `kvlower check` re-runs the gate; a disagreement voids the evidence.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<ClaimedVerdict>,
+    /// For a `repo_file` gate campaign document: the patch's and the recorder's source
+    /// files the campaign must name (`source.files`, docs/conformance.md), as the trust
+    /// root says them. A campaign naming other files (another recorder) anchors nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_files: Option<Vec<String>>,
 }
 
 /// A gate verdict claimed for one claim of an anchored trace file.

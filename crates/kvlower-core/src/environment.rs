@@ -39,10 +39,31 @@ pub struct CampaignDocumentFacts {
     /// Every trace re-ran well formed, recorded the document's runtime, and met
     /// every expectation of its scenario.
     pub held: bool,
-    /// Gates some scenario passed in every run and some control scenario in none.
+    /// Gates some scenario passed in every run and some control scenario in none
+    /// (the catalog's `campaign_controls` then decide, from `gates`, which count).
     pub witnessed: Vec<TraceGate>,
+    /// Per gate, the positives and the controls by kind.
+    pub gates: std::collections::BTreeMap<TraceGate, CampaignGateCounts>,
+    /// The source files the document names (`source.files`), as written.
+    pub source_files: Vec<String>,
+    /// Runs (traces) and scenarios the document lists.
+    pub runs: u32,
+    pub scenarios: u32,
     /// The runtime the document (and every trace's header) records.
     pub runtime: Option<crate::identity::RecordedRuntime>,
+    /// Why it did not hold (the run, gate and fact of a disagreement with the engine's
+    /// truth, a missing file, ...); `None` when it held.
+    pub problem: Option<String>,
+}
+
+/// What a held campaign showed of one gate: the runs the catalog's minimums count.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CampaignGateCounts {
+    /// Runs of scenarios expecting the gate in every run (each passed it).
+    pub positives: u32,
+    /// Control kind → runs of scenarios expecting the gate in no run recognised as
+    /// that kind by content (docs/conformance.md, "Controls").
+    pub controls: std::collections::BTreeMap<String, u32>,
 }
 
 /// What re-running a committed join evidence document showed.

@@ -48,7 +48,9 @@ pub const MAX_ANCHORED_FILE_BYTES: u64 = 256 * 1024 * 1024;
 enum EvidenceDocument {
     Join(Box<Result<kvlower_join::JoinReport, ()>>),
     Route(Box<Result<kvlower_route::RouteReport, ()>>),
-    Campaign(Box<Result<kvlower_trace::campaign_doc::CampaignDocument, ()>>),
+    /// `Err(why)`: it names itself a campaign but is malformed (a repeated key, an
+    /// unknown field, a wrong type).
+    Campaign(Box<Result<kvlower_trace::campaign_doc::CampaignDocument, String>>),
     /// The file could not be read (permissions, an I/O error): refused, with why.
     Unreadable(String),
 }
@@ -125,14 +127,7 @@ impl FsEnvironment {
             }
         };
         // After links: a file under kvlower's own directories is never evidence.
-        if let Some(root) = &self.canonical_root
-            && let Ok(inside) = resolved.strip_prefix(root)
-            && inside
-                .components()
-                .next()
-                .and_then(|c| c.as_os_str().to_str())
-                .is_some_and(|first| kvlower_core::anchor_rules::OWN_DIRS.contains(&first))
-        {
+        if self.in_own_dir(&resolved) {
             return RepoFile::OwnFile;
         }
         match self.read_evidence_document(&resolved) {
@@ -147,6 +142,36 @@ impl FsEnvironment {
             }
             Some(EvidenceDocument::Unreadable(why)) => RepoFile::Refused { why },
             None => RepoFile::Plain,
+        }
+    }
+
+    /// Whether a resolved path lies under one of kvlower's own directories.
+    fn in_own_dir(&self, resolved: &Path) -> bool {
+        self.canonical_root.as_ref().is_some_and(|root| {
+            resolved.strip_prefix(root).is_ok_and(|inside| {
+                inside
+                    .components()
+                    .next()
+                    .and_then(|c| c.as_os_str().to_str())
+                    .is_some_and(|first| kvlower_core::anchor_rules::OWN_DIRS.contains(&first))
+            })
+        })
+    }
+
+    /// Re-runs the campaign document at `rel` (repository-relative), as `check` does:
+    /// `Ok(None)` when the file is not a campaign document, `Err(why)` when it cannot be
+    /// read (missing, refused, unreadable).
+    pub fn campaign_facts(
+        &self,
+        rel: &str,
+    ) -> Result<Option<kvlower_core::anchoring::CampaignDocumentFacts>, String> {
+        let resolved = self
+            .resolve(rel)
+            .map_err(|why| format!("refused: {why:?}"))?;
+        match self.read_evidence_document(&resolved) {
+            Some(EvidenceDocument::Campaign(doc)) => Ok(Some(self.campaign_document_facts(*doc))),
+            Some(EvidenceDocument::Unreadable(why)) => Err(why),
+            _ => Ok(None),
         }
     }
 
@@ -165,17 +190,45 @@ impl FsEnvironment {
     /// through the one safe read) and checks the scenarios' expectations.
     fn campaign_document_facts(
         &self,
-        doc: Result<kvlower_trace::campaign_doc::CampaignDocument, ()>,
+        doc: Result<kvlower_trace::campaign_doc::CampaignDocument, String>,
     ) -> kvlower_core::anchoring::CampaignDocumentFacts {
-        let Ok(doc) = doc else {
-            return kvlower_core::anchoring::CampaignDocumentFacts::default();
+        let doc = match doc {
+            Ok(doc) => doc,
+            Err(why) => {
+                return kvlower_core::anchoring::CampaignDocumentFacts {
+                    problem: Some(format!("the campaign document is malformed: {why}")),
+                    ..kvlower_core::anchoring::CampaignDocumentFacts::default()
+                };
+            }
         };
-        let outcome = doc.rerun(&|path: &str| self.open_trace(path));
+        let outcome = doc.rerun(&CampaignFs(self));
         let runtime = kvlower_trace::recorded_runtime(&doc.runtime);
         kvlower_core::anchoring::CampaignDocumentFacts {
             held: outcome.held,
             witnessed: outcome.witnessed,
+            gates: outcome
+                .gates
+                .into_iter()
+                .map(|(g, c)| {
+                    (
+                        g,
+                        kvlower_core::environment::CampaignGateCounts {
+                            positives: c.positives,
+                            controls: c.controls,
+                        },
+                    )
+                })
+                .collect(),
             runtime: Some(runtime),
+            problem: outcome.problem,
+            source_files: doc
+                .source
+                .as_ref()
+                .map(|s| s.files.clone())
+                .unwrap_or_default(),
+            runs: u32::try_from(doc.scenarios.iter().map(|s| s.traces.len()).sum::<usize>())
+                .unwrap_or(u32::MAX),
+            scenarios: u32::try_from(doc.scenarios.len()).unwrap_or(u32::MAX),
         }
     }
 
@@ -235,9 +288,10 @@ impl FsEnvironment {
         }
         let value: serde_json::Value = serde_json::from_str(&text).ok()?;
         if kvlower_trace::campaign_doc::is_campaign_document(&value) {
-            return Some(EvidenceDocument::Campaign(Box::new(
-                serde_json::from_value(value).map_err(|_| ()),
-            )));
+            // A repeated key would hide a run (serde keeps the last): malformed.
+            let doc = kvlower_trace::strict_json::check_no_repeated_keys(text.as_bytes())
+                .and_then(|()| serde_json::from_value(value).map_err(|e| e.to_string()));
+            return Some(EvidenceDocument::Campaign(Box::new(doc)));
         }
         if kvlower_route::is_route_report(&value) {
             return Some(EvidenceDocument::Route(Box::new(
@@ -299,6 +353,44 @@ impl FsEnvironment {
         )
         .is_ok_and(|rerun| rerun == *committed)
     }
+}
+
+/// The file system as a campaign re-run sees it: every path confined to the root and
+/// refused as any anchored file, identified by (device, inode) after links.
+struct CampaignFs<'a>(&'a FsEnvironment);
+
+impl kvlower_trace::campaign_doc::CampaignFiles for CampaignFs<'_> {
+    fn identify(&self, path: &str) -> Option<kvlower_trace::campaign_doc::FileId> {
+        let resolved = self.0.resolve(path).ok()?;
+        let meta = std::fs::metadata(resolved).ok()?;
+        file_id(&meta)
+    }
+
+    fn open_trace(&self, path: &str) -> Option<Box<dyn std::io::BufRead + '_>> {
+        Some(Box::new(self.0.open_trace(path)?))
+    }
+
+    fn read(&self, path: &str) -> Option<Vec<u8>> {
+        let resolved = self.0.resolve(path).ok()?;
+        kvlower_fs::read_path(&resolved, kvlower_fs::FileKind::JoinDocument).ok()
+    }
+
+    fn is_own_file(&self, path: &str) -> bool {
+        self.0.resolve(path).is_ok_and(|r| self.0.in_own_dir(&r))
+    }
+}
+
+/// (device, inode): one file, however many paths name it.
+#[cfg(unix)]
+fn file_id(meta: &std::fs::Metadata) -> Option<kvlower_trace::campaign_doc::FileId> {
+    use std::os::unix::fs::MetadataExt;
+    Some((meta.dev(), meta.ino()))
+}
+
+/// Without (device, inode) a file cannot be told from its links: no campaign holds.
+#[cfg(not(unix))]
+fn file_id(_meta: &std::fs::Metadata) -> Option<kvlower_trace::campaign_doc::FileId> {
+    None
 }
 
 impl Environment for FsEnvironment {

@@ -178,7 +178,7 @@ fn finding_code(defect: &AnchorDefect, supported: bool) -> Option<Code> {
         | AnchorDefect::JoinEvidenceInsufficient
         | AnchorDefect::RoutingEvidenceDisagrees
         | AnchorDefect::RoutingEvidenceInsufficient
-        | AnchorDefect::CampaignDoesNotHold => Some(Code::AnchorVerdictDisagrees),
+        | AnchorDefect::CampaignDoesNotHold { .. } => Some(Code::AnchorVerdictDisagrees),
         AnchorDefect::TraceOrderNotPreserved
         | AnchorDefect::TraceClaimScopeNotPreserved
         | AnchorDefect::DocsPageIsNotATrace
@@ -229,7 +229,7 @@ fn hint(defect: &AnchorDefect, a: &Anchor) -> String {
         | AnchorDefect::RoutingDocumentWrongDepth { .. }
         | AnchorDefect::RoutingDocumentDoesNotWitness
         | AnchorDefect::CampaignDoesNotWitness => String::new(),
-        AnchorDefect::CampaignDoesNotHold => format!("run `kvlower gate --format json` on the traces `{path}` names: each must be well formed, start with the document's runtime header, and meet its scenario's expectations"),
+        AnchorDefect::CampaignDoesNotHold { .. } => format!("run `kvlower gate --campaign {path}`: every trace must be well formed, start with the document's runtime header and source digest, meet its scenario's expectations and agree with the engine truth (docs/conformance.md)"),
     }
 }
 

@@ -9,7 +9,7 @@
 //! when some scenario shows it passing in every run *and* some scenario (a
 //! control) shows it passing in none: a gate never seen to fail proves nothing.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::BufRead;
 
 use serde::{Deserialize, Serialize};
@@ -28,11 +28,34 @@ const MAX_TRACES: usize = 10_000;
 pub struct CampaignDocument {
     /// Always [`CAMPAIGN_KIND`].
     pub kind: String,
-    /// Always 1.
+    /// 2 (a version-1 document, without engine truth, parses but never holds).
     pub schema_version: u32,
     /// The runtime every trace's header must record (and the descriptor's identity).
     pub runtime: Vec<TraceComponent>,
+    /// The engine-truth document (docs/conformance.md); required from version 2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truth: Option<TruthRef>,
+    /// The patch's and the recorder's source files and their digest; required from version 2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<SourceRef>,
     pub scenarios: Vec<Scenario>,
+}
+
+/// Where the campaign's engine truth is, and the SHA-256 of its bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TruthRef {
+    pub path: String,
+    pub sha256: String,
+}
+
+/// The source files whose code decides what the engine did and what the truth says, and
+/// their digest (docs/conformance.md, "The source digest").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceRef {
+    pub files: Vec<String>,
+    pub sha256: String,
 }
 
 /// One scenario: its runs' traces and what each gate must show across them.
@@ -55,43 +78,209 @@ pub enum Expect {
     NoRun,
 }
 
+/// A file's identity after links: (device, inode) on Unix. Two paths naming one file
+/// (`T`, `./T`, a symlink, a hard link) have one identity, so they are one run.
+pub type FileId = (u64, u64);
+
+/// What re-running a campaign needs from the file system (kvlower-evidence supplies it:
+/// every path is repository-relative and is confined, capped and refused as any anchored
+/// file; this crate opens nothing itself).
+pub trait CampaignFiles {
+    /// The file's identity; `None` when it is missing or refused.
+    fn identify(&self, path: &str) -> Option<FileId>;
+    /// A reader over a trace; `None` when it is missing or refused.
+    fn open_trace(&self, path: &str) -> Option<Box<dyn BufRead + '_>>;
+    /// A whole (small) file's bytes; `None` when it is missing or refused.
+    fn read(&self, path: &str) -> Option<Vec<u8>>;
+    /// Whether the path (after links) lies in one of kvlower's own directories.
+    fn is_own_file(&self, path: &str) -> bool;
+}
+
 /// What re-running a campaign showed.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CampaignOutcome {
     /// Every trace was read, is well formed, records the document's runtime in its
-    /// header, and every expectation holds.
+    /// header, every expectation holds, and every verdict agrees with the engine's truth.
     pub held: bool,
     /// Why it did not hold (the first problem found), for a reviewer.
     pub problem: Option<String>,
     /// Gates with a scenario passing in every run and a scenario passing in none
     /// (empty unless `held`).
     pub witnessed: Vec<TraceGate>,
+    /// Per gate: positive runs and control runs by kind (empty unless `held`).
+    pub gates: BTreeMap<TraceGate, GateCounts>,
+}
+
+/// What a campaign showed of one gate (the catalog's minimums judge it).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct GateCounts {
+    /// Runs of scenarios expecting the gate in every run.
+    pub positives: u32,
+    /// Control kind → runs of scenarios expecting the gate in no run of that kind.
+    pub controls: BTreeMap<String, u32>,
+}
+
+/// The control kinds a run that fails `gate` is, by its content: every control the gate
+/// rejected one of its rows as, and for each claim the gate applies to and that was not
+/// rejected, the first requirement (in the gate's order) it misses: it passed every one
+/// before. A trace without a row the gate applies to (empty, header only) is no control.
+pub fn control_kinds(report: &crate::TraceReport, gate: TraceGate) -> BTreeSet<String> {
+    let mut kinds = BTreeSet::new();
+    for row in &report.claims {
+        let Some(result) = row.gates.get(&gate) else {
+            continue;
+        };
+        if result.pass {
+            continue;
+        }
+        if !row.controls_rejected.is_empty() {
+            kinds.extend(row.controls_rejected.iter().map(|c| c.name().to_owned()));
+        } else if row.claim_id.is_some()
+            && let Some(first) = crate::residency::first_in_gate_order(gate, &result.missing)
+        {
+            kinds.insert(first.name().to_owned());
+        }
+    }
+    kinds
+}
+
+/// The source digest of `files` (path → bytes): SHA-256 over the files sorted by path of
+/// `path \0 sha256hex(bytes) \n` (docs/conformance.md, "The source digest").
+pub fn source_digest<'a>(files: impl IntoIterator<Item = (&'a str, &'a [u8])>) -> String {
+    let mut lines: Vec<(&str, String)> = files
+        .into_iter()
+        .map(|(p, b)| (p, kvlower_core::catalog::sha256_hex(b)))
+        .collect();
+    lines.sort();
+    let mut text = Vec::new();
+    for (p, h) in lines {
+        text.extend_from_slice(p.as_bytes());
+        text.push(0);
+        text.extend_from_slice(h.as_bytes());
+        text.push(b'\n');
+    }
+    kvlower_core::catalog::sha256_hex(&text)
+}
+
+/// A repository-relative path as a campaign may name one: not absolute, no `..`, not empty.
+fn relative(path: &str) -> bool {
+    let p = std::path::Path::new(path);
+    !path.is_empty()
+        && !p.is_absolute()
+        && !path.starts_with('/')
+        && p.components().all(|c| {
+            matches!(
+                c,
+                std::path::Component::Normal(_) | std::path::Component::CurDir
+            )
+        })
 }
 
 impl CampaignDocument {
-    /// Re-runs the gate on every trace (`open` maps a recorded path to a reader,
-    /// `None` when it is missing or refused) and checks every expectation.
-    pub fn rerun<R: BufRead>(&self, open: &dyn Fn(&str) -> Option<R>) -> CampaignOutcome {
-        match self.check(open) {
-            Ok(witnessed) => CampaignOutcome {
+    /// Re-runs the gate on every trace, checks every expectation, and every verdict
+    /// against the engine's truth.
+    pub fn rerun(&self, files: &dyn CampaignFiles) -> CampaignOutcome {
+        match self.check(files) {
+            Ok((witnessed, gates)) => CampaignOutcome {
                 held: true,
                 problem: None,
                 witnessed,
+                gates,
             },
             Err(problem) => CampaignOutcome {
                 held: false,
                 problem: Some(problem),
                 witnessed: Vec::new(),
+                gates: BTreeMap::new(),
             },
         }
     }
 
-    fn check<R: BufRead>(
+    /// Reads the source files and compares their digest.
+    fn check_source(&self, files: &dyn CampaignFiles) -> Result<String, String> {
+        let source = self
+            .source
+            .as_ref()
+            .ok_or("the document names no source digest")?;
+        if source.files.is_empty() || source.files.len() > MAX_TRACES {
+            return Err("`source.files` lists no file (or too many)".into());
+        }
+        let mut ids = BTreeSet::new();
+        let mut read = Vec::with_capacity(source.files.len());
+        for path in &source.files {
+            if !relative(path) || files.is_own_file(path) {
+                return Err(format!(
+                    "source file `{path}` is not a repository file outside kvlower's own directories"
+                ));
+            }
+            let id = files
+                .identify(path)
+                .ok_or_else(|| format!("source file `{path}` cannot be read"))?;
+            if !ids.insert(id) {
+                return Err(format!("source file `{path}` is listed twice"));
+            }
+            let bytes = files
+                .read(path)
+                .ok_or_else(|| format!("source file `{path}` cannot be read"))?;
+            read.push((path.as_str(), bytes));
+        }
+        let digest = source_digest(read.iter().map(|(p, b)| (*p, b.as_slice())));
+        if digest != source.sha256 {
+            return Err(format!(
+                "the source digest of the patch and recorder files is {digest}, the document records {}: the source changed since the campaign ran",
+                source.sha256
+            ));
+        }
+        Ok(digest)
+    }
+
+    /// Reads the truth document and checks its digest, schema, runtime and source.
+    fn check_truth(
         &self,
-        open: &dyn Fn(&str) -> Option<R>,
-    ) -> Result<Vec<TraceGate>, String> {
-        if self.kind != CAMPAIGN_KIND || self.schema_version != 1 {
-            return Err("not a version-1 kvlower-gate-campaign document".into());
+        files: &dyn CampaignFiles,
+        digest: &str,
+    ) -> Result<crate::truth::TruthDocument, String> {
+        let truth = self
+            .truth
+            .as_ref()
+            .ok_or("the document names no engine truth")?;
+        if !relative(&truth.path) || files.is_own_file(&truth.path) {
+            return Err(format!(
+                "truth document `{}` is not a repository file outside kvlower's own directories",
+                truth.path
+            ));
+        }
+        let bytes = files
+            .read(&truth.path)
+            .ok_or_else(|| format!("truth document `{}` cannot be read", truth.path))?;
+        let sha = kvlower_core::catalog::sha256_hex(&bytes);
+        if sha != truth.sha256 {
+            return Err(format!(
+                "truth document `{}` has SHA-256 {sha}, the campaign records {}",
+                truth.path, truth.sha256
+            ));
+        }
+        let doc = crate::truth::read_truth(&bytes)?;
+        if doc.runtime != self.runtime {
+            return Err("the truth document records another runtime than the campaign".into());
+        }
+        if doc.source_digest != digest {
+            return Err(
+                "the truth document records another source digest than the campaign".into(),
+            );
+        }
+        Ok(doc)
+    }
+
+    fn check(
+        &self,
+        files: &dyn CampaignFiles,
+    ) -> Result<(Vec<TraceGate>, BTreeMap<TraceGate, GateCounts>), String> {
+        if self.kind != CAMPAIGN_KIND || self.schema_version != 2 {
+            return Err(
+                "not a version-2 kvlower-gate-campaign document (version 1 names no engine truth)"
+                    .into(),
+            );
         }
         if self.runtime.is_empty() {
             return Err("the document records no runtime".into());
@@ -103,7 +292,27 @@ impl CampaignDocument {
                 "a campaign lists 1 to {MAX_SCENARIOS} scenarios and at most {MAX_TRACES} traces"
             ));
         }
-        let mut seen = BTreeSet::new();
+        let digest = self.check_source(files)?;
+        let truth = self.check_truth(files, &digest)?;
+        // Truth runs by the identity of the trace file they name.
+        let mut truth_by_file: std::collections::BTreeMap<FileId, usize> =
+            std::collections::BTreeMap::new();
+        for (i, run) in truth.runs.iter().enumerate() {
+            let id = files.identify(&run.trace).ok_or_else(|| {
+                format!(
+                    "truth run `{}` names trace `{}`, which cannot be read",
+                    run.run, run.trace
+                )
+            })?;
+            if truth_by_file.insert(id, i).is_some() {
+                return Err(format!(
+                    "truth run `{}` names a trace file another truth run names",
+                    run.run
+                ));
+            }
+        }
+        let mut seen: BTreeSet<FileId> = BTreeSet::new();
+        let mut counts: BTreeMap<TraceGate, GateCounts> = BTreeMap::new();
         let mut every: BTreeSet<TraceGate> = BTreeSet::new();
         let mut none: BTreeSet<TraceGate> = BTreeSet::new();
         for scenario in &self.scenarios {
@@ -113,12 +322,25 @@ impl CampaignDocument {
                     scenario.name
                 ));
             }
+            let control_scenario = scenario.expect.values().all(|e| *e == Expect::NoRun);
             for path in &scenario.traces {
-                if !seen.insert(path.as_str()) {
-                    // One run counted twice would inflate "every run".
-                    return Err(format!("trace `{path}` is listed twice"));
+                if !relative(path) || files.is_own_file(path) {
+                    return Err(format!(
+                        "trace `{path}` is not a repository file outside kvlower's own directories"
+                    ));
                 }
-                let reader = open(path).ok_or_else(|| format!("trace `{path}` cannot be read"))?;
+                let id = files
+                    .identify(path)
+                    .ok_or_else(|| format!("trace `{path}` cannot be read"))?;
+                if !seen.insert(id) {
+                    // One run counted twice (another spelling, a link) would inflate "every run".
+                    return Err(format!(
+                        "trace `{path}` names a file already listed: one run, listed twice"
+                    ));
+                }
+                let reader = files
+                    .open_trace(path)
+                    .ok_or_else(|| format!("trace `{path}` cannot be read"))?;
                 let report = crate::evaluate_reader(path, reader);
                 if !report.is_valid() {
                     return Err(format!("trace `{path}` is malformed"));
@@ -126,6 +348,11 @@ impl CampaignDocument {
                 if report.runtime.as_deref() != Some(self.runtime.as_slice()) {
                     return Err(format!(
                         "trace `{path}` does not record the document's runtime in its header"
+                    ));
+                }
+                if report.source_digest.as_deref() != Some(digest.as_str()) {
+                    return Err(format!(
+                        "trace `{path}` does not record the campaign's source digest in its header"
                     ));
                 }
                 for (&gate, &expect) in &scenario.expect {
@@ -140,7 +367,30 @@ impl CampaignDocument {
                             if passes { "passes" } else { "does not pass" }
                         ));
                     }
+                    let tally = counts.entry(gate).or_default();
+                    if expect == Expect::EveryRun {
+                        tally.positives = tally.positives.saturating_add(1);
+                    } else if control_scenario {
+                        // Only a scenario built as a control (no gate expected in every
+                        // run) supplies controls: a positive run of another gate's
+                        // scenario is not a control of this one.
+                        for kind in control_kinds(&report, gate) {
+                            let n = tally.controls.entry(kind).or_insert(0);
+                            *n = n.saturating_add(1);
+                        }
+                    }
                 }
+                let run = truth_by_file
+                    .get(&id)
+                    .and_then(|&i| truth.runs.get(i))
+                    .ok_or_else(|| format!("trace `{path}` has no run in the engine truth"))?;
+                if run.scenario != scenario.name {
+                    return Err(format!(
+                        "truth run `{}` is of scenario `{}`, the campaign lists it in `{}`",
+                        run.run, run.scenario, scenario.name
+                    ));
+                }
+                agree(run, &report)?;
             }
             for (&gate, &expect) in &scenario.expect {
                 match expect {
@@ -149,8 +399,49 @@ impl CampaignDocument {
                 };
             }
         }
-        Ok(every.intersection(&none).copied().collect())
+        if seen.len() != truth.runs.len() {
+            return Err(format!(
+                "the engine truth records {} runs, the campaign lists {}: a run is missing from the campaign",
+                truth.runs.len(),
+                seen.len()
+            ));
+        }
+        Ok((every.intersection(&none).copied().collect(), counts))
     }
+}
+
+/// The trace's verdicts agree with the truth, per claim and per gate of the run's family
+/// (docs/conformance.md, "Agreement").
+fn agree(run: &crate::truth::TruthRun, report: &crate::TraceReport) -> Result<(), String> {
+    for (claim, gates) in &run.expected {
+        for (&gate, want) in gates {
+            let got = report.claim(Some(claim)).is_some_and(|c| c.passes(gate));
+            if got != want.pass {
+                return Err(format!(
+                    "run `{}`: {claim}: {gate}: the trace {}, the engine's truth says it should {}({})",
+                    run.run,
+                    if got { "passes" } else { "does not pass" },
+                    if want.pass { "" } else { "not " },
+                    want.fact
+                ));
+            }
+        }
+    }
+    for verdict in &report.claims {
+        let Some(claim) = verdict.claim_id.as_deref() else {
+            continue;
+        };
+        if run.expected.contains_key(claim) {
+            continue;
+        }
+        if let Some(gate) = run.gates.iter().find(|&&g| verdict.passes(g)) {
+            return Err(format!(
+                "run `{}`: {claim}: {gate}: the trace passes a claim the engine's truth never names",
+                run.run
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Whether a JSON value looks like a campaign document (recognised by content).

@@ -83,6 +83,11 @@ impl ConnectorClaim {
             self.residency
                 .get_or_insert_with(Box::default)
                 .observe(kind, e, pos, claim);
+        } else if kind == ResidentClaimOffloaded
+            && let Some(residency) = self.residency.as_deref_mut()
+        {
+            // What a demotion must wait for (it does not make the residency gates apply).
+            residency.observe(kind, e, pos, claim);
         }
         if kind == GenericCounter {
             self.saw_generic = true;

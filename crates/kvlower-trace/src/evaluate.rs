@@ -149,6 +149,8 @@ pub(crate) struct TraceEvaluator {
     taint_all: bool,
     /// The runtime the header line recorded; only the first non-blank line may be one.
     runtime: Option<Vec<crate::TraceComponent>>,
+    /// The source digest the header line recorded, if any.
+    source_digest: Option<String>,
     /// Whether a non-blank line (header or not) has been seen.
     past_first_line: bool,
 }
@@ -167,6 +169,7 @@ impl TraceEvaluator {
             suppressed: 0,
             taint_all: false,
             runtime: None,
+            source_digest: None,
             past_first_line: false,
         }
     }
@@ -191,8 +194,9 @@ impl TraceEvaluator {
         if !self.past_first_line && !bytes.is_empty() {
             self.past_first_line = true;
             match crate::header::parse(bytes) {
-                Some(Ok(runtime)) => {
-                    self.runtime = Some(runtime);
+                Some(Ok(header)) => {
+                    self.runtime = Some(header.runtime);
+                    self.source_digest = header.source_digest;
                     return;
                 }
                 Some(Err(problem)) => {
@@ -435,6 +439,7 @@ impl TraceEvaluator {
             name: self.name,
             family,
             runtime: self.runtime,
+            source_digest: self.source_digest,
             events: self.events,
             diagnostics: self.diagnostics,
             tally,

@@ -271,7 +271,7 @@ impl KeyTable {
         let last = u64::from(key.last().copied().unwrap_or(0));
         let word = head ^ ((key.len() as u64) << 56) ^ (last << 48);
         // The top byte of the product: KEY_SLOTS is 256.
-        (word.wrapping_mul(0x2bb9_17ca_7960_fb49) >> 56) as usize
+        (word.wrapping_mul(0xb596_41d2_1b5c_56d3) >> 56) as usize
     }
 
     fn insert(&mut self, key: &'static [u8], field: Field) {
@@ -430,6 +430,10 @@ raw_event! {
     expired_at_step: Option<u64>,
     loss_cause: Option<Str<'a>>,
     blocks_intact: Option<u64>,
+    // The engine step a residency record is dated at, and the blocks a claim-scoped
+    // offload stored (what a demotion must wait for).
+    engine_step: Option<u64>,
+    block_count_footprint: Option<u64>,
 }
 
 /// `request_id`, which every connector event carries and only the residency gates read:

@@ -50,12 +50,23 @@ pub fn recorded_runtime(components: &[TraceComponent]) -> kvlower_core::identity
 struct HeaderLine {
     kvlower_trace_header: u64,
     runtime: Vec<TraceComponent>,
+    /// The source digest of the patch and recorder that produced the trace
+    /// (docs/conformance.md, "The source digest"); a campaign requires it.
+    #[serde(default)]
+    source_digest: Option<String>,
+}
+
+/// What a header line records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Header {
+    pub runtime: Vec<TraceComponent>,
+    pub source_digest: Option<String>,
 }
 
 /// Reads `bytes` (a trace's first non-blank line) as a header: `None` when the
 /// line is not one (no `kvlower_trace_header` key: an event), `Some(Err)` when it
 /// is one but malformed.
-pub(crate) fn parse(bytes: &[u8]) -> Option<Result<Vec<TraceComponent>, Problem>> {
+pub(crate) fn parse(bytes: &[u8]) -> Option<Result<Header, Problem>> {
     // Only a JSON object naming the key is a header; anything else is left to the
     // event parser, which reports it as it always has. A line holding neither the key's
     // text nor an escape (through which a key could still spell it) cannot name it, so
@@ -71,6 +82,10 @@ pub(crate) fn parse(bytes: &[u8]) -> Option<Result<Vec<TraceComponent>, Problem>
         return None;
     }
     let bad = |why: String| Some(Err(Problem::BadHeader(why)));
+    // A repeated key would hide a value (serde keeps the last): the header is malformed.
+    if let Err(why) = crate::strict_json::check_no_repeated_keys(bytes) {
+        return bad(why);
+    }
     let header: HeaderLine = match serde_json::from_value(value) {
         Ok(h) => h,
         Err(e) => return bad(e.to_string()),
@@ -96,5 +111,13 @@ pub(crate) fn parse(bytes: &[u8]) -> Option<Result<Vec<TraceComponent>, Problem>
             "a runtime field is longer than {MAX_FIELD_BYTES} bytes"
         ));
     }
-    Some(Ok(header.runtime))
+    if header.source_digest.as_ref().is_some_and(|d| {
+        d.len() != 64 || !d.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    }) {
+        return bad("`source_digest` is not 64 lowercase hex digits".into());
+    }
+    Some(Ok(Header {
+        runtime: header.runtime,
+        source_digest: header.source_digest,
+    }))
 }

@@ -26,7 +26,7 @@ pub(crate) const CACHE_IDENTITY: usize = 3;
 pub(crate) const REQUEST_TOKEN_MAP_ID: usize = 4;
 pub(crate) const MATERIALIZATION_PREDICATE: usize = 5;
 
-fn field_values<'e>(e: &'e RawEvent<'_>) -> [Option<&'e str>; 6] {
+pub(crate) fn field_values<'e>(e: &'e RawEvent<'_>) -> [Option<&'e str>; 6] {
     [
         given(&e.predicate_id),
         given(&e.prefix_id),

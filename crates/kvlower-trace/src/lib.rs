@@ -56,6 +56,8 @@ mod reference;
 mod report;
 mod residency;
 mod scan;
+pub mod strict_json;
+pub mod truth;
 
 pub use campaign::CampaignSummary;
 pub use diagnostic::{Diagnostic, Problem};

@@ -116,6 +116,9 @@ kvlower_core::names! {
         OrderedProtectionLifecycle = "ordered_protection_lifecycle",
         /// `resident_claim_demoted` to a lower tier with `demoted_blocks` = the footprint.
         ClaimScopedDemotionToLowerTier = "claim_scoped_demotion_to_lower_tier",
+        /// A `resident_claim_offloaded` of the claim stored the whole footprint
+        /// (`block_count_footprint`) before the demotion.
+        FootprintOffloadedBeforeDemotion = "footprint_offloaded_before_demotion",
         /// `resident_claim_device_copy_lost` for this claim, with its `loss_cause`.
         DeviceCopyLossObserved = "device_copy_loss_observed",
         /// accepted < materialized < demoted < first loss.
@@ -127,6 +130,10 @@ kvlower_core::names! {
         ClaimScopedExpiryBoundary = "claim_scoped_expiry_boundary",
         /// accepted < materialized < action < expired < first loss.
         OrderedExpiryLifecycle = "ordered_expiry_lifecycle",
+        /// Every later residency record of the claim agrees with the first of its kind.
+        ConsistentClaimHistory = "consistent_claim_history",
+        /// Every residency record carries the six identity fields and its `engine_step`.
+        ResidencyRecordFields = "residency_record_fields",
 
         // kvlower's own addition.
         /// A diagnostic (malformed line, bad sequence, identity conflict) touches this claim,

@@ -134,6 +134,9 @@ pub struct TraceOutline {
     /// The runtime its header records (`None`: no header; it then anchors nothing).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runtime: Option<Vec<crate::TraceComponent>>,
+    /// The source digest its header records (docs/conformance.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_digest: Option<String>,
     /// Events judged (non-blank lines that parsed and passed the envelope checks).
     pub events: u64,
     /// Malformed-line and trace-level diagnostics, in line order (capped; see
@@ -153,6 +156,9 @@ pub struct TraceReport {
     /// The runtime its header records (`None`: no header; it then anchors nothing).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runtime: Option<Vec<crate::TraceComponent>>,
+    /// The source digest its header records (docs/conformance.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_digest: Option<String>,
     /// Events judged.
     pub events: u64,
     /// One verdict per claim, in order of first appearance; the unclaimed row (if any) last.
@@ -169,6 +175,7 @@ impl TraceReport {
             name: outline.name,
             family: outline.family,
             runtime: outline.runtime,
+            source_digest: outline.source_digest,
             events: outline.events,
             claims,
             diagnostics: outline.diagnostics,

@@ -3,9 +3,14 @@
 //!
 //! Like the connector paths, each step is the *first* event of its kind for the claim,
 //! kept with the few values its requirement compares, so the state is fixed-size
-//! whatever the trace length. A later event of the same kind never repairs a bad first
-//! one: a claim whose first conflict action names the wrong claims does not pass because
-//! a second one is right.
+//! whatever the trace length. The gates judge the whole history: a later event of the
+//! same kind that says something else than the first (a second protection record with
+//! other blocks, a second exclusion with the claim's blocks among the candidates, ...)
+//! fails every gate of the claim (`consistent_claim_history`), so neither a bad first
+//! record nor a bad later one is ever hidden. Every residency record must carry the six
+//! identity fields and its `engine_step` (`residency_record_fields`), and each lifecycle
+//! is ordered both in the file and by `engine_step` (a loss dated before a boundary or a
+//! demotion is before it, wherever it is written).
 //!
 //! What each gate requires, and why, is in `docs/trace-format.md` ("Residency gates").
 //! The short version: a gate passes only when the claim was accepted up front for the
@@ -61,7 +66,10 @@ impl AcceptedMode {
     }
 }
 
-#[derive(Debug, Clone, Copy)]
+/// Where an event is: its position in the file and the engine step it is dated at.
+type At = (Pos, Option<u64>);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Acceptance {
     pos: Pos,
     mode: AcceptedMode,
@@ -70,7 +78,7 @@ struct Acceptance {
     duration: Option<u64>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct Materialized {
     pos: Pos,
     predicate: bool,
@@ -78,7 +86,7 @@ struct Materialized {
     request: Option<Box<str>>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct Exclusion {
     pos: Pos,
     excluded: Option<u64>,
@@ -86,7 +94,7 @@ struct Exclusion {
     request: Option<Box<str>>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct Action {
     pos: Pos,
     known_action: bool,
@@ -95,14 +103,14 @@ struct Action {
     footprint: Option<u64>,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Demotion {
     pos: Pos,
     downward: bool,
     blocks: Option<u64>,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Boundary {
     pos: Pos,
     accepted_at: Option<u64>,
@@ -110,13 +118,13 @@ struct Boundary {
     expired_at: Option<u64>,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Loss {
     pos: Pos,
     attributed: bool,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Release {
     pos: Pos,
     intact: Option<u64>,
@@ -125,6 +133,16 @@ struct Release {
 /// One claim's residency facts: the first event of each kind, plus what rules a gate out.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct ResidencyClaim {
+    /// A later event of some kind said something else than the first of that kind.
+    contradicted: bool,
+    /// Some residency event lacked an identity field or its `engine_step`.
+    unrecorded_fields: bool,
+    /// The engine step each first event is dated at (by kind, in `observe` order).
+    steps: Steps,
+    /// The first `resident_claim_offloaded` of the claim, with the blocks it stored.
+    offloaded: Option<(Pos, Option<u64>)>,
+    /// The earliest engine step any loss of the claim is dated at.
+    earliest_loss_step: Option<u64>,
     accepted: Option<Acceptance>,
     /// More than one acceptance, or an acceptance and a refusal: no single answer.
     contradictory_acceptance: bool,
@@ -143,6 +161,20 @@ pub(crate) struct ResidencyClaim {
 
 fn owned(s: Option<&str>) -> Option<Box<str>> {
     s.map(Box::from)
+}
+
+/// The engine steps of the first event of each kind the lifecycles order.
+#[derive(Debug, Default, Clone, Copy)]
+struct Steps {
+    accepted: Option<u64>,
+    materialized: Option<u64>,
+    protected: Option<u64>,
+    exclusion: Option<u64>,
+    action: Option<u64>,
+    demoted: Option<u64>,
+    expired: Option<u64>,
+    released: Option<u64>,
+    offloaded: Option<u64>,
 }
 
 impl ResidencyClaim {
@@ -167,10 +199,24 @@ impl ResidencyClaim {
     /// Feeds one event of this claim (`claim` is `None` for the unclaimed bucket).
     pub fn observe(&mut self, kind: EventKind, e: &RawEvent<'_>, pos: Pos, claim: Option<&str>) {
         use EventKind::*;
+        let step = e.engine_step;
+        if kind == ResidentClaimOffloaded {
+            // Not a residency event (it does not make the gates apply), but what a
+            // demotion waits for: the claim's blocks stored in the lower tier.
+            if self.offloaded.is_none() {
+                self.offloaded = Some((pos, e.block_count_footprint));
+                self.steps.offloaded = step;
+            }
+            return;
+        }
         if !Self::is_residency(kind) {
             return;
         }
         self.seen = true;
+        if step.is_none() || crate::identity::field_values(e).iter().any(Option::is_none) {
+            self.unrecorded_fields = true;
+        }
+        let c = &mut self.contradicted;
         match kind {
             ResidentClaimAccepted => {
                 if self.accepted.is_some() || self.refused {
@@ -183,6 +229,7 @@ impl ResidencyClaim {
                         at_step: e.accepted_at_step,
                         duration: e.duration_steps,
                     });
+                    self.steps.accepted = step;
                 }
             }
             ResidentClaimRefused => {
@@ -192,63 +239,152 @@ impl ResidencyClaim {
                 self.refused = true;
             }
             ResidentClaimMaterialized => {
-                self.materialized.get_or_insert_with(|| Materialized {
+                let value = Materialized {
                     pos,
                     predicate: e.predicate_materialized == Some(true),
                     blocks: e.materialized_blocks,
                     request: owned(e.request()),
-                });
+                };
+                if let Some(first) = &self.materialized {
+                    if (first.predicate, first.blocks, &first.request)
+                        != (value.predicate, value.blocks, &value.request)
+                    {
+                        *c = true;
+                    }
+                } else {
+                    self.materialized = Some(value);
+                    self.steps.materialized = step;
+                }
             }
-            ResidentClaimProtected => {
-                self.protected.get_or_insert((pos, e.protected_blocks));
-            }
+            ResidentClaimProtected => match self.protected {
+                Some((_, first)) if first != e.protected_blocks => *c = true,
+                Some(_) => {}
+                None => {
+                    self.protected = Some((pos, e.protected_blocks));
+                    self.steps.protected = step;
+                }
+            },
             AllocatorVictimExclusion => {
-                self.exclusion.get_or_insert_with(|| Exclusion {
+                let value = Exclusion {
                     pos,
                     excluded: e.excluded_blocks,
                     in_candidates: e.claim_blocks_in_candidates,
                     request: owned(given(&e.conflicting_request_id)),
-                });
+                };
+                // Each conflict may name its own request; what it says of the claim may not change.
+                if let Some(first) = &self.exclusion {
+                    if (first.excluded, first.in_candidates, first.request.is_some())
+                        != (value.excluded, value.in_candidates, value.request.is_some())
+                    {
+                        *c = true;
+                    }
+                } else {
+                    self.exclusion = Some(value);
+                    self.steps.exclusion = step;
+                }
             }
             SchedulerConflictAction => {
-                self.action.get_or_insert_with(|| Action {
+                let value = Action {
                     pos,
                     known_action: given(&e.action).is_some_and(|a| CONFLICT_ACTIONS.contains(&a)),
                     request: owned(given(&e.conflicting_request_id)),
                     names_claim: e.blocks(claim),
                     footprint: e.footprint_blocks,
-                });
+                };
+                if let Some(first) = &self.action {
+                    if (
+                        first.known_action,
+                        first.names_claim,
+                        first.footprint,
+                        first.request.is_some(),
+                    ) != (
+                        value.known_action,
+                        value.names_claim,
+                        value.footprint,
+                        value.request.is_some(),
+                    ) {
+                        *c = true;
+                    }
+                } else {
+                    self.action = Some(value);
+                    self.steps.action = step;
+                }
             }
             ResidentClaimDemoted => {
                 let from = tier_rank(given(&e.from_tier));
                 let to = tier_rank(given(&e.to_tier));
-                self.demoted.get_or_insert(Demotion {
+                let value = Demotion {
                     pos,
                     downward: matches!((from, to), (Some(f), Some(t)) if t > f),
                     blocks: e.demoted_blocks,
-                });
+                };
+                if let Some(first) = self.demoted {
+                    if (Demotion { pos, ..first }) != value {
+                        *c = true;
+                    }
+                } else {
+                    self.demoted = Some(value);
+                    self.steps.demoted = step;
+                }
             }
             ResidentClaimExpired => {
-                self.expired.get_or_insert(Boundary {
+                let value = Boundary {
                     pos,
                     accepted_at: e.accepted_at_step,
                     duration: e.duration_steps,
                     expired_at: e.expired_at_step,
-                });
+                };
+                if let Some(first) = self.expired {
+                    if (Boundary { pos, ..first }) != value {
+                        *c = true;
+                    }
+                } else {
+                    self.expired = Some(value);
+                    self.steps.expired = step;
+                }
             }
             ResidentClaimDeviceCopyLost => {
-                self.first_loss.get_or_insert(Loss {
+                let value = Loss {
                     pos,
                     attributed: claim.is_some() && given(&e.loss_cause).is_some(),
-                });
+                };
+                if let Some(first) = self.first_loss {
+                    if (Loss { pos, ..first }) != value {
+                        *c = true;
+                    }
+                } else {
+                    self.first_loss = Some(value);
+                }
+                self.earliest_loss_step = match (self.earliest_loss_step, step) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
             }
             ResidentClaimReleased => {
-                self.released.get_or_insert(Release {
+                let value = Release {
                     pos,
                     intact: e.blocks_intact,
-                });
+                };
+                if let Some(first) = self.released {
+                    if (Release { pos, ..first }) != value {
+                        *c = true;
+                    }
+                } else {
+                    self.released = Some(value);
+                    self.steps.released = step;
+                }
             }
             _ => {}
+        }
+    }
+
+    /// The requirements of the whole history every residency gate shares.
+    fn history_missing(&self, missing: &mut Vec<Requirement>) {
+        if self.contradicted {
+            missing.push(Requirement::ConsistentClaimHistory);
+        }
+        if self.unrecorded_fields {
+            missing.push(Requirement::ResidencyRecordFields);
         }
     }
 
@@ -291,6 +427,7 @@ impl ResidencyClaim {
         if !self.materialized_with(footprint) {
             missing.push(Requirement::ClaimMaterializedWithFootprint);
         }
+        self.history_missing(missing);
         footprint
     }
 
@@ -371,7 +508,10 @@ impl ResidencyClaim {
             missing.push(ConflictFootprintMatchesAcceptance);
         }
         let lost_while_protected = match (self.first_loss, self.released) {
-            (Some(loss), Some(release)) => loss.pos < release.pos,
+            (Some(loss), Some(release)) => {
+                loss.pos < release.pos
+                    || matches!((self.earliest_loss_step, self.steps.released), (Some(l), Some(r)) if l < r)
+            }
             (Some(_), None) => true,
             (None, _) => false,
         };
@@ -385,15 +525,16 @@ impl ResidencyClaim {
         if !accounted {
             missing.push(ClaimEndAccounted);
         }
+        let st = self.steps;
         let chain = [
-            self.accepted.map(|a| a.pos),
-            self.materialized.as_ref().map(|m| m.pos),
-            self.protected.map(|(p, _)| p),
-            self.exclusion.as_ref().map(|x| x.pos),
-            self.action.as_ref().map(|a| a.pos),
-            self.released.map(|r| r.pos),
+            self.accepted.map(|a| (a.pos, st.accepted)),
+            self.materialized.as_ref().map(|m| (m.pos, st.materialized)),
+            self.protected.map(|(p, _)| (p, st.protected)),
+            self.exclusion.as_ref().map(|x| (x.pos, st.exclusion)),
+            self.action.as_ref().map(|a| (a.pos, st.action)),
+            self.released.map(|r| (r.pos, st.released)),
         ];
-        if !strictly_increasing(&chain) {
+        if !ordered(&chain) {
             missing.push(OrderedProtectionLifecycle);
         }
         missing
@@ -411,16 +552,31 @@ impl ResidencyClaim {
         if !demoted {
             missing.push(ClaimScopedDemotionToLowerTier);
         }
+        // The whole footprint was stored in the lower tier before the demotion (in the
+        // file and by engine step): demoting before the offload, or at materialization,
+        // would leave the claim's only copy on the device.
+        let offloaded_first = match (self.offloaded, self.demoted, footprint) {
+            (Some((opos, blocks)), Some(d), Some(f)) => {
+                blocks == Some(f)
+                    && opos < d.pos
+                    && matches!((self.steps.offloaded, self.steps.demoted), (Some(o), Some(ds)) if o <= ds)
+            }
+            _ => false,
+        };
+        if !offloaded_first {
+            missing.push(FootprintOffloadedBeforeDemotion);
+        }
         if !self.loss_attributed() {
             missing.push(DeviceCopyLossObserved);
         }
+        let st = self.steps;
         let chain = [
-            self.accepted.map(|a| a.pos),
-            self.materialized.as_ref().map(|m| m.pos),
-            self.demoted.map(|d| d.pos),
-            self.first_loss.map(|l| l.pos),
+            self.accepted.map(|a| (a.pos, st.accepted)),
+            self.materialized.as_ref().map(|m| (m.pos, st.materialized)),
+            self.demoted.map(|d| (d.pos, st.demoted)),
+            self.first_loss.map(|l| (l.pos, self.earliest_loss_step)),
         ];
-        if !strictly_increasing(&chain) {
+        if !ordered(&chain) {
             missing.push(OrderedDemotionLifecycle);
         }
         missing
@@ -456,29 +612,102 @@ impl ResidencyClaim {
         if !self.loss_attributed() {
             missing.push(DeviceCopyLossObserved);
         }
+        let st = self.steps;
         let chain = [
-            self.accepted.map(|a| a.pos),
-            self.materialized.as_ref().map(|m| m.pos),
-            self.action.as_ref().map(|a| a.pos),
-            self.expired.map(|b| b.pos),
-            self.first_loss.map(|l| l.pos),
+            self.accepted.map(|a| (a.pos, st.accepted)),
+            self.materialized.as_ref().map(|m| (m.pos, st.materialized)),
+            self.action.as_ref().map(|a| (a.pos, st.action)),
+            self.expired.map(|b| (b.pos, st.expired)),
+            self.first_loss.map(|l| (l.pos, self.earliest_loss_step)),
         ];
-        if !strictly_increasing(&chain) {
+        // The loss is dated no earlier than the boundary's step, wherever it is written.
+        let loss_after_boundary = match (self.earliest_loss_step, self.expired) {
+            (Some(l), Some(b)) => b.expired_at.is_some_and(|at| l >= at),
+            _ => false,
+        };
+        if !ordered(&chain) || !loss_after_boundary {
             missing.push(OrderedExpiryLifecycle);
         }
         missing
     }
 }
 
-/// Every step happened, each after the one before it.
-fn strictly_increasing(chain: &[Option<Pos>]) -> bool {
-    let mut previous: Option<Pos> = None;
+/// The order in which each residency gate states its requirements (the lifecycle it
+/// follows): what makes a control's kind "the first requirement it misses". Other gates
+/// state theirs in the names' order.
+fn gate_order(gate: crate::names::TraceGate) -> &'static [Requirement] {
+    use crate::names::TraceGate;
+    use Requirement::*;
+    match gate {
+        TraceGate::ClaimProtection => &[
+            ClaimAcceptedWithFootprint,
+            AmbiguousClaimCacheIdentity,
+            ClaimMaterializedWithFootprint,
+            ConsistentClaimHistory,
+            ResidencyRecordFields,
+            ClaimBlocksProtected,
+            VictimsExcludeClaimBlocks,
+            ConflictActionExplicit,
+            BlockingClaimIdsNameClaim,
+            ConflictFootprintMatchesAcceptance,
+            NoLossWhileProtected,
+            ClaimEndAccounted,
+            OrderedProtectionLifecycle,
+        ],
+        TraceGate::ClaimDemotion => &[
+            ClaimAcceptedWithFootprint,
+            AmbiguousClaimCacheIdentity,
+            ClaimMaterializedWithFootprint,
+            ConsistentClaimHistory,
+            ResidencyRecordFields,
+            ClaimScopedDemotionToLowerTier,
+            FootprintOffloadedBeforeDemotion,
+            DeviceCopyLossObserved,
+            OrderedDemotionLifecycle,
+        ],
+        TraceGate::ClaimExpiry => &[
+            ClaimAcceptedWithDuration,
+            AmbiguousClaimCacheIdentity,
+            ClaimMaterializedWithFootprint,
+            ConsistentClaimHistory,
+            ResidencyRecordFields,
+            ProtectionHeldBeforeBoundary,
+            ClaimScopedExpiryBoundary,
+            DeviceCopyLossObserved,
+            OrderedExpiryLifecycle,
+        ],
+        _ => &[],
+    }
+}
+
+/// The first of `missing` in `gate`'s order (requirements the order does not list come
+/// after, in the names' order).
+pub(crate) fn first_in_gate_order(
+    gate: crate::names::TraceGate,
+    missing: &[Requirement],
+) -> Option<Requirement> {
+    let order = gate_order(gate);
+    missing
+        .iter()
+        .copied()
+        .min_by_key(|r| (order.iter().position(|o| o == r).unwrap_or(usize::MAX), *r))
+}
+
+/// Every step happened, each written after the one before it and dated (`engine_step`)
+/// no earlier than it; a step without a date is not ordered.
+fn ordered(chain: &[Option<At>]) -> bool {
+    let mut previous: Option<At> = None;
     for step in chain {
-        let Some(step) = *step else { return false };
-        if previous.is_some_and(|p| p >= step) {
+        let Some((pos, date)) = *step else {
+            return false;
+        };
+        let Some(date) = date else { return false };
+        if let Some((p, Some(d))) = previous
+            && (p >= pos || d > date)
+        {
             return false;
         }
-        previous = Some(step);
+        previous = Some((pos, Some(date)));
     }
     true
 }

@@ -18,7 +18,6 @@ num_cached_tokens).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -60,48 +59,6 @@ def make_engine(model_dir: str):
     return engine.make_engine(model_dir, MAX_MODEL_LEN, f"{CONNECTOR_MODULE}.ClaimScheduler")
 
 
-class EngineTruth:
-    """Read-only: wraps the scheduler's update_from_output to read what the engine reports."""
-
-    def __init__(self, scheduler):
-        self.steps = 0
-        self.invalid_block_ids: list[list[int]] = []
-        self.finished_recving: list[str] = []
-        self.core_outputs: dict[str, dict] = {}
-        self.failed_blocks_by_request: dict[str, list[int]] = {}
-        inner = scheduler.update_from_output
-
-        def update_from_output(scheduler_output, model_runner_output):
-            self.steps += 1
-            kco = model_runner_output.kv_connector_output
-            if kco is not None:
-                if kco.invalid_block_ids:
-                    bad = set(kco.invalid_block_ids)
-                    self.invalid_block_ids.append(sorted(bad))
-                    # Whose blocks they are, from the KV-cache manager, before the
-                    # scheduler acts on them.
-                    mgr = scheduler.kv_cache_manager
-                    for rid in sorted(scheduler.requests):
-                        (ids,) = mgr.get_block_ids(rid)
-                        if bad & set(ids):
-                            self.failed_blocks_by_request[rid] = sorted(bad & set(ids))
-                self.finished_recving.extend(sorted(kco.finished_recving or ()))
-            outputs = inner(scheduler_output, model_runner_output)
-            for eco in outputs.values():
-                for o in eco.outputs:
-                    engine.record_core_output(self.core_outputs, o)
-            return outputs
-
-        scheduler.update_from_output = update_from_output
-
-    def reset(self) -> None:
-        self.steps = 0
-        self.invalid_block_ids = []
-        self.finished_recving = []
-        self.core_outputs = {}
-        self.failed_blocks_by_request = {}
-
-
 def claim_of(claim_id: str, tokens: list[int], model_fp: str) -> dict:
     return engine.claim_fields(claim_id, min(CLAIM_BLOCKS * BLOCK_SIZE, len(tokens)), model_fp)
 
@@ -113,7 +70,9 @@ class Campaign(engine.CampaignBase):
         from kvlower_scripts.live_vllm_connector import claim_connector as cc
 
         self.cc = cc
-        super().__init__(llm, out, model_fp, SEED, EngineTruth)
+        self.recorder = engine.truth_recorder()
+        self.rel_out = engine.evidence_relative(out)
+        super().__init__(llm, out, model_fp, SEED, self.recorder.ConnectorTruth)
 
     # ---- engine helpers
 
@@ -229,34 +188,35 @@ class Campaign(engine.CampaignBase):
                 "arm": arm}
 
     def record(self, run_id, scenario, plan, outputs, counts, fired) -> dict:
+        """One run's truth: the engine's (the recorder's ConnectorTruth and the RequestOutputs)
+        and the run's inputs (scenario, claims, policy, what the injector was armed with and
+        fired). `counts`, the patch's own tally, is not truth: only the generic-counters
+        trace uses it."""
+        del counts
         requests = []
         for phase in plan["phases"]:
             if phase == "reset":
                 continue
             for rid, toks, claim, role in phase["send"]:
-                (out_id,) = [k for k in outputs if k == rid or k.startswith(rid + "-")]
-                ro = outputs[out_id]
-                # The scheduler's ids carry vLLM's random suffix: match on ours.
-                (core_id,) = [k for k in self.truth.core_outputs if k == rid or k.startswith(rid + "-")]
-                core = self.truth.core_outputs[core_id]
-                prefills = core.get("prefills", [])
+                ro = outputs[self.recorder.match_request(outputs, rid)]
+                seen = self.truth.request(rid, ro)
                 requests.append({
                     "request": rid,
-                    "engine_request_id_suffixed": core_id != rid,
+                    "engine_request_id_suffixed": seen["engine_request_id_suffixed"],
                     "claim_id": claim["claim_id"] if claim else None,
                     "role": role,
                     "prompt_tokens": len(toks),
-                    "finish_reason": ro.outputs[0].finish_reason,
-                    "engine_finish_reason": core.get("finish_reason"),
-                    "num_cached_tokens": ro.num_cached_tokens,
-                    "prefills": prefills,
-                    "external_tokens_served": prefills[-1]["external"] if prefills else 0,
-                    "blocks_reported_failed": self.truth.failed_blocks_by_request.get(core_id, []),
+                    "finish_reason": seen["finish_reason"],
+                    "engine_finish_reason": seen["engine_finish_reason"],
+                    "num_cached_tokens": seen["num_cached_tokens"],
+                    "prefills": seen["prefills"],
+                    "external_tokens_served": seen["external_tokens_served"],
+                    "blocks_reported_failed": self.truth.blocks_failed(rid),
                 })
         return {
             "run": run_id,
             "scenario": scenario,
-            "trace": f"{TRACE_DIR}/{run_id}.jsonl",
+            "trace": f"{self.rel_out}/{TRACE_DIR}/{run_id}.jsonl",
             "claims": plan["claims"],
             "scheduler_failure_policy": plan["policy"],
             "injection_armed": plan["arm"],
@@ -265,7 +225,7 @@ class Campaign(engine.CampaignBase):
             "requests": requests,
             "engine_steps": self.truth.steps,
             "invalid_block_ids_reported": self.truth.invalid_block_ids,
-            "transfer_counts": counts,
+            "engine_transfers": self.truth.engine_transfers(),
         }
 
 
@@ -284,22 +244,20 @@ def main() -> int:
     llm = make_engine(args.model_dir)
     t_engine = time.monotonic() - t0
     camp = Campaign(llm, out, model_fp)
+    files, digest = engine.sources(__name__, camp.cc)
+    camp.cc.RECORDER.header = common.trace_header(camp.cc.PATCH, digest)
     for scenario, n in PLAN:
         for i in range(1, min(n, args.limit or n) + 1):
             camp.runs.append(camp.run(scenario, i))
     t_total = time.monotonic() - t0
-    truth = {
-        "runtime": RUNTIME,
-        **engine.versions(),
-        "patch": camp.cc.PATCH,
-        "model_fingerprint": fp,
-        "engine": {"block_size": BLOCK_SIZE, "num_gpu_blocks_override": NUM_GPU_BLOCKS,
-                   "max_model_len": MAX_MODEL_LEN, "claim_prefix_tokens": CLAIM_BLOCKS * BLOCK_SIZE,
-                   "cpu_bytes_to_use": CPU_BYTES, "kv_load_failure_policy": "fail",
-                   "in_process": True, "seed": SEED},
-        "runs": camp.runs,
-    }
-    (out / "truth.json").write_text(json.dumps(truth, indent=1, sort_keys=True) + "\n")
+    engine_cfg = {"block_size": BLOCK_SIZE, "num_gpu_blocks_override": NUM_GPU_BLOCKS,
+                  "max_model_len": MAX_MODEL_LEN, "claim_prefix_tokens": CLAIM_BLOCKS * BLOCK_SIZE,
+                  "cpu_bytes_to_use": CPU_BYTES, "kv_load_failure_policy": "fail",
+                  "in_process": True, "seed": SEED}
+    truth = common.truth_document("connector", camp.cc.PATCH, files, engine_cfg, camp.runs, {
+        "runtime_wheel": RUNTIME, **engine.versions(), "model_fingerprint": fp,
+        "truth_recorder": camp.recorder.TRUTH_RECORDER})
+    camp.recorder.write_truth(out / "truth.json", truth)
     print(f"campaign: {len(camp.runs)} runs, engine start {t_engine:.1f} s, total {t_total:.1f} s", file=sys.stderr)
     return 0
 

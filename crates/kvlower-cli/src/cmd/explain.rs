@@ -184,10 +184,90 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
                 }
                 let text = explain_human(&shown, &descriptor, &judgments);
                 write!(out, "{}", paint_explanation(&text, &judgments, color))?;
+                write!(out, "{}", campaigns_human(&catalog, &descriptor, &env))?;
             }
         }
     }
     Ok(Exit::Success)
+}
+
+/// What each gate campaign the descriptor anchors rests on (docs/conformance.md): its
+/// runs and scenarios, whether it holds (every run agrees with its engine truth), and
+/// per gate the positives and the controls by kind against the catalog's minimums.
+fn campaigns_human(catalog: &kvlower_core::Catalog, d: &Descriptor, env: &FsEnvironment) -> String {
+    use kvlower_core::environment::{Environment, RepoFile};
+    let mut paths = std::collections::BTreeSet::new();
+    let anchors = d
+        .native
+        .iter()
+        .map(|e| &e.anchor)
+        .chain(d.adapters.iter().flat_map(|a| {
+            a.preconditions
+                .values()
+                .chain(a.evidence.iter().map(|e| &e.anchor))
+        }));
+    for a in anchors {
+        if a.kind == Some(kvlower_core::AnchorKind::RepoFile)
+            && let Some(p) = &a.path
+        {
+            paths.insert(p.clone());
+        }
+    }
+    let mut s = String::new();
+    for path in paths {
+        let RepoFile::CampaignDocument(facts) = env.repo_file(&path) else {
+            continue;
+        };
+        let state = if facts.held {
+            "holds: every run re-runs as its scenario states and agrees with the engine truth"
+                .to_owned()
+        } else {
+            format!(
+                "does not hold: {}",
+                facts.problem.as_deref().unwrap_or("(no reason recorded)")
+            )
+        };
+        let _ = writeln!(
+            s,
+            "\ncampaign {}: {} runs in {} scenarios; {}",
+            escape_control(&path),
+            facts.runs,
+            facts.scenarios,
+            escape_control(&state)
+        );
+        let witnessed = kvlower_core::anchoring::campaign_witnessed(catalog, &facts);
+        for (gate, counts) in &facts.gates {
+            let rule = catalog.campaign_controls(*gate);
+            let controls: Vec<String> = counts
+                .controls
+                .iter()
+                .map(|(k, n)| {
+                    let min = rule.and_then(|r| r.controls.get(k)).copied().unwrap_or(0);
+                    format!("{k} {n}/{min}")
+                })
+                .collect();
+            let _ = writeln!(
+                s,
+                "  {gate}: {}; positives {}/{}; controls: {}",
+                if witnessed.contains(gate) {
+                    "witnessed"
+                } else {
+                    "not witnessed"
+                },
+                counts.positives,
+                rule.map_or_else(|| "-".to_owned(), |r| r.min_positive_runs.to_string()),
+                if controls.is_empty() {
+                    "none".to_owned()
+                } else {
+                    controls.join(", ")
+                }
+            );
+            for m in kvlower_core::anchoring::campaign_gate_missing(catalog, &facts, *gate) {
+                let _ = writeln!(s, "    missing: {}", escape_control(&m));
+            }
+        }
+    }
+    s
 }
 
 /// The label coloured by what it means: green positive, red rejected,

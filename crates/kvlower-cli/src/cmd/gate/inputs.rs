@@ -287,6 +287,7 @@ fn refused(name: &str, problem: Problem) -> TraceOutline {
         name: name.to_owned(),
         family: TraceFamily::Unknown,
         runtime: None,
+        source_digest: None,
         events: 0,
         diagnostics: vec![Diagnostic {
             line: None,

@@ -29,6 +29,7 @@
 //! holds what the output formats share, and `human` (with `github`), `json` and
 //! `markdown` write them.
 
+mod campaign;
 mod human;
 mod inputs;
 mod json;
@@ -94,8 +95,22 @@ pub struct GateArgs {
     pub max_bytes: u64,
     /// Trace files, `-` for standard input, or directories searched for *.jsonl
     /// (recursively, sorted)
-    #[arg(value_name = "PATH", required = true)]
+    #[arg(
+        value_name = "PATH",
+        required_unless_present = "campaign",
+        conflicts_with = "campaign"
+    )]
     pub paths: Vec<PathBuf>,
+    /// Instead of traces: re-run this gate campaign document (with its engine truth and
+    /// source digest, as `check` does) and print, per gate, witnessed or not and what is
+    /// missing (docs/conformance.md)
+    #[arg(long, value_name = "DOC")]
+    pub campaign: Option<PathBuf>,
+    /// Repository root for `--campaign` (holding modes/modes.yaml and the files the
+    /// campaign names) [default: the nearest directory, from here up, holding
+    /// kvlower.toml or modes/modes.yaml]
+    #[arg(long, default_value = ".", hide_default_value = true)]
+    pub root: PathBuf,
 }
 
 pub fn run(args: &GateArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
@@ -108,6 +123,9 @@ pub fn run(args: &GateArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
 }
 
 fn run_buffered(args: &GateArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
+    if let Some(doc) = &args.campaign {
+        return campaign::run(&args.root, doc, &args.report, out, err);
+    }
     let inputs = match collect_traces(&args.paths) {
         Ok(inputs) => inputs,
         Err(message) => {

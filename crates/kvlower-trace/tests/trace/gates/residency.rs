@@ -91,11 +91,19 @@ fn protected() -> Trace {
     t
 }
 
-/// Accepted demotable, materialized, demoted to the host tier, then evicted.
+/// Accepted demotable, materialized, offloaded whole, demoted to the host tier, then evicted.
 fn demoted() -> Trace {
     let mut t = Trace::connector();
     accepted(&mut t, CLAIM_A, "demotable");
     materialized_only(&mut t, CLAIM_A);
+    // The whole footprint stored in the host tier before the demotion.
+    ev(
+        &mut t,
+        CLAIM_A,
+        OWN_REQUEST,
+        "resident_claim_offloaded",
+        json!({"block_count_footprint": FOOTPRINT, "engine_step": 2}),
+    );
     ev(
         &mut t,
         CLAIM_A,
@@ -488,6 +496,7 @@ fn control_evicted_without_demotion() {
         DEMOTION,
         &[
             "claim_scoped_demotion_to_lower_tier",
+            "footprint_offloaded_before_demotion",
             "ordered_demotion_lifecycle",
         ],
     );
@@ -513,6 +522,7 @@ fn control_demotion_of_another_claim() {
         missing(&r, Some(CLAIM_A), DEMOTION),
         [
             "claim_scoped_demotion_to_lower_tier",
+            "footprint_offloaded_before_demotion",
             "ordered_demotion_lifecycle"
         ]
     );

@@ -1,0 +1,208 @@
+//! `kvlower gate --campaign DOC`: the conformance report of one gate campaign document
+//! (docs/conformance.md). It re-runs the campaign as `check` does (every trace, the
+//! engine truth, the source digest) and prints, per gate the campaign states, whether it
+//! is witnessed, and what is missing: positive runs, control kinds and their runs, or why
+//! the campaign does not hold (the run, gate and fact of a disagreement with the truth).
+//!
+//! Exit status: 0 the campaign holds (whatever it witnesses); 1 it does not hold, or is
+//! not a campaign document; 2 usage, or a document or catalog it could not read.
+
+use std::io::Write;
+use std::path::Path;
+
+use kvlower_core::anchoring::{campaign_gate_missing, campaign_witnessed};
+use kvlower_core::environment::CampaignDocumentFacts;
+use serde::Serialize;
+
+use crate::Exit;
+use crate::output::{Format, ReportOptions, envelope_json, escape_control, report_error};
+
+#[derive(Serialize)]
+struct GateLine {
+    gate: String,
+    witnessed: bool,
+    positives: u32,
+    min_positive_runs: Option<u32>,
+    /// Kind → (runs, minimum): every kind the catalog needs and every kind seen.
+    controls: std::collections::BTreeMap<String, ControlCount>,
+    missing: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct ControlCount {
+    runs: u32,
+    min: u32,
+}
+
+#[derive(Serialize)]
+struct Payload<'a> {
+    campaign: &'a str,
+    held: bool,
+    problem: Option<&'a str>,
+    gates: Vec<GateLine>,
+}
+
+fn lines(catalog: &kvlower_core::Catalog, facts: &CampaignDocumentFacts) -> Vec<GateLine> {
+    let witnessed = campaign_witnessed(catalog, facts);
+    let mut gates: std::collections::BTreeSet<kvlower_core::vocab::TraceGate> =
+        facts.gates.keys().copied().collect();
+    gates.extend(facts.witnessed.iter().copied());
+    gates
+        .into_iter()
+        .map(|gate| {
+            let counts = facts.gates.get(&gate).cloned().unwrap_or_default();
+            let rule = catalog.campaign_controls(gate);
+            let mut controls = std::collections::BTreeMap::new();
+            for (kind, runs) in &counts.controls {
+                controls.insert(
+                    kind.clone(),
+                    ControlCount {
+                        runs: *runs,
+                        min: 0,
+                    },
+                );
+            }
+            if let Some(rule) = rule {
+                for (kind, min) in &rule.controls {
+                    controls
+                        .entry(kind.clone())
+                        .or_insert(ControlCount { runs: 0, min: 0 })
+                        .min = *min;
+                }
+            }
+            GateLine {
+                gate: gate.to_string(),
+                witnessed: witnessed.contains(&gate),
+                positives: counts.positives,
+                min_positive_runs: rule.map(|r| r.min_positive_runs),
+                controls,
+                missing: campaign_gate_missing(catalog, facts, gate),
+            }
+        })
+        .collect()
+}
+
+/// Runs the report for `doc` (a path from the working directory) under `root`.
+pub fn run(
+    root: &Path,
+    doc: &Path,
+    opts: &ReportOptions,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> anyhow::Result<Exit> {
+    let fail = |message: &str, exit: Exit, out: &mut dyn Write, err: &mut dyn Write| {
+        report_error(opts.format, "gate", exit, message, out, err).map(|()| exit)
+    };
+    let mut diagnostics = Vec::new();
+    let Some(catalog) = kvlower_load::load_catalog(root, &mut diagnostics) else {
+        return Ok(fail(
+            "the catalog (modes/modes.yaml) could not be read",
+            Exit::Usage,
+            out,
+            err,
+        )?);
+    };
+    let (Ok(canon_root), Ok(canon_doc)) = (std::fs::canonicalize(root), std::fs::canonicalize(doc))
+    else {
+        let message = format!(
+            "cannot read the campaign document {}",
+            escape_control(&doc.display().to_string())
+        );
+        return Ok(fail(&message, Exit::Usage, out, err)?);
+    };
+    let Some(rel) = canon_doc
+        .strip_prefix(&canon_root)
+        .ok()
+        .and_then(|p| p.to_str())
+        .map(str::to_owned)
+    else {
+        return Ok(fail(
+            "the campaign document is not inside the repository root",
+            Exit::Usage,
+            out,
+            err,
+        )?);
+    };
+    let env = kvlower_evidence::FsEnvironment::new(root.to_path_buf());
+    let facts = match env.campaign_facts(&rel) {
+        Ok(Some(facts)) => facts,
+        Ok(None) => {
+            return Ok(fail(
+                &format!("{rel} is not a kvlower-gate-campaign document"),
+                Exit::Findings,
+                out,
+                err,
+            )?);
+        }
+        Err(why) => return Ok(fail(&format!("{rel}: {why}"), Exit::Usage, out, err)?),
+    };
+    let gates = lines(&catalog, &facts);
+    let exit = if facts.held {
+        Exit::Success
+    } else {
+        Exit::Findings
+    };
+    let witnessed = gates.iter().filter(|g| g.witnessed).count();
+    let summary = if facts.held {
+        format!(
+            "{rel}: holds; {witnessed} of {} gates witnessed",
+            gates.len()
+        )
+    } else {
+        format!("{rel}: does not hold")
+    };
+    if opts.format == Format::Json {
+        let payload = Payload {
+            campaign: &rel,
+            held: facts.held,
+            problem: facts.problem.as_deref(),
+            gates,
+        };
+        write!(
+            out,
+            "{}",
+            envelope_json("gate", exit, &summary, &[], None, Some(&payload))
+        )?;
+        return Ok(exit);
+    }
+    if !facts.held {
+        writeln!(
+            out,
+            "{}: does not hold: {}",
+            escape_control(&rel),
+            escape_control(facts.problem.as_deref().unwrap_or("(no reason recorded)"))
+        )?;
+    }
+    for g in &gates {
+        let state = if g.witnessed {
+            "witnessed"
+        } else {
+            "not witnessed"
+        };
+        let min = g
+            .min_positive_runs
+            .map_or_else(|| "-".to_owned(), |m| m.to_string());
+        let controls: Vec<String> = g
+            .controls
+            .iter()
+            .map(|(k, c)| format!("{k} {}/{}", c.runs, c.min))
+            .collect();
+        writeln!(
+            out,
+            "{}: {state}; positives {}/{min}; controls: {}",
+            g.gate,
+            g.positives,
+            if controls.is_empty() {
+                "none".to_owned()
+            } else {
+                controls.join(", ")
+            }
+        )?;
+        for m in &g.missing {
+            writeln!(out, "  missing: {}", escape_control(m))?;
+        }
+    }
+    writeln!(out, "{}", escape_control(&summary))?;
+    let _ = err;
+    Ok(exit)
+}

@@ -1,0 +1,517 @@
+//! The engine-truth document (`kvlower-engine-truth/1`, docs/conformance.md, "The
+//! engine-truth document") and the verdicts kvlower derives from it alone.
+//!
+//! Why: a trace is the patch's own story. A campaign counts only when, for every run and
+//! every gate, the verdict the trace earns equals the one the engine's own state (recorded
+//! apart from the trace, outside the patch's code) says the run should earn. The rules
+//! below are kvlower's: the Python verifiers of the reference campaigns are a second,
+//! independent implementation of the same rules.
+//!
+//! Pure: the caller read the bytes (kvlower-evidence); nothing here opens a file.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use crate::TraceComponent;
+use crate::names::TraceGate;
+
+/// The only truth schema so far.
+pub const TRUTH_SCHEMA: &str = "kvlower-engine-truth/1";
+
+/// Which gates a truth document's runs decide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TruthFamily {
+    Connector,
+    Residency,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct RawTruth {
+    schema: String,
+    family: TruthFamily,
+    runtime: Vec<TraceComponent>,
+    source_digest: String,
+    engine: Engine,
+    runs: Vec<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+struct Engine {
+    block_size: u64,
+    #[serde(default)]
+    claim_prefix_tokens: Option<u64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct Fired {
+    request_claim_id: Option<String>,
+    failure_target_claim_id: Option<String>,
+    failure_matched_claim_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct ConnectorRequest {
+    request: String,
+    role: String,
+    claim_id: Option<String>,
+    finish_reason: Option<String>,
+    engine_finish_reason: Option<String>,
+    external_tokens_served: u64,
+    blocks_reported_failed: Vec<u64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct ConnectorRun {
+    claims: Vec<String>,
+    scheduler_failure_policy: String,
+    injection_target_claim_id: Option<String>,
+    injection_fired: Vec<Fired>,
+    requests: Vec<ConnectorRequest>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct ClaimInput {
+    mode: String,
+    footprint_blocks: u64,
+    duration_steps: Option<u64>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+struct PatchControls {
+    #[serde(default = "yes")]
+    accept: bool,
+    #[serde(default = "yes")]
+    demote: bool,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct ResidencyRequest {
+    request: String,
+    role: String,
+    finish_reason: Option<String>,
+    engine_finish_reason: Option<String>,
+    first_scheduled_step: Option<u64>,
+    finished_step: Option<u64>,
+    local_tokens_served: u64,
+    external_tokens_served: u64,
+    aborted_by_campaign: bool,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+struct Step {
+    step: u64,
+    device_cached: u64,
+    evictable: u64,
+    host_tier: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct ClaimBlocks {
+    per_step: Vec<Step>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct ResidencyRun {
+    claim_id: String,
+    claim_input: ClaimInput,
+    patch_controls: PatchControls,
+    injected_misbehaviour: Option<String>,
+    requests: Vec<ResidencyRequest>,
+    claim_blocks: ClaimBlocks,
+}
+
+/// The keys every run has, whatever its family.
+#[derive(Debug, Clone, Deserialize)]
+struct RunKeys {
+    run: String,
+    scenario: String,
+    trace: String,
+}
+
+/// What the truth says one claim of one run should show, per gate, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expected {
+    pub pass: bool,
+    /// The engine fact the expectation rests on, for a reviewer.
+    pub fact: String,
+}
+
+/// One run as the truth describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TruthRun {
+    pub run: String,
+    pub scenario: String,
+    /// The trace path, repository-relative (the same file the campaign lists).
+    pub trace: String,
+    /// Claim → gate → what the run should show.
+    pub expected: BTreeMap<String, BTreeMap<TraceGate, Expected>>,
+    /// The gates this run's family decides (a trace claim the truth does not name must
+    /// pass none of them).
+    pub gates: Vec<TraceGate>,
+}
+
+/// A read, self-consistent truth document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TruthDocument {
+    pub family: TruthFamily,
+    pub runtime: Vec<TraceComponent>,
+    pub source_digest: String,
+    pub runs: Vec<TruthRun>,
+}
+
+/// Reads a truth document: `Err(why)` when it is malformed (a repeated key, a listed key
+/// missing or of the wrong type, another schema) or contradicts itself.
+pub fn read_truth(bytes: &[u8]) -> Result<TruthDocument, String> {
+    crate::strict_json::check_no_repeated_keys(bytes)
+        .map_err(|why| format!("the truth document is malformed: {why}"))?;
+    let raw: RawTruth = serde_json::from_slice(bytes)
+        .map_err(|e| format!("the truth document is malformed: {e}"))?;
+    if raw.schema != TRUTH_SCHEMA {
+        return Err(format!(
+            "the truth document's schema is `{}`, not `{TRUTH_SCHEMA}`",
+            raw.schema
+        ));
+    }
+    if raw.engine.block_size == 0 {
+        return Err("the truth document's engine.block_size is 0".into());
+    }
+    let mut runs = Vec::with_capacity(raw.runs.len());
+    let mut names = std::collections::BTreeSet::new();
+    for value in raw.runs {
+        let keys: RunKeys = serde_json::from_value(value.clone())
+            .map_err(|e| format!("a truth run is malformed: {e}"))?;
+        if !names.insert(keys.run.clone()) {
+            return Err(format!("truth run `{}` is listed twice", keys.run));
+        }
+        let (expected, gates) = match raw.family {
+            TruthFamily::Connector => {
+                let prefix = raw
+                    .engine
+                    .claim_prefix_tokens
+                    .filter(|&p| p > 0)
+                    .ok_or("the connector truth has no engine.claim_prefix_tokens > 0")?;
+                let run: ConnectorRun = serde_json::from_value(value)
+                    .map_err(|e| format!("truth run `{}` is malformed: {e}", keys.run))?;
+                connector_expected(&run, prefix)
+                    .map_err(|why| format!("truth run `{}`: {why}", keys.run))?
+            }
+            TruthFamily::Residency => {
+                let run: ResidencyRun = serde_json::from_value(value)
+                    .map_err(|e| format!("truth run `{}` is malformed: {e}", keys.run))?;
+                residency_expected(&run, raw.engine.block_size)
+                    .map_err(|why| format!("truth run `{}`: {why}", keys.run))?
+            }
+        };
+        runs.push(TruthRun {
+            run: keys.run,
+            scenario: keys.scenario,
+            trace: keys.trace,
+            expected,
+            gates,
+        });
+    }
+    Ok(TruthDocument {
+        family: raw.family,
+        runtime: raw.runtime,
+        source_digest: raw.source_digest,
+        runs,
+    })
+}
+
+type Derived = (
+    BTreeMap<String, BTreeMap<TraceGate, Expected>>,
+    Vec<TraceGate>,
+);
+
+fn is_served(finish: Option<&str>) -> bool {
+    matches!(finish, Some("length" | "stop"))
+}
+
+/// docs/conformance.md, "Connector runs".
+fn connector_expected(run: &ConnectorRun, prefix: u64) -> Result<Derived, String> {
+    use TraceGate::{ConnectorFailureOutcome as Fail, ConnectorObservation as Obs};
+    for r in &run.requests {
+        if r.finish_reason != r.engine_finish_reason {
+            return Err(format!(
+                "request `{}`: the client's finish_reason {:?} differs from the engine's {:?}",
+                r.request, r.finish_reason, r.engine_finish_reason
+            ));
+        }
+        if r.finish_reason.as_deref() == Some("error") && r.blocks_reported_failed.is_empty() {
+            return Err(format!(
+                "request `{}` finished `error` with no block reported as a failed load",
+                r.request
+            ));
+        }
+    }
+    let mut out: BTreeMap<String, BTreeMap<TraceGate, Expected>> = BTreeMap::new();
+    let mut own_failed: BTreeMap<&str, bool> = BTreeMap::new();
+    for claim in &run.claims {
+        let reuse: Vec<&ConnectorRequest> = run
+            .requests
+            .iter()
+            .filter(|r| r.claim_id.as_deref() == Some(claim.as_str()) && r.role == "reuse")
+            .collect();
+        let mut gates = BTreeMap::new();
+        let [r] = reuse.as_slice() else {
+            let fact = format!("{} reuse requests carry the claim (not one)", reuse.len());
+            gates.insert(
+                Obs,
+                Expected {
+                    pass: false,
+                    fact: fact.clone(),
+                },
+            );
+            gates.insert(Fail, Expected { pass: false, fact });
+            out.insert(claim.clone(), gates);
+            own_failed.insert(claim, true);
+            continue;
+        };
+        let finish = r.finish_reason.as_deref();
+        let obs = is_served(finish) && r.external_tokens_served >= prefix;
+        gates.insert(
+            Obs,
+            Expected {
+                pass: obs,
+                fact: format!(
+                    "the reuse finished {finish:?} with {} tokens loaded from the tier (the claim's prefix is {prefix})",
+                    r.external_tokens_served
+                ),
+            },
+        );
+        let hits: Vec<&Fired> = run
+            .injection_fired
+            .iter()
+            .filter(|f| f.request_claim_id.as_deref() == Some(claim.as_str()))
+            .collect();
+        let same_claim = !hits.is_empty()
+            && hits.iter().all(|f| {
+                f.failure_target_claim_id.as_deref() == Some(claim.as_str())
+                    && f.failure_matched_claim_id.as_deref() == Some(claim.as_str())
+            });
+        let fail = finish == Some("error")
+            && run.scheduler_failure_policy == "fail"
+            && !r.blocks_reported_failed.is_empty()
+            && same_claim;
+        gates.insert(
+            Fail,
+            Expected {
+                pass: fail,
+                fact: format!(
+                    "the reuse finished {finish:?}, policy `{}`, {} blocks reported failed, {} injected failure(s) of this claim{}",
+                    run.scheduler_failure_policy,
+                    r.blocks_reported_failed.len(),
+                    hits.len(),
+                    if same_claim { "" } else { " (not all targeting and matching it)" }
+                ),
+            },
+        );
+        own_failed.insert(claim, !r.blocks_reported_failed.is_empty());
+        out.insert(claim.clone(), gates);
+    }
+    let mut gates = vec![Obs, Fail];
+    if run.claims.len() > 1 {
+        let target = run.injection_target_claim_id.as_deref();
+        let target_failed = target
+            .and_then(|t| out.get(t))
+            .and_then(|g| g.get(&Fail))
+            .is_some_and(|e| e.pass);
+        let bystanders_ok = run
+            .claims
+            .iter()
+            .filter(|c| Some(c.as_str()) != target)
+            .all(|c| {
+                out.get(c).and_then(|g| g.get(&Obs)).is_some_and(|e| e.pass)
+                    && !own_failed.get(c.as_str()).copied().unwrap_or(true)
+            });
+        let pass = target_failed && bystanders_ok;
+        let fact = format!(
+            "target {target:?} failed closed: {target_failed}; every other claim served from the tier with no failed block: {bystanders_ok}"
+        );
+        for g in out.values_mut() {
+            g.insert(
+                TraceGate::MultiClaimAttribution,
+                Expected {
+                    pass,
+                    fact: fact.clone(),
+                },
+            );
+        }
+        gates.push(TraceGate::MultiClaimAttribution);
+    }
+    Ok((out, gates))
+}
+
+/// The gate a record-level injection breaks (`None`: every gate, for an unknown name).
+fn injection_breaks(name: &str) -> Option<TraceGate> {
+    match name {
+        "wrong_blocking_ids"
+        | "no_blocking_ids"
+        | "accepted_after_pressure"
+        | "no_release_record" => Some(TraceGate::ClaimProtection),
+        "demotion_after_loss" | "demotion_other_claim" | "demotion_before_offload" => {
+            Some(TraceGate::ClaimDemotion)
+        }
+        "boundary_other_claim" | "loss_dated_before_boundary" => Some(TraceGate::ClaimExpiry),
+        _ => None,
+    }
+}
+
+/// docs/conformance.md, "Residency runs".
+fn residency_expected(run: &ResidencyRun, block_size: u64) -> Result<Derived, String> {
+    use TraceGate::{ClaimDemotion as Dem, ClaimExpiry as Exp, ClaimProtection as Prot};
+    for r in &run.requests {
+        if r.aborted_by_campaign {
+            continue;
+        }
+        if r.finish_reason.is_none() || r.finish_reason != r.engine_finish_reason {
+            return Err(format!(
+                "request `{}`: the client's finish_reason {:?} differs from the engine's {:?}",
+                r.request, r.finish_reason, r.engine_finish_reason
+            ));
+        }
+    }
+    let claim_requests: Vec<&ResidencyRequest> =
+        run.requests.iter().filter(|r| r.role == "claim").collect();
+    let [claim_request] = claim_requests.as_slice() else {
+        return Err(format!("{} claim requests (not one)", claim_requests.len()));
+    };
+    if !is_served(claim_request.finish_reason.as_deref()) {
+        return Err("the claim's request was not served".into());
+    }
+    let steps = &run.claim_blocks.per_step;
+    if steps.windows(2).any(|w| w[0].step >= w[1].step) {
+        return Err("claim_blocks.per_step is not in strictly increasing step order".into());
+    }
+    let f = run.claim_input.footprint_blocks;
+    if f == 0 {
+        return Err("claim_input.footprint_blocks is 0".into());
+    }
+    let tokens = f.saturating_mul(block_size);
+    let materialized = steps.iter().find(|s| s.device_cached >= f).map(|s| s.step);
+    let after = |m: u64| steps.iter().filter(move |s| s.step >= m);
+    let unprotected = materialized.and_then(|m| {
+        after(m)
+            .find(|s| s.evictable > 0 || s.device_cached < f)
+            .map(|s| s.step)
+    });
+    let loss = materialized.and_then(|m| after(m).find(|s| s.device_cached < f).map(|s| s.step));
+    let host_before = |at: u64| {
+        steps
+            .iter()
+            .take_while(|s| s.step < at)
+            .last()
+            .map_or(0, |s| s.host_tier)
+    };
+    let refused = |r: &ResidencyRequest| {
+        r.finish_reason.as_deref() == Some("error")
+            && r.engine_finish_reason.as_deref() == Some("error")
+    };
+    let served = |r: &ResidencyRequest| {
+        is_served(r.finish_reason.as_deref()) && r.finish_reason == r.engine_finish_reason
+    };
+    let pressure: Vec<&ResidencyRequest> = run
+        .requests
+        .iter()
+        .filter(|r| r.role == "pressure")
+        .collect();
+    let probe = run.requests.iter().rfind(|r| r.role == "probe");
+    let mode = run.claim_input.mode.as_str();
+    let accepted = run.patch_controls.accept;
+    let broken = run.injected_misbehaviour.as_deref().map(injection_breaks);
+    let not_broken = |g: TraceGate| match broken {
+        None => true,
+        Some(Some(b)) => b != g,
+        Some(None) => false,
+    };
+    let inputs = format!(
+        "mode {mode}, accept {accepted}, injected {:?}",
+        run.injected_misbehaviour
+    );
+    let state = format!(
+        "materialized at {materialized:?}, unprotected from {unprotected:?}, lost at {loss:?}, footprint {f}"
+    );
+
+    let prot = mode == "hard_protected"
+        && materialized.is_some()
+        && !pressure.is_empty()
+        && pressure.iter().all(|r| refused(r))
+        && unprotected.is_none()
+        && probe.is_some_and(|p| p.local_tokens_served >= tokens);
+    let prot_fact = format!(
+        "{inputs}; {state}; {} pressure request(s), refused: {}; the probe hit {:?} tokens locally (needs {tokens})",
+        pressure.len(),
+        pressure.iter().filter(|r| refused(r)).count(),
+        probe.map(|p| p.local_tokens_served)
+    );
+
+    let host_at_unprotected = unprotected.map(host_before);
+    let host_at_loss = loss.map(host_before);
+    let dem = mode == "demotable"
+        && run.patch_controls.demote
+        && materialized.is_some()
+        && !pressure.is_empty()
+        && pressure.iter().all(|r| served(r))
+        && loss.is_some()
+        && host_at_unprotected == Some(f)
+        && host_at_loss == Some(f)
+        && probe.is_some_and(|p| served(p) && p.external_tokens_served >= tokens);
+    let dem_fact = format!(
+        "{inputs}, demote {}; {state}; the host tier held {host_at_unprotected:?} blocks before the claim's blocks became evictable and {host_at_loss:?} before the loss (needs {f}); the probe loaded {:?} tokens from the host tier (needs {tokens})",
+        run.patch_controls.demote,
+        probe.map(|p| p.external_tokens_served)
+    );
+
+    let duration = run.claim_input.duration_steps.filter(|&d| d > 0);
+    let boundary = duration
+        .zip(claim_request.first_scheduled_step)
+        .and_then(|(d, s)| s.checked_add(d));
+    let boundary_ok = matches!((unprotected, boundary), (Some(u), Some(b)) if u >= b)
+        && matches!((loss, unprotected), (Some(l), Some(u)) if l > u);
+    let before: Vec<&&ResidencyRequest> = pressure
+        .iter()
+        .filter(|r| matches!((r.finished_step, unprotected), (Some(fin), Some(u)) if fin < u))
+        .collect();
+    let after_boundary: Vec<&&ResidencyRequest> = pressure
+        .iter()
+        .filter(|r| matches!((r.first_scheduled_step, unprotected), (Some(s), Some(u)) if s >= u))
+        .collect();
+    let exp = mode == "expiring"
+        && materialized.is_some()
+        && boundary_ok
+        && !before.is_empty()
+        && before.iter().all(|r| refused(r))
+        && !after_boundary.is_empty()
+        && after_boundary.iter().all(|r| served(r));
+    let exp_fact = format!(
+        "{inputs}; {state}; the accepted end is step {boundary:?}; {} pressure request(s) before the boundary ({} refused), {} after it ({} served)",
+        before.len(),
+        before.iter().filter(|r| refused(r)).count(),
+        after_boundary.len(),
+        after_boundary.iter().filter(|r| served(r)).count()
+    );
+
+    let mut gates = BTreeMap::new();
+    for (gate, pass, fact) in [
+        (Prot, prot, prot_fact),
+        (Dem, dem, dem_fact),
+        (Exp, exp, exp_fact),
+    ] {
+        gates.insert(
+            gate,
+            Expected {
+                pass: pass && accepted && not_broken(gate),
+                fact,
+            },
+        );
+    }
+    let mut out = BTreeMap::new();
+    out.insert(run.claim_id.clone(), gates);
+    Ok((out, vec![Prot, Dem, Exp]))
+}
