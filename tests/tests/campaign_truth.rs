@@ -595,3 +595,41 @@ fn explain_says_what_a_campaign_row_rests_on() {
         run.stdout
     );
 }
+
+/// A run copied under another name (the same bytes, or the same claims) is one run: it
+/// must not count toward a minimum once per copy (red-team review of issue 33).
+#[test]
+fn a_trace_copied_under_another_run_name_is_refused() {
+    let dir = scratch(CONNECTOR);
+    let traces = dir.path().join(CONNECTOR).join("traces");
+    let first = fs::read(traces.join("success-01.jsonl")).expect("trace");
+    fs::write(traces.join("success-02.jsonl"), first).expect("write");
+    edit_truth(dir.path(), CONNECTOR, |t| {
+        let mut copy = runs_of(t, "success-01").clone();
+        copy["run"] = json!("success-02");
+        copy["trace"] = json!(format!("{CONNECTOR}/traces/success-02.jsonl"));
+        *runs_of(t, "success-02") = copy;
+    });
+    let (code, doc) = report(dir.path(), CONNECTOR);
+    assert_eq!(code, 1, "{doc}");
+    assert_eq!(doc["payload"]["held"], false, "{doc}");
+    assert!(problem(&doc).contains("in two runs"), "{doc}");
+}
+
+/// A record-level injection (the driver edits the trace's story) witnesses no control:
+/// only what the engine did counts toward a control kind's minimum (red-team review).
+#[test]
+fn a_record_level_injection_is_no_control() {
+    let dir = scratch(RESIDENCY);
+    edit_truth(dir.path(), RESIDENCY, |t| {
+        for r in t["runs"].as_array_mut().expect("runs") {
+            if r["scenario"] == "protection_unpinned" || r["scenario"] == "protection_partial_pin" {
+                r["injected_misbehaviour"] = json!("no_release_record");
+            }
+        }
+    });
+    let (code, doc) = report(dir.path(), RESIDENCY);
+    assert_eq!(code, 0, "the campaign still holds: {doc}");
+    let g = gate(&doc, "claim_protection");
+    assert_eq!(g["witnessed"], false, "{g}");
+}

@@ -312,6 +312,7 @@ impl CampaignDocument {
             }
         }
         let mut seen: BTreeSet<FileId> = BTreeSet::new();
+        let mut claim_runs: BTreeMap<String, String> = BTreeMap::new();
         let mut counts: BTreeMap<TraceGate, GateCounts> = BTreeMap::new();
         let mut every: BTreeSet<TraceGate> = BTreeSet::new();
         let mut none: BTreeSet<TraceGate> = BTreeSet::new();
@@ -355,6 +356,20 @@ impl CampaignDocument {
                         "trace `{path}` does not record the campaign's source digest in its header"
                     ));
                 }
+                // A claim belongs to one run: the same claim in two traces is one run's
+                // story told twice (a copied trace), which would count toward the minimums
+                // once per copy.
+                for claim in report.claims.iter().filter_map(|c| c.claim_id.as_deref()) {
+                    if let Some(first) = claim_runs.insert(claim.to_owned(), path.clone()) {
+                        return Err(format!(
+                            "claim `{claim}` is in two runs (`{first}` and `{path}`): a run copied, counted twice"
+                        ));
+                    }
+                }
+                let run = truth_by_file
+                    .get(&id)
+                    .and_then(|&i| truth.runs.get(i))
+                    .ok_or_else(|| format!("trace `{path}` has no run in the engine truth"))?;
                 for (&gate, &expect) in &scenario.expect {
                     let passes = report
                         .claims
@@ -370,20 +385,18 @@ impl CampaignDocument {
                     let tally = counts.entry(gate).or_default();
                     if expect == Expect::EveryRun {
                         tally.positives = tally.positives.saturating_add(1);
-                    } else if control_scenario {
+                    } else if control_scenario && !run.record_level_injection {
                         // Only a scenario built as a control (no gate expected in every
                         // run) supplies controls: a positive run of another gate's
-                        // scenario is not a control of this one.
+                        // scenario is not a control of this one. A record-level injection
+                        // (the driver edited the trace's story) is no control either: the
+                        // engine did nothing the gate had to catch.
                         for kind in control_kinds(&report, gate) {
                             let n = tally.controls.entry(kind).or_insert(0);
                             *n = n.saturating_add(1);
                         }
                     }
                 }
-                let run = truth_by_file
-                    .get(&id)
-                    .and_then(|&i| truth.runs.get(i))
-                    .ok_or_else(|| format!("trace `{path}` has no run in the engine truth"))?;
                 if run.scenario != scenario.name {
                     return Err(format!(
                         "truth run `{}` is of scenario `{}`, the campaign lists it in `{}`",

@@ -154,6 +154,10 @@ pub struct TruthRun {
     /// The gates this run's family decides (a trace claim the truth does not name must
     /// pass none of them).
     pub gates: Vec<TraceGate>,
+    /// The driver injected a record-level misbehaviour (`injected_misbehaviour`): the run's
+    /// failure is the trace's story, not the engine's, so it witnesses no control
+    /// (docs/conformance.md, "Controls").
+    pub record_level_injection: bool,
 }
 
 /// A read, self-consistent truth document.
@@ -189,6 +193,7 @@ pub fn read_truth(bytes: &[u8]) -> Result<TruthDocument, String> {
         if !names.insert(keys.run.clone()) {
             return Err(format!("truth run `{}` is listed twice", keys.run));
         }
+        let mut record_level_injection = false;
         let (expected, gates) = match raw.family {
             TruthFamily::Connector => {
                 let prefix = raw
@@ -204,6 +209,7 @@ pub fn read_truth(bytes: &[u8]) -> Result<TruthDocument, String> {
             TruthFamily::Residency => {
                 let run: ResidencyRun = serde_json::from_value(value)
                     .map_err(|e| format!("truth run `{}` is malformed: {e}", keys.run))?;
+                record_level_injection = run.injected_misbehaviour.is_some();
                 residency_expected(&run, raw.engine.block_size)
                     .map_err(|why| format!("truth run `{}`: {why}", keys.run))?
             }
@@ -214,6 +220,7 @@ pub fn read_truth(bytes: &[u8]) -> Result<TruthDocument, String> {
             trace: keys.trace,
             expected,
             gates,
+            record_level_injection,
         });
     }
     Ok(TruthDocument {
