@@ -231,48 +231,67 @@ fn an_invalid_catalog_is_a_finding_with_its_path() {
 /// a committed file that is a prefix of the regenerated one, one byte longer, or
 /// different only in its last byte must still be stale, for the streamed JSON and
 /// Markdown results alike, with the usual diff or summary.
+///
+/// One test per result file, so the harness runs them side by side (each is four full
+/// `check`s).
 #[test]
-fn a_result_that_differs_only_at_its_end_is_stale() {
+fn a_matrix_json_that_differs_only_at_its_end_is_stale() {
+    differs_only_at_its_end_is_stale("results/lowering-matrix.json");
+}
+
+#[test]
+fn a_matrix_markdown_that_differs_only_at_its_end_is_stale() {
+    differs_only_at_its_end_is_stale("results/lowering-matrix.md");
+}
+
+#[test]
+fn mutation_controls_json_that_differ_only_at_their_end_are_stale() {
+    differs_only_at_its_end_is_stale("results/descriptor-evidence-mutation-controls.json");
+}
+
+#[test]
+fn mutation_controls_markdown_that_differ_only_at_their_end_are_stale() {
+    differs_only_at_its_end_is_stale("results/descriptor-evidence-mutation-controls.md");
+}
+
+#[test]
+fn a_provenance_json_that_differs_only_at_its_end_is_stale() {
+    differs_only_at_its_end_is_stale("results/descriptor-provenance.json");
+}
+
+fn differs_only_at_its_end_is_stale(rel: &str) {
     let dir = sandbox();
     let root = root_arg(&dir);
-    for rel in [
-        "results/lowering-matrix.json",
-        "results/lowering-matrix.md",
-        "results/descriptor-evidence-mutation-controls.json",
-        "results/descriptor-evidence-mutation-controls.md",
-        "results/descriptor-provenance.json",
-    ] {
-        let path = dir.path().join(rel);
-        let fresh = fs::read(&path).expect("read");
-        let mut last_byte = fresh.clone();
-        if let Some(b) = last_byte.last_mut() {
-            *b ^= 1;
-        }
-        let mut longer = fresh.clone();
-        longer.push(b'\n');
-        let edits = [
-            ("a prefix", fresh[..fresh.len() - 1].to_vec()),
-            ("one byte longer", longer),
-            ("the last byte changed", last_byte),
-            ("empty", Vec::new()),
-        ];
-        for (what, committed) in edits {
-            fs::write(&path, &committed).expect("write");
-            let run = kvlower(&["check", "--root", &root]);
-            assert_eq!(run.code, 1, "{rel}, {what}: {}", run.stdout);
-            assert!(
-                run.stderr.contains(&format!("{rel}: error[stale-result]")),
-                "{rel}, {what}: {}",
-                run.stderr
-            );
-            assert!(
-                run.stderr.contains(&format!("--- a/{rel} (committed)")),
-                "{rel}, {what}: {}",
-                run.stderr
-            );
-        }
-        fs::write(&path, &fresh).expect("restore");
+    let path = dir.path().join(rel);
+    let fresh = fs::read(&path).expect("read");
+    let mut last_byte = fresh.clone();
+    if let Some(b) = last_byte.last_mut() {
+        *b ^= 1;
     }
+    let mut longer = fresh.clone();
+    longer.push(b'\n');
+    let edits = [
+        ("a prefix", fresh[..fresh.len() - 1].to_vec()),
+        ("one byte longer", longer),
+        ("the last byte changed", last_byte),
+        ("empty", Vec::new()),
+    ];
+    for (what, committed) in edits {
+        fs::write(&path, &committed).expect("write");
+        let run = kvlower(&["check", "--root", &root]);
+        assert_eq!(run.code, 1, "{rel}, {what}: {}", run.stdout);
+        assert!(
+            run.stderr.contains(&format!("{rel}: error[stale-result]")),
+            "{rel}, {what}: {}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains(&format!("--- a/{rel} (committed)")),
+            "{rel}, {what}: {}",
+            run.stderr
+        );
+    }
+    fs::write(&path, &fresh).expect("restore");
     let run = kvlower(&["check", "--root", &root]);
     assert_eq!(run.code, 0, "restored: {}", run.stderr);
 }
