@@ -193,11 +193,7 @@ impl<W: Write> CaptureWriter<W> {
         bytes: u64,
         parts: u8,
     ) -> io::Result<()> {
-        self.out.write_all(&[KIND_DROPPED])?;
-        self.out.write_all(&rank.to_be_bytes())?;
-        self.out.write_all(&recv_unix_ns.to_be_bytes())?;
-        self.out.write_all(&bytes.to_be_bytes())?;
-        self.out.write_all(&[parts])?;
+        self.lost_message(KIND_DROPPED, rank, recv_unix_ns, bytes, parts)?;
         self.trailer.dropped += 1;
         Ok(())
     }
@@ -211,13 +207,26 @@ impl<W: Write> CaptureWriter<W> {
         bytes: u64,
         parts: u8,
     ) -> io::Result<()> {
-        self.out.write_all(&[KIND_TRUNCATED])?;
+        self.lost_message(KIND_TRUNCATED, rank, recv_unix_ns, bytes, parts)?;
+        self.trailer.truncated += 1;
+        Ok(())
+    }
+
+    /// The one layout of the two records of a message not kept (`dropped`, `truncated`):
+    /// kind, rank, receive time, declared bytes, parts.
+    fn lost_message(
+        &mut self,
+        kind: u8,
+        rank: u16,
+        recv_unix_ns: u64,
+        bytes: u64,
+        parts: u8,
+    ) -> io::Result<()> {
+        self.out.write_all(&[kind])?;
         self.out.write_all(&rank.to_be_bytes())?;
         self.out.write_all(&recv_unix_ns.to_be_bytes())?;
         self.out.write_all(&bytes.to_be_bytes())?;
-        self.out.write_all(&[parts])?;
-        self.trailer.truncated += 1;
-        Ok(())
+        self.out.write_all(&[parts])
     }
 
     /// Writes the `end` record and returns the inner writer and the counts.
