@@ -27,6 +27,7 @@ mod join;
 mod join_capture;
 mod join_fuzz;
 mod join_inputs;
+mod join_ownership;
 mod join_runtime_fixtures;
 mod live_connector_evidence;
 mod live_residency_evidence;

@@ -63,8 +63,10 @@ impl Engine<'_> {
                 _ => Repeat::Either,
             },
             // Offload connectors announce a shared hash once per chunk and ask consumers
-            // to reference-count (per hash and medium).
-            (EventFormat::Vllm, Tier::Medium(_)) => Repeat::NewCopy,
+            // to reference-count (per hash and medium); a secondary tier's events
+            // (ownership) are published with `removal_expected` (vLLM 0.32
+            // `OffloadingEvent`): one removal for every store, per hash and tier.
+            (EventFormat::Vllm, Tier::Medium(_) | Tier::OwnedMedium { .. }) => Repeat::NewCopy,
             _ => Repeat::Same,
         }
     }
@@ -409,17 +411,33 @@ impl Engine<'_> {
         }
     }
 
-    /// Every block leaves every tier (`AllBlocksCleared`): each claim holding a block
-    /// loses it, and only the records claims still need are kept.
+    /// `AllBlocksCleared`: every block leaves every tier, except on vLLM, where only
+    /// the device's own pool (medium `GPU`, no ownership) publishes it (vLLM 0.32.0
+    /// `vllm/v1/core/block_pool.py`, `reset_prefix_cache`) and its offload tiers keep
+    /// their copies (`TieringOffloadingManager.reset_cache` resets no secondary tier,
+    /// and a connector reset publishes no event at all). Each claim holding a cleared
+    /// copy is re-judged; only the records claims still need or a tier still holds are
+    /// kept.
     pub(super) fn clear(&mut self, here: EventRef, ts: Option<f64>, dirty: &mut BTreeSet<usize>) {
+        let device_only = (self.format == EventFormat::Vllm)
+            .then(|| self.find_tier(&Tier::Medium("GPU".to_string())));
         let mut touched = Vec::new();
         for rec in self.blocks.values_mut() {
-            if !rec.tiers.is_empty() {
+            let cleared = match device_only {
+                None => {
+                    let had = !rec.tiers.is_empty();
+                    rec.tiers.clear();
+                    had
+                }
+                Some(None) => false,
+                Some(Some(gpu)) => rec.tiers.remove(gpu).is_some(),
+            };
+            if cleared {
                 touched.extend(rec.claim_positions().iter().map(|&(c, _)| c));
             }
-            rec.tiers.clear();
         }
-        self.blocks.retain(|r| !r.claim_positions().is_empty());
+        self.blocks
+            .retain(|r| !r.claim_positions().is_empty() || !r.tiers.is_empty());
         for c in touched {
             self.relevant_event(c, here, ts);
             dirty.insert(c);
