@@ -293,3 +293,40 @@ fn kvcr_evicting_out_of_prefix_order_loses_the_leading_prefix_at_once() {
         );
     }
 }
+
+#[test]
+fn the_positional_encoding_reads_ownership_at_its_field_position() {
+    // vLLM's BlockStored fields after the tag: block_hashes, parent_block_hash, token_ids,
+    // block_size, lora_id, medium, lora_name, extra_keys, group_idx, kv_cache_spec_kind,
+    // kv_cache_spec_sliding_window, locality, ownership (13); BlockRemoved: block_hashes,
+    // medium, group_idx, locality, ownership (5).
+    let null = serde_json::Value::Null;
+    let stored = |i: u64, owner: &str| {
+        serde_json::json!([
+            "BlockStored", [11 + i], if i == 0 { null.clone() } else { serde_json::json!(10 + i) },
+            [2 * i + 1, 2 * i + 2], 2, null, "CPU", null, null, 0, "full_attention", null, null, owner
+        ])
+    };
+    let kvcr: Vec<serde_json::Value> = (0..4).map(|i| stored(i, "kvcr")).collect();
+    let r = join(&[("a", 8, END)], &[&kvcr]);
+    assert_eq!(
+        verdict(&r, "a"),
+        &Verdict::Materialized {
+            since: kvlower_join::EventRef { index: 3, line: 1 },
+            tiers: vec![TierCoverage {
+                tier: kvcr_tier(),
+                blocks: 4
+            }],
+        }
+    );
+    let evict = [serde_json::json!(["BlockRemoved", [11], "CPU", 0, null, "kvcr"])];
+    let r = join(&[("a", 8, END)], &[&kvcr, &evict]);
+    assert!(matches!(verdict(&r, "a"), Verdict::Lost { .. }), "{r:#?}");
+    let unknown = [serde_json::json!(["BlockRemoved", [11], "CPU", 0, null, "lmcache"])];
+    let r = join(&[("a", 8, END)], &[&kvcr, &unknown]);
+    assert!(
+        r.stream.ambiguities.iter().any(|x| x.name() == "unknown_tier"),
+        "{:?}",
+        r.stream.ambiguities
+    );
+}
