@@ -303,8 +303,24 @@ fn the_positional_encoding_reads_ownership_at_its_field_position() {
     let null = serde_json::Value::Null;
     let stored = |i: u64, owner: &str| {
         serde_json::json!([
-            "BlockStored", [11 + i], if i == 0 { null.clone() } else { serde_json::json!(10 + i) },
-            [2 * i + 1, 2 * i + 2], 2, null, "CPU", null, null, 0, "full_attention", null, null, owner
+            "BlockStored",
+            [11 + i],
+            if i == 0 {
+                null.clone()
+            } else {
+                serde_json::json!(10 + i)
+            },
+            [2 * i + 1, 2 * i + 2],
+            2,
+            null,
+            "CPU",
+            null,
+            null,
+            0,
+            "full_attention",
+            null,
+            null,
+            owner
         ])
     };
     let kvcr: Vec<serde_json::Value> = (0..4).map(|i| stored(i, "kvcr")).collect();
@@ -319,13 +335,30 @@ fn the_positional_encoding_reads_ownership_at_its_field_position() {
             }],
         }
     );
-    let evict = [serde_json::json!(["BlockRemoved", [11], "CPU", 0, null, "kvcr"])];
+    let evict = [serde_json::json!([
+        "BlockRemoved",
+        [11],
+        "CPU",
+        0,
+        null,
+        "kvcr"
+    ])];
     let r = join(&[("a", 8, END)], &[&kvcr, &evict]);
     assert!(matches!(verdict(&r, "a"), Verdict::Lost { .. }), "{r:#?}");
-    let unknown = [serde_json::json!(["BlockRemoved", [11], "CPU", 0, null, "lmcache"])];
+    let unknown = [serde_json::json!([
+        "BlockRemoved",
+        [11],
+        "CPU",
+        0,
+        null,
+        "lmcache"
+    ])];
     let r = join(&[("a", 8, END)], &[&kvcr, &unknown]);
     assert!(
-        r.stream.ambiguities.iter().any(|x| x.name() == "unknown_tier"),
+        r.stream
+            .ambiguities
+            .iter()
+            .any(|x| x.name() == "unknown_tier"),
         "{:?}",
         r.stream.ambiguities
     );

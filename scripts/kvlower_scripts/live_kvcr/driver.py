@@ -43,6 +43,10 @@ ENGINE_VERSION = "0.32.0"
 KVCR_VERSION = "0.1.1"
 PATCH = "kvlower-kvcr-cpu-spec-1"
 PLUGIN = Path(__file__).resolve().parent / "cpu_spec.py"
+# The optional pin control (--pin PROMPT): a second patch, the KVCR tier depositing a
+# claimed prompt's blocks with no_evict (pin_tier.py). Its runs are never the committed row.
+PIN_PATCH = "kvlower-kvcr-claim-pin-1"
+PIN_PLUGIN = Path(__file__).resolve().parent / "pin_tier.py"
 TOPIC = "kv-events"
 # Bytes of one block of the tiny model: 2 layers x (K, V) x 2 KV heads x head_dim 32 x 32
 # tokens x 4 bytes (float32); the shared region aligns a chunk to the page size.
@@ -59,7 +63,7 @@ def plugin_sha256() -> str:
     return hashlib.sha256(PLUGIN.read_bytes()).hexdigest()
 
 
-def offload_config(control_port: int) -> dict:
+def offload_config(control_port: int, pin: bool = False) -> dict:
     import mmap
 
     chunk = -(-BLOCK_BYTES // mmap.PAGESIZE) * mmap.PAGESIZE
@@ -70,7 +74,8 @@ def offload_config(control_port: int) -> dict:
         "eviction_policy": "lru",
         "self_describing_kv_events": True,
         "secondary_tiers": [{
-            "type": "kvcr",
+            **({"type": "KvlowerClaimPinKVCRTier", "module_path": "kvlower_scripts.live_kvcr.pin_tier"}
+               if pin else {"type": "kvcr"}),
             "control_ports": [control_port],
             "control_host": "127.0.0.1",
             "control_advertise_host": "127.0.0.1",
@@ -81,11 +86,11 @@ def offload_config(control_port: int) -> dict:
     }
 
 
-def make_engine(model_dir: str, port: int, control_port: int):
+def make_engine(model_dir: str, port: int, control_port: int, pin: bool = False):
     from vllm.config import KVTransferConfig
 
     ktc = KVTransferConfig(kv_connector="OffloadingConnector", kv_role="kv_both",
-                           kv_connector_extra_config=offload_config(control_port))
+                           kv_connector_extra_config=offload_config(control_port, pin))
     return in_process_llm(model_dir, block_size=sc.BLOCK_SIZE, max_model_len=sc.MAX_MODEL_LEN,
                           num_gpu_blocks_override=sc.NUM_GPU_BLOCKS,
                           kv_events_config=kv_events_config(port, TOPIC), kv_transfer_config=ktc)
@@ -116,7 +121,9 @@ class Engine:
         self.primary = self.manager.primary_tier
         assert len(self.manager.secondary_tiers) == 1
         self.tier = self.manager.secondary_tiers[0]
-        assert type(self.tier).__name__ == "KVCRSecondaryTierManager", type(self.tier)
+        from vllm.v1.kv_offload.tiering.kvcr.manager import KVCRSecondaryTierManager
+
+        assert isinstance(self.tier, KVCRSecondaryTierManager), type(self.tier)
         self.kvcr = self.tier._kvcr
         pool = self.scheduler.kv_cache_manager.block_pool
         assert pool.num_gpu_blocks == sc.NUM_GPU_BLOCKS, pool.num_gpu_blocks
@@ -153,6 +160,7 @@ class Engine:
         with core._state_lock:
             out = dict(core._local_dram.telemetry_state())
             out["block_records"] = len(core._block_record_map)
+            out["held_release_handles"] = len(core._local_dram._public_claims)
         return dict(sorted(out.items()))
 
     def busy(self) -> bool:
@@ -196,6 +204,7 @@ def main_run(args, tokens) -> dict:
 
     out_dir = Path(args.out)
     fingerprint = json.loads((Path(args.model_dir) / "fingerprint.json").read_text())
+    pin = getattr(args, "pin", None)
     meta = {
         "runtime": RUNTIME,
         "kv_cache_report_mode": "incremental",
@@ -206,13 +215,15 @@ def main_run(args, tokens) -> dict:
         "prefix_caching_hash_algo": "sha256",
         "model_safetensors_sha256": fingerprint["model.safetensors"],
         "tokenizer_json_sha256": fingerprint["tokenizer.json"],
-        "patch": PATCH,
+        "patch": PIN_PATCH if pin else PATCH,
         "patch_file_sha256": plugin_sha256(),
+        **({"pin_patch_file_sha256": hashlib.sha256(PIN_PLUGIN.read_bytes()).hexdigest(),
+            "pinned_prompt": pin} if pin else {}),
     }
     cap = CaptureProc(args.kvlower, args.port, out_dir / "capture.kvcap", meta)
     side = SideSubscriber(args.port)
     t0 = time.time()
-    llm = make_engine(args.model_dir, args.port, free_port())
+    llm = make_engine(args.model_dir, args.port, free_port(), pin is not None)
     engine_up = time.time() - t0
     e = Engine(llm)
     if e.algo != meta["prefix_caching_hash_algo"]:
@@ -221,6 +232,9 @@ def main_run(args, tokens) -> dict:
     time.sleep(3.0)
     objs = sorted({c.obj for c in sc.CLAIMS})
     claimed = {o: sc.whole_blocks(tokens[o]) for o in objs}
+    if pin:
+        # The pin names the claim's blocks (offload keys) before the first request.
+        e.tier.pin_claim(f"pin-{pin}", [e._key(h, 0) for h in e.block_hashes(claimed[pin])])
     registered_at = time.time()
     after_step: dict[str, list[dict]] = {o: [] for o in objs}
     obs: dict[str, dict] = {}
@@ -253,8 +267,12 @@ def main_run(args, tokens) -> dict:
                     if o.finished:
                         done[o.request_id] = o
                 steps += 1
-                if steps > 100:
-                    raise SystemExit("driver: a request did not finish in 100 engine steps")
+                # A load from KVCR is asynchronous (its progress thread): on 2 busy cores it
+                # can take more steps than the prefill; a step per 5 ms, for up to ~15 s.
+                if steps > 3000:
+                    raise SystemExit(f"driver: {step.name}: the request did not finish in 3000 engine steps "
+                                     f"(KVCR {e.stats()})")
+                time.sleep(0.005)
             rec["engine_steps"] = steps + e.settle()
             out = done[rid]
             rec |= {"prompt": step.prompt, "prompt_tokens": len(tokens[step.prompt]),
@@ -265,6 +283,7 @@ def main_run(args, tokens) -> dict:
             after_step[o].append(e.tiers(claimed[o]))
         time.sleep(0.05)
     engine_hashes = {o: [str(e.external(h)) for h in e.block_hashes(claimed[o])] for o in objs}
+    pin_log = list(e.tier.pin_log) if pin else None
     e.eng.engine_core.shutdown()
     del e, llm
     frames = side.stop()
@@ -278,10 +297,11 @@ def main_run(args, tokens) -> dict:
         "steps": step_log,
         "engine_block_hashes": engine_hashes,
         "capture_meta": meta,
+        "pin_log": pin_log,
     }
 
 
-def write_registry(out_dir: Path, tokens, truth_rec, fingerprint) -> None:
+def write_registry(out_dir: Path, tokens, truth_rec, fingerprint, patch: str = PATCH) -> None:
     objs = sorted({c.obj for c in sc.CLAIMS})
     common.write_token_map(out_dir, common.tokenizer_name(fingerprint),
                            {o: sc.whole_blocks(tokens[o]) for o in objs})
@@ -301,7 +321,7 @@ def write_registry(out_dir: Path, tokens, truth_rec, fingerprint) -> None:
         "  runtime:",
         "    kind: vllm",
         f"    version: {common.yaml_str(ENGINE_VERSION)}",
-        f"    patch: {PATCH}",
+        f"    patch: {patch}",
         "    with:",
         f"      - {{kind: kvcr, version: {common.yaml_str(KVCR_VERSION)}}}",
         "  namespace: default",
@@ -316,7 +336,7 @@ def write_registry(out_dir: Path, tokens, truth_rec, fingerprint) -> None:
     common.write_lines(out_dir / "registry.yaml", lines)
 
 
-def scenario_facts(steps: list[dict]) -> list[dict]:
+def scenario_facts(steps: list[dict], pin: str | None = None) -> list[dict]:
     """What the scenario is for, read from the engine's own per-request results: KVCR
     restores A after the device's prefix-cache reset (128 cached tokens, the same output
     ids as A's first run), and once KVCR evicted F1 itself the probe gets 0 cached tokens
@@ -327,7 +347,7 @@ def scenario_facts(steps: list[dict]) -> list[dict]:
     for s in sends:
         (again if s["prompt"] in first else first).setdefault(s["prompt"], s)
     out = []
-    for name, want in (("A", 128), ("F1", 0)):
+    for name, want in (("A", 128), ("F1", 128 if pin == "F1" else 0)):
         a, b = first.get(name), again.get(name)
         seen = None if b is None else {"num_cached_tokens": b["num_cached_tokens"],
                                        "output_token_ids": b["output_token_ids"],
@@ -342,7 +362,7 @@ def scenario_facts(steps: list[dict]) -> list[dict]:
     return out
 
 
-def truth_rows(truth_rec) -> tuple[list[dict], list[str]]:
+def truth_rows(truth_rec, pin: str | None = None) -> tuple[list[dict], list[str]]:
     rows, problems = [], []
     for c in sc.CLAIMS:
         ob = truth_rec["observations"][c.observe]
@@ -368,7 +388,7 @@ def truth_rows(truth_rec) -> tuple[list[dict], list[str]]:
         if any(k[0] == "FETCHING" for k in at["kvcr"]) or "pending" in at["primary"]:
             problems.append(f"{c.claim_id}: a transfer was still in flight at the observation point")
     covered = {r["expected_verdict"] for r in rows}
-    for f in scenario_facts(truth_rec["steps"]):
+    for f in scenario_facts(truth_rec["steps"], pin):
         if not f["holds"]:
             problems.append(f"scenario fact does not hold: {f['fact']} (seen: {f['seen']})")
     for v in ("materialized", "lost", "not_materialized"):
@@ -383,6 +403,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--kvlower", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--pin", choices=sorted(sc.PROMPTS),
+                    help="the pin control: KVCR holds this prompt's blocks (pin_tier.py); never the committed row")
     args = ap.parse_args(argv)
     if os.environ.get("PYTHONHASHSEED") != "0":
         raise SystemExit("driver: run with PYTHONHASHSEED=0 (vLLM orders a chunk job's keys by "
@@ -399,13 +421,13 @@ def main(argv: list[str]) -> int:
     fingerprint = json.loads((Path(args.model_dir) / "fingerprint.json").read_text())
     truth_rec = main_run(args, tokens)
     frames = truth_rec.pop("frames")
-    write_registry(out_dir, tokens, truth_rec, fingerprint)
+    write_registry(out_dir, tokens, truth_rec, fingerprint, PIN_PATCH if args.pin else PATCH)
     join_text = verify.join(args.kvlower, out_dir)
     (out_dir / "join.json").write_text(join_text)
-    rows, problems = truth_rows(truth_rec)
+    rows, problems = truth_rows(truth_rec, args.pin)
     record = {
         "runtime": RUNTIME,
-        "runtime_identity": [{"kind": "vllm", "version": ENGINE_VERSION, "patch": PATCH},
+        "runtime_identity": [{"kind": "vllm", "version": ENGINE_VERSION, "patch": PIN_PATCH if args.pin else PATCH},
                              {"kind": "kvcr", "version": KVCR_VERSION}],
         "patch_file": PLUGIN.relative_to(common.REPO).as_posix(),
         "patch_file_sha256": truth_rec["capture_meta"]["patch_file_sha256"],
@@ -424,7 +446,10 @@ def main(argv: list[str]) -> int:
                          for p, r in truth_rec["observations"].items()},
         "engine_block_hashes": truth_rec["engine_block_hashes"],
         "claims": rows,
-        "scenario_facts": scenario_facts(truth_rec["steps"]),
+        "scenario_facts": scenario_facts(truth_rec["steps"], args.pin),
+        **({"pin": {"prompt": args.pin, "patch_file": PIN_PLUGIN.relative_to(common.REPO).as_posix(),
+                    "patch_file_sha256": truth_rec["capture_meta"]["pin_patch_file_sha256"],
+                    "deposits": truth_rec["pin_log"]}} if args.pin else {}),
         "truth_problems": problems,
     }
     (out_dir / "truth.json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
