@@ -225,7 +225,7 @@ fn an_unknown_ownership_or_a_tier_scope_where_none_belongs_fails_closed() {
 }
 
 #[test]
-fn a_device_prefix_cache_reset_leaves_the_offload_tiers_copies() {
+fn a_device_prefix_cache_reset_leaves_kvcrs_copies() {
     // vLLM's AllBlocksCleared comes from the device's block pool only
     // (reset_prefix_cache); KVCR keeps the prompt and later evicts it itself. A join
     // that emptied every tier lost KVCR's copy at the reset and then read KVCR's
@@ -361,5 +361,106 @@ fn the_positional_encoding_reads_ownership_at_its_field_position() {
             .any(|x| x.name() == "unknown_tier"),
         "{:?}",
         r.stream.ambiguities
+    );
+}
+
+#[test]
+fn a_vllm_clear_loses_the_primary_tiers_copy() {
+    // vLLM's primary tier (medium CPU, no ownership) alone holds the prompt, then
+    // AllBlocksCleared. A connector reset (`reset_prefix_cache(reset_connector=True)`)
+    // empties that tier with no event at all (vLLM 0.32.0
+    // `vllm/v1/kv_offload/tiering/manager.py`, `reset_cache`), and the stream cannot say
+    // whether it happened: the claim is lost at the clear, never materialized past it. A
+    // join that cleared only the device kept the primary tier's copies (fail-open). The
+    // same holds for a STORAGE copy without ownership and for the device.
+    for (what, medium) in [
+        ("primary CPU tier", "CPU"),
+        ("STORAGE, no owner", "STORAGE"),
+    ] {
+        let offload = stored(medium, None);
+        let gpu = stored("GPU", None);
+        let clear = [serde_json::json!({"type": "AllBlocksCleared"})];
+        let r = join(
+            // Observed at the clear (event 8) and after it, at the tail marker.
+            &[("at-clear", 8, 8), ("after-clear", 8, END)],
+            &[&gpu, &offload, &clear],
+        );
+        for id in ["at-clear", "after-clear"] {
+            assert_eq!(
+                verdict(&r, id),
+                &Verdict::Lost {
+                    materialized_at: kvlower_join::EventRef { index: 3, line: 1 },
+                    lost_at: kvlower_join::EventRef { index: 8, line: 3 },
+                },
+                "{what}, {id}: {r:#?}"
+            );
+        }
+        assert!(r.stream.ambiguities.is_empty(), "{what}");
+    }
+}
+
+#[test]
+fn only_kvcrs_copy_survives_a_vllm_clear() {
+    // The device, the primary tier and KVCR (local DRAM, and its STORAGE tier) hold the
+    // prompt; after AllBlocksCleared only KVCR's copies count: its owner is a secondary
+    // tier, which vLLM 0.32.0's connector reset "intentionally" does not reset
+    // (`TieringOffloadingManager.reset_cache`).
+    let gpu = stored("GPU", None);
+    let primary = stored("CPU", None);
+    let kvcr = stored("CPU", Some("kvcr"));
+    let kvcr_disk = stored("STORAGE", Some("kvcr"));
+    let clear = [serde_json::json!({"type": "AllBlocksCleared"})];
+    let r = join(
+        // Observed right after the clear (event 16).
+        &[("after-clear", 8, 16)],
+        &[&gpu, &primary, &kvcr, &kvcr_disk, &clear],
+    );
+    assert_eq!(
+        verdict(&r, "after-clear"),
+        &Verdict::Materialized {
+            since: kvlower_join::EventRef { index: 3, line: 1 },
+            tiers: vec![
+                TierCoverage {
+                    tier: kvcr_tier(),
+                    blocks: 4
+                },
+                TierCoverage {
+                    tier: Tier::OwnedMedium {
+                        medium: "STORAGE".into(),
+                        ownership: "kvcr".into(),
+                    },
+                    blocks: 4
+                },
+            ],
+        },
+        "{r:#?}"
+    );
+    assert!(
+        r.stream.ambiguities.is_empty(),
+        "{:?}",
+        r.stream.ambiguities
+    );
+}
+
+#[test]
+fn a_primary_tier_removal_after_a_vllm_clear_fails_closed() {
+    // Without a connector reset the primary tier keeps its copies and later evicts them
+    // (seen live: it removes blocks right after the clear). The join dropped those copies
+    // at the clear, so the removal names a copy it no longer holds: `unknown_block_removed`,
+    // a stream-wide ambiguity (every claim not yet judged is insufficient_evidence), never
+    // a count of the primary tier's copies as still present.
+    let primary = stored("CPU", None);
+    let kvcr = stored("CPU", Some("kvcr"));
+    let clear = [serde_json::json!({"type": "AllBlocksCleared"})];
+    let evict = [removed("CPU", None, &[0, 1])];
+    let r = join(&[("a", 8, END)], &[&primary, &kvcr, &clear, &evict]);
+    let Verdict::InsufficientEvidence { reasons } = verdict(&r, "a") else {
+        panic!("{r:#?}");
+    };
+    assert!(
+        reasons
+            .iter()
+            .any(|x| matches!(x, Reason::UnknownBlockRemoved { .. })),
+        "{reasons:?}"
     );
 }

@@ -215,35 +215,21 @@ fn every_runtime_fixture_decodes_to_the_same_verdicts_from_capture_and_json_line
                 },
                 "{ctx}"
             );
-            // vLLM's AllBlocksCleared comes from the device's block pool: it empties the
-            // device (medium GPU) and leaves A's storage copy; SGLang's empties every tier.
-            let after_clear = if set.format == EventFormat::Vllm {
-                Verdict::Materialized {
-                    since: at(set, set.a_whole_at),
-                    tiers: tiers(&["STORAGE"], 2),
-                }
-            } else {
-                Verdict::Lost {
-                    materialized_at: at(set, set.a_whole_at),
-                    lost_at: at(set, set.cleared_at),
-                }
-            };
             assert_eq!(
                 verdict(&r, "a-after-clear"),
-                &after_clear,
-                "{ctx}: AllBlocksCleared empties the device (vLLM) or every tier (SGLang)"
+                &Verdict::Lost {
+                    materialized_at: at(set, set.a_whole_at),
+                    lost_at: at(set, set.cleared_at),
+                },
+                "{ctx}: AllBlocksCleared empties every tier"
             );
-            let vllm = u64::from(set.format == EventFormat::Vllm);
-            assert_eq!(r.summary.materialized, 1 + 2 * vllm, "{ctx}");
+            assert_eq!(r.summary.materialized, 1, "{ctx}");
             if set.tail {
-                // (Only vLLM sets have the tail.) After the device's clear A is held by its
-                // storage copy alone: group 1's device store of the same hashes is another
-                // cache and adds no GPU copy.
                 assert_eq!(
                     verdict(&r, "a-other-group"),
-                    &Verdict::Materialized {
-                        since: at(set, set.a_whole_at),
-                        tiers: tiers(&["STORAGE"], 2),
+                    &Verdict::Lost {
+                        materialized_at: at(set, set.a_whole_at),
+                        lost_at: at(set, set.cleared_at),
                     },
                     "{ctx}: group 1's store of the same hashes is another cache"
                 );
@@ -263,7 +249,7 @@ fn every_runtime_fixture_decodes_to_the_same_verdicts_from_capture_and_json_line
                     },
                     "{ctx}: vLLM's extra_keys hold the image's (identifier, offset)"
                 );
-                assert_eq!((r.summary.lost, r.summary.insufficient_evidence), (1, 1));
+                assert_eq!((r.summary.lost, r.summary.insufficient_evidence), (3, 1));
             } else {
                 assert!(r.stream.ignored_groups.is_empty(), "{ctx}");
                 assert_eq!((r.summary.lost, r.summary.insufficient_evidence), (2, 0));

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use super::Engine;
 use crate::blocks::{BlockRec, Copies, ParentKey, TierId, TierSet};
-use crate::events::{BlockHash, StoredBlock, Tier};
+use crate::events::{BlockHash, StoredBlock, Tier, kept_through_vllm_clear};
 use crate::registry::EventFormat;
 use crate::report::{EventRef, Reason};
 
@@ -411,26 +411,37 @@ impl Engine<'_> {
         }
     }
 
-    /// `AllBlocksCleared`: every block leaves every tier, except on vLLM, where only
-    /// the device's own pool (medium `GPU`, no ownership) publishes it (vLLM 0.32.0
-    /// `vllm/v1/core/block_pool.py`, `reset_prefix_cache`) and its offload tiers keep
-    /// their copies (`TieringOffloadingManager.reset_cache` resets no secondary tier,
-    /// and a connector reset publishes no event at all). Each claim holding a cleared
-    /// copy is re-judged; only the records claims still need or a tier still holds are
-    /// kept.
+    /// `AllBlocksCleared`: every block leaves every tier, except on vLLM, where copies
+    /// on a reset-persistent secondary tier (KVCR: ownership `kvcr`) are kept and every
+    /// other tier's are lost: the device's (vLLM 0.32.0 publishes the event from its
+    /// block pool, `vllm/v1/core/block_pool.py`, `reset_prefix_cache`) and the primary
+    /// tier's, which a connector reset empties without any event
+    /// (`TieringOffloadingManager.reset_cache`; see [`kept_through_vllm_clear`]). The
+    /// stream cannot tell whether the connector was reset, so the primary tier's copies
+    /// are never counted past the clear (fail closed). Each claim holding a cleared copy
+    /// is re-judged; only the records claims still need or a tier still holds are kept.
     pub(super) fn clear(&mut self, here: EventRef, ts: Option<f64>, dirty: &mut BTreeSet<usize>) {
-        let device_only = (self.format == EventFormat::Vllm)
-            .then(|| self.find_tier(&Tier::Medium("GPU".to_string())));
+        // The tiers emptied (vLLM), or `None`: every tier (SGLang).
+        let emptied: Option<Vec<TierId>> = (self.format == EventFormat::Vllm).then(|| {
+            (0..self.tier_names.len())
+                .filter_map(|i| {
+                    let id = TierId::try_from(i).ok()?;
+                    let kept = self.tier_name(id).is_some_and(kept_through_vllm_clear);
+                    (!kept).then_some(id)
+                })
+                .collect()
+        });
         let mut touched = Vec::new();
         for rec in self.blocks.values_mut() {
-            let cleared = match device_only {
+            let cleared = match &emptied {
                 None => {
                     let had = !rec.tiers.is_empty();
                     rec.tiers.clear();
                     had
                 }
-                Some(None) => false,
-                Some(Some(gpu)) => rec.tiers.remove(gpu).is_some(),
+                Some(ids) => ids
+                    .iter()
+                    .fold(false, |had, &t| rec.tiers.remove(t).is_some() || had),
             };
             if cleared {
                 touched.extend(rec.claim_positions().iter().map(|&(c, _)| c));

@@ -35,6 +35,8 @@ mod fields;
 mod trtllm;
 mod vllm;
 
+pub(crate) use vllm::kept_through_vllm_clear;
+
 use serde::{Deserialize, Serialize};
 
 pub(crate) use decoder::Decoder;

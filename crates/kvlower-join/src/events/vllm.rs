@@ -19,6 +19,35 @@ pub(crate) fn is_full_attention(kind: &str) -> bool {
 /// medium `CPU` for KVCR's local DRAM, `STORAGE` for its G3 disk tier).
 const KNOWN_OWNERSHIP: &[(&str, &[&str])] = &[("kvcr", &["CPU", "STORAGE"])];
 
+/// The secondary tiers whose copies survive vLLM's `AllBlocksCleared`: only an owner the
+/// wheel documents as never reset by a connector reset. vLLM 0.32.0's
+/// `Scheduler.reset_prefix_cache(reset_running_requests, reset_connector)`
+/// (`vllm/v1/core/sched/scheduler.py`) publishes `AllBlocksCleared` from the device's pool
+/// (`vllm/v1/core/block_pool.py`, `reset_prefix_cache`) and then, with `reset_connector`,
+/// resets the connector: `TieringOffloadingManager.reset_cache`
+/// (`vllm/v1/kv_offload/tiering/manager.py`, lines 935-947 of the wheel) resets the
+/// primary tier (medium with no ownership) with no event at all, and "Secondary tiers are
+/// intentionally not reset: persistent stores (FS, network) keep their data across
+/// resets". The stream cannot tell whether the primary tier was reset, so its copies (and
+/// those of any owner not listed here) are lost at the clear; KVCR's (ownership `kvcr`, a
+/// secondary tier) are kept.
+const RESET_PERSISTENT_OWNERSHIP: &[&str] = &["kvcr"];
+
+/// Whether a copy on `tier` is still held after vLLM's `AllBlocksCleared`: a known
+/// secondary tier (ownership and medium as [`KNOWN_OWNERSHIP`] lists them) whose owner is
+/// reset-persistent ([`RESET_PERSISTENT_OWNERSHIP`]). The device, vLLM's own primary tier
+/// (a medium with no ownership: reset silently or not at all), an unknown owner and any
+/// other tier lose their copies (fail closed).
+pub(crate) fn kept_through_vllm_clear(tier: &Tier) -> bool {
+    let Tier::OwnedMedium { medium, ownership } = tier else {
+        return false;
+    };
+    RESET_PERSISTENT_OWNERSHIP.contains(&ownership.as_str())
+        && KNOWN_OWNERSHIP
+            .iter()
+            .any(|(o, media)| o == ownership && media.contains(&medium.as_str()))
+}
+
 /// The tier a vLLM store or removal names: its medium (absent = `GPU`, the core block
 /// pool), and the secondary tier's `ownership` when it has one. An ownership the join
 /// does not know, or one on a medium that tier never publishes (the device's own pool
@@ -393,8 +422,9 @@ pub(super) fn decode_vllm_event(
                     issues,
                 ),
                 // vLLM's AllBlocksCleared has no fields (the device's block pool publishes
-                // it, and the join clears the device only): an ownership or a medium on
-                // it would name a tier the join cannot tell it clears.
+                // it; the join keeps only reset-persistent secondary tiers' copies through
+                // it): an ownership or a medium on it would name a tier the join cannot
+                // tell it clears.
                 "AllBlocksCleared" => {
                     for key in ["ownership", "medium"] {
                         if let Some(v) = m.get(key).filter(|v| !v.is_null()) {
