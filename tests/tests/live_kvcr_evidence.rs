@@ -159,7 +159,36 @@ fn the_committed_join_document_is_the_join_of_the_committed_capture() {
     }
 }
 
-/// The step record of the probe: F1 sent again after the second reset.
+#[test]
+fn no_committed_kvcr_capture_rests_on_an_all_blocks_cleared() {
+    // vLLM's AllBlocksCleared cannot say whether the primary tier was reset with it
+    // (docs/join.md): the live scenario uses no reset_prefix_cache(), so the capture holds
+    // no such event (its `type` tag would appear as bytes in the raw frames), and A's
+    // restore with 128 cached tokens follows its eviction from the device and the primary
+    // tier by pressure, KVCR alone holding it (a-at-o1).
+    for dir in [DIR, PIN_DIR] {
+        let raw = fs::read(repo_root().join(dir).join("capture.kvcap")).expect("capture");
+        assert!(
+            !raw.windows(b"AllBlocksCleared".len())
+                .any(|w| w == b"AllBlocksCleared"),
+            "{dir}"
+        );
+        let truth = truth_of(dir);
+        let steps = truth["steps"].as_array().expect("steps");
+        assert!(
+            steps.iter().all(|s| s.get("prompt").is_some()),
+            "{dir}: a step that sends nothing"
+        );
+        let a_again = steps
+            .iter()
+            .filter(|s| s["prompt"] == "A")
+            .nth(1)
+            .expect("A sent again");
+        assert_eq!(a_again["num_cached_tokens"], 128, "{dir}");
+    }
+}
+
+/// The step record of the probe: F1 sent again once KVCR evicted it.
 fn f1_probe(truth: &serde_json::Value) -> &serde_json::Value {
     truth["steps"]
         .as_array()

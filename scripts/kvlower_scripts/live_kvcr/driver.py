@@ -251,33 +251,27 @@ def main_run(args, tokens) -> dict:
             continue
         n += 1
         rec = {"step": n, "what": step.name}
-        if isinstance(step, sc.Reset):
-            rec["reset_prefix_cache"] = bool(llm.reset_prefix_cache())
-            if not rec["reset_prefix_cache"]:
-                raise SystemExit("driver: reset_prefix_cache refused")
-            rec["engine_steps"] = 0
-        else:
-            rid = f"req-{n}"
-            e.eng.add_request(rid, {"prompt_token_ids": tokens[step.prompt]},
-                              SamplingParams(max_tokens=4, temperature=0.0))
-            done = {}
-            steps = 0
-            while e.eng.has_unfinished_requests():
-                for o in e.eng.step():
-                    if o.finished:
-                        done[o.request_id] = o
-                steps += 1
-                # A load from KVCR is asynchronous (its progress thread): on 2 busy cores it
-                # can take more steps than the prefill; a step per 5 ms, for up to ~15 s.
-                if steps > 3000:
-                    raise SystemExit(f"driver: {step.name}: the request did not finish in 3000 engine steps "
-                                     f"(KVCR {e.stats()})")
-                time.sleep(0.005)
-            rec["engine_steps"] = steps + e.settle()
-            out = done[rid]
-            rec |= {"prompt": step.prompt, "prompt_tokens": len(tokens[step.prompt]),
-                    "num_cached_tokens": out.num_cached_tokens,
-                    "output_token_ids": list(out.outputs[0].token_ids)}
+        rid = f"req-{n}"
+        e.eng.add_request(rid, {"prompt_token_ids": tokens[step.prompt]},
+                          SamplingParams(max_tokens=4, temperature=0.0))
+        done = {}
+        steps = 0
+        while e.eng.has_unfinished_requests():
+            for o in e.eng.step():
+                if o.finished:
+                    done[o.request_id] = o
+            steps += 1
+            # A load from KVCR is asynchronous (its progress thread): on 2 busy cores it
+            # can take more steps than the prefill; a step per 5 ms, for up to ~15 s.
+            if steps > 3000:
+                raise SystemExit(f"driver: {step.name}: the request did not finish in 3000 engine steps "
+                                 f"(KVCR {e.stats()})")
+            time.sleep(0.005)
+        rec["engine_steps"] = steps + e.settle()
+        out = done[rid]
+        rec |= {"prompt": step.prompt, "prompt_tokens": len(tokens[step.prompt]),
+                "num_cached_tokens": out.num_cached_tokens,
+                "output_token_ids": list(out.outputs[0].token_ids)}
         step_log.append(rec)
         for o in objs:
             after_step[o].append(e.tiers(claimed[o]))
@@ -338,7 +332,7 @@ def write_registry(out_dir: Path, tokens, truth_rec, fingerprint, patch: str = P
 
 def scenario_facts(steps: list[dict], pin: str | None = None) -> list[dict]:
     """What the scenario is for, read from the engine's own per-request results: KVCR
-    restores A after the device's prefix-cache reset (128 cached tokens, the same output
+    restores A after the device and the primary tier evicted it by pressure (128 cached tokens, the same output
     ids as A's first run), and once KVCR evicted F1 itself the probe gets 0 cached tokens
     (and again the same output ids)."""
     sends = [s for s in steps if "prompt" in s]
@@ -353,7 +347,7 @@ def scenario_facts(steps: list[dict], pin: str | None = None) -> list[dict]:
                                        "output_token_ids": b["output_token_ids"],
                                        "first_output_token_ids": a["output_token_ids"]}
         out.append({
-            "fact": f"{name} sent again after a reset_prefix_cache(): num_cached_tokens {want} and "
+            "fact": f"{name} sent again: num_cached_tokens {want} and "
                     "the first run's output ids",
             "holds": b is not None and b["num_cached_tokens"] == want
             and b["output_token_ids"] == a["output_token_ids"],

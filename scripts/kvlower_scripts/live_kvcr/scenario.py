@@ -50,13 +50,6 @@ class Send:
 
 
 @dataclass(frozen=True)
-class Reset:
-    """`LLM.reset_prefix_cache()` (the device's prefix cache only: reset_connector=False)."""
-
-    name: str = "reset_prefix_cache()"
-
-
-@dataclass(frozen=True)
 class Observe:
     name: str
 
@@ -71,19 +64,19 @@ class Claim:
 
 
 # fmt: off
-STEPS: list[Send | Reset | Observe] = [
+# No reset_prefix_cache(): its AllBlocksCleared cannot say whether vLLM's primary tier was
+# reset too (docs/join.md), so A leaves the device and the primary tier by pressure (F1, F2).
+STEPS: list[Send | Observe] = [
     Send("send A", "A"),
     Send("send F1 (the device and the primary tier start evicting A)", "F1"),
     Send("send F2 (A leaves the device and the primary tier; KVCR holds A, F1, F2: 12 slots)", "F2"),
     Observe("o1"),
-    Reset(),
-    Send("send A again (KVCR restores it: num_cached_tokens 128)", "A"),
+    Send("send A again (only KVCR holds it: KVCR restores it, num_cached_tokens 128)", "A"),
     Observe("o2"),
     Send("send S (a 2-block deposit: KVCR, full, evicts 2 slots: the first 2 of F1's deposit)", "S"),
     Observe("o3"),
     Send("send F3 (KVCR, full, evicts 4 more slots)", "F3"),
     Observe("o4"),
-    Reset(),
     Send("send F1 again (the probe: 0 cached tokens once KVCR evicted it; KVCR evicts 4 more)", "F1"),
     Observe("o5"),
     Send("send Z (tail marker: the stream reaches past the last observation point)", "Z"),
@@ -93,7 +86,7 @@ CLAIMS: list[Claim] = [
     Claim("a-at-o1", "A", 128, "o1", "evicted from the device and the primary tier; KVCR still holds it"),
     Claim("f1-at-o1", "F1", 128, "o1", "in KVCR (and partly in the primary tier)"),
     Claim("n-at-o1", "N", 128, "o1", "never sent"),
-    Claim("a-at-o2", "A", 128, "o2", "restored by KVCR after the device's prefix cache was reset"),
+    Claim("a-at-o2", "A", 128, "o2", "restored by KVCR after the device and the primary tier evicted it"),
     Claim("f1-at-o2", "F1", 128, "o2", "only KVCR holds it"),
     Claim("f1-at-o3", "F1", 128, "o3", "KVCR evicted part of it itself"),
     Claim("f1-head-at-o3", "F1", 32, "o3", "its first block, after KVCR's partial eviction"),
