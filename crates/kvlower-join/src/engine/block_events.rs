@@ -439,9 +439,14 @@ impl Engine<'_> {
                     rec.tiers.clear();
                     had
                 }
-                Some(ids) => ids
-                    .iter()
-                    .fold(false, |had, &t| rec.tiers.remove(t).is_some() || had),
+                Some(ids) => {
+                    // Every listed tier is emptied (no short circuit).
+                    let mut had = false;
+                    for &t in ids {
+                        had |= rec.tiers.remove(t).is_some();
+                    }
+                    had
+                }
             };
             if cleared {
                 touched.extend(rec.claim_positions().iter().map(|&(c, _)| c));
