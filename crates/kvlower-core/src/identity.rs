@@ -33,6 +33,9 @@ crate::names! {
         Tgi = "tgi",
         Blis = "blis",
         KvDeadlineScheduler = "kv_deadline_scheduler",
+        // NVIDIA's KV Cache Runner (the `kvcr` package), e.g. behind vLLM's KVCR
+        // secondary offload tier.
+        Kvcr = "kvcr",
         Other = "other",
     }
 }
@@ -247,6 +250,28 @@ mod tests {
         ));
         assert!(!recorded_runtime_fits(None, &vllm));
         assert!(!recorded_runtime_fits(Some(&rec(&[])), &vllm));
+    }
+
+    #[test]
+    fn a_kvcr_stack_and_plain_vllm_never_anchor_each_other() {
+        let mut patched = comp(RuntimeKind::Vllm, "0.32.0");
+        patched.patch = Some("kvlower-kvcr-cpu-spec-1".into());
+        let stack = [patched.clone(), comp(RuntimeKind::Kvcr, "0.1.1")];
+        let plain = [comp(RuntimeKind::Vllm, "0.32.0")];
+        let mut doc = rec(&[("vllm", "0.32.0"), ("kvcr", "0.1.1")]);
+        doc.components[0].patch = Some("kvlower-kvcr-cpu-spec-1".into());
+        assert!(recorded_runtime_fits(Some(&doc), &stack));
+        assert!(!recorded_runtime_fits(Some(&doc), &plain));
+        assert!(!recorded_runtime_fits(
+            Some(&rec(&[("vllm", "0.32.0")])),
+            &stack
+        ));
+        // kvcr as `other` (no kind) fits nothing, and another kvcr version is another stack.
+        let other = [patched.clone(), comp(RuntimeKind::Other, "0.1.1")];
+        assert!(!recorded_runtime_fits(Some(&doc), &other));
+        let mut v2 = doc.clone();
+        v2.components[1].version = "0.1.2".into();
+        assert!(!recorded_runtime_fits(Some(&v2), &stack));
     }
 
     #[test]

@@ -484,4 +484,22 @@ mod tests {
         assert_eq!(civil_from_days(20_779), (2026, 11, 22));
         assert_eq!(civil_from_days(11_016), (2000, 2, 29));
     }
+
+    /// A join document's numbers read back as the f64s they were written from, or a
+    /// reproducing document fails its re-run comparison (the live KVCR capture's batch
+    /// timestamps did, before serde_json's `float_roundtrip`). Run alone
+    /// (`cargo test -p kvlower-evidence`): this crate's own build has only the
+    /// features the shipped binary has.
+    #[test]
+    fn join_document_timestamps_read_back_exactly() {
+        for text in [
+            "1795799948.2459097",
+            "1795799948.8070781",
+            "1795382832.7340505",
+        ] {
+            let exact: f64 = text.parse().unwrap_or(f64::NAN);
+            let read: f64 = serde_json::from_str(text).unwrap_or(f64::NAN);
+            assert_eq!(read.to_bits(), exact.to_bits(), "{text}");
+        }
+    }
 }

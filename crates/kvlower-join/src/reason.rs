@@ -129,6 +129,11 @@ kvlower_core::names! {
         UnknownBlockRemoved { event: EventRef } = "unknown_block_removed",
         /// An update names a block the stream never stored, or an old value that does not match.
         UnknownBlockUpdated { event: EventRef } = "unknown_block_updated",
+        /// An event names a tier the join cannot place: an `ownership` it does not know,
+        /// one where that tier never publishes (a device-medium event,
+        /// `AllBlocksCleared`), or an `AllBlocksCleared` scoped by a medium: which tier it
+        /// changed is unknown.
+        UnknownTier { event: EventRef, tier: String } = "unknown_tier",
         /// A block matching the claim hangs off a parent hash the stream never showed.
         UnjoinableParent { event: EventRef } = "unjoinable_parent",
         /// One hash stored with different tokens or parents.
@@ -196,6 +201,7 @@ impl Reason {
             | Reason::TimestampsNotMonotonic { .. }
             | Reason::UnknownBlockRemoved { .. }
             | Reason::UnknownBlockUpdated { .. }
+            | Reason::UnknownTier { .. }
             | Reason::UnjoinableParent { .. }
             | Reason::ConflictingBlockContent { .. }
             | Reason::DuplicateBlockAtPosition { .. }

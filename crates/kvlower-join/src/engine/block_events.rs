@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use super::Engine;
 use crate::blocks::{BlockRec, Copies, ParentKey, TierId, TierSet};
-use crate::events::{BlockHash, StoredBlock, Tier};
+use crate::events::{BlockHash, StoredBlock, Tier, kept_through_vllm_clear};
 use crate::registry::EventFormat;
 use crate::report::{EventRef, Reason};
 
@@ -63,8 +63,10 @@ impl Engine<'_> {
                 _ => Repeat::Either,
             },
             // Offload connectors announce a shared hash once per chunk and ask consumers
-            // to reference-count (per hash and medium).
-            (EventFormat::Vllm, Tier::Medium(_)) => Repeat::NewCopy,
+            // to reference-count (per hash and medium); a secondary tier's events
+            // (ownership) are published with `removal_expected` (vLLM 0.32
+            // `OffloadingEvent`): one removal for every store, per hash and tier.
+            (EventFormat::Vllm, Tier::Medium(_) | Tier::OwnedMedium { .. }) => Repeat::NewCopy,
             _ => Repeat::Same,
         }
     }
@@ -409,17 +411,49 @@ impl Engine<'_> {
         }
     }
 
-    /// Every block leaves every tier (`AllBlocksCleared`): each claim holding a block
-    /// loses it, and only the records claims still need are kept.
+    /// `AllBlocksCleared`: every block leaves every tier, except on vLLM, where copies
+    /// on a reset-persistent secondary tier (KVCR: ownership `kvcr`) are kept and every
+    /// other tier's are lost: the device's (vLLM 0.32.0 publishes the event from its
+    /// block pool, `vllm/v1/core/block_pool.py`, `reset_prefix_cache`) and the primary
+    /// tier's, which a connector reset empties without any event
+    /// (`TieringOffloadingManager.reset_cache`; see [`kept_through_vllm_clear`]). The
+    /// stream cannot tell whether the connector was reset, so the primary tier's copies
+    /// are never counted past the clear (fail closed). Each claim holding a cleared copy
+    /// is re-judged; only the records claims still need or a tier still holds are kept.
     pub(super) fn clear(&mut self, here: EventRef, ts: Option<f64>, dirty: &mut BTreeSet<usize>) {
+        // The tiers emptied (vLLM), or `None`: every tier (SGLang).
+        let emptied: Option<Vec<TierId>> = (self.format == EventFormat::Vllm).then(|| {
+            (0..self.tier_names.len())
+                .filter_map(|i| {
+                    let id = TierId::try_from(i).ok()?;
+                    let kept = self.tier_name(id).is_some_and(kept_through_vllm_clear);
+                    (!kept).then_some(id)
+                })
+                .collect()
+        });
         let mut touched = Vec::new();
         for rec in self.blocks.values_mut() {
-            if !rec.tiers.is_empty() {
+            let cleared = match &emptied {
+                None => {
+                    let had = !rec.tiers.is_empty();
+                    rec.tiers.clear();
+                    had
+                }
+                Some(ids) => {
+                    // Every listed tier is emptied (no short circuit).
+                    let mut had = false;
+                    for &t in ids {
+                        had |= rec.tiers.remove(t).is_some();
+                    }
+                    had
+                }
+            };
+            if cleared {
                 touched.extend(rec.claim_positions().iter().map(|&(c, _)| c));
             }
-            rec.tiers.clear();
         }
-        self.blocks.retain(|r| !r.claim_positions().is_empty());
+        self.blocks
+            .retain(|r| !r.claim_positions().is_empty() || !r.tiers.is_empty());
         for c in touched {
             self.relevant_event(c, here, ts);
             dirty.insert(c);

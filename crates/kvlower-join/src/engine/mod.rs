@@ -232,6 +232,10 @@ impl<'r> Engine<'r> {
                     continue;
                 }
                 Issue::JudgedGroupNotFullAttention(_) => Reason::OtherKvCacheGroup { event: here },
+                Issue::UnknownTier(t) => Reason::UnknownTier {
+                    event: here,
+                    tier: t.clone(),
+                },
             };
             self.ambiguity(r);
         }

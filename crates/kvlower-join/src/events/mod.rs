@@ -35,6 +35,8 @@ mod fields;
 mod trtllm;
 mod vllm;
 
+pub(crate) use vllm::kept_through_vllm_clear;
+
 use serde::{Deserialize, Serialize};
 
 pub(crate) use decoder::Decoder;
@@ -75,6 +77,11 @@ pub enum Tier {
     Medium(String),
     /// TensorRT-LLM cache level: 0 = primary (GPU), 1 = secondary (host).
     CacheLevel(u32),
+    /// A vLLM (>= 0.32) secondary offload tier's store: its `medium` and the tier's
+    /// `ownership` (KVCR's local DRAM: medium `CPU`, ownership `kvcr`). Another tier
+    /// than the same medium without ownership (vLLM's own CPU primary tier): a copy
+    /// in one is never a copy in the other.
+    OwnedMedium { medium: String, ownership: String },
 }
 
 impl std::fmt::Display for Tier {
@@ -82,6 +89,9 @@ impl std::fmt::Display for Tier {
         match self {
             Tier::Medium(m) => write!(f, "medium {m}"),
             Tier::CacheLevel(l) => write!(f, "cache_level {l}"),
+            Tier::OwnedMedium { medium, ownership } => {
+                write!(f, "medium {medium}, ownership {ownership}")
+            }
         }
     }
 }
@@ -145,6 +155,10 @@ pub(crate) enum Issue {
     },
     /// Group 0 declares a cache-spec kind that is not full attention.
     JudgedGroupNotFullAttention(String),
+    /// A tier the join cannot place: an `ownership` it does not know, one on an event
+    /// that never carries one (a device-medium event, `AllBlocksCleared`), or an
+    /// `AllBlocksCleared` scoped by a medium (vLLM 0.32's carries no field).
+    UnknownTier(String),
 }
 
 /// One decoded event with its place in the stream.

@@ -13,6 +13,62 @@ pub(crate) fn is_full_attention(kind: &str) -> bool {
     k.contains("full") && !k.contains("sliding") && !k.contains("mamba")
 }
 
+/// The secondary offload tiers whose `ownership` the join knows, with the media each
+/// publishes. vLLM 0.32.0's wheel sets `ownership` in one place: the KVCR tier
+/// (`vllm/v1/kv_offload/tiering/kvcr/manager.py`, `_record_inventory`: `ownership="kvcr"`,
+/// medium `CPU` for KVCR's local DRAM, `STORAGE` for its G3 disk tier).
+const KNOWN_OWNERSHIP: &[(&str, &[&str])] = &[("kvcr", &["CPU", "STORAGE"])];
+
+/// The secondary tiers whose copies survive vLLM's `AllBlocksCleared`: only an owner the
+/// wheel documents as never reset by a connector reset. vLLM 0.32.0's
+/// `Scheduler.reset_prefix_cache(reset_running_requests, reset_connector)`
+/// (`vllm/v1/core/sched/scheduler.py`) publishes `AllBlocksCleared` from the device's pool
+/// (`vllm/v1/core/block_pool.py`, `reset_prefix_cache`) and then, with `reset_connector`,
+/// resets the connector: `TieringOffloadingManager.reset_cache`
+/// (`vllm/v1/kv_offload/tiering/manager.py`, lines 935-947 of the wheel) resets the
+/// primary tier (medium with no ownership) with no event at all, and "Secondary tiers are
+/// intentionally not reset: persistent stores (FS, network) keep their data across
+/// resets". The stream cannot tell whether the primary tier was reset, so its copies (and
+/// those of any owner not listed here) are lost at the clear; KVCR's (ownership `kvcr`, a
+/// secondary tier) are kept.
+const RESET_PERSISTENT_OWNERSHIP: &[&str] = &["kvcr"];
+
+/// Whether a copy on `tier` is still held after vLLM's `AllBlocksCleared`: a known
+/// secondary tier (ownership and medium as [`KNOWN_OWNERSHIP`] lists them) whose owner is
+/// reset-persistent ([`RESET_PERSISTENT_OWNERSHIP`]). The device, vLLM's own primary tier
+/// (a medium with no ownership: reset silently or not at all), an unknown owner and any
+/// other tier lose their copies (fail closed).
+pub(crate) fn kept_through_vllm_clear(tier: &Tier) -> bool {
+    let Tier::OwnedMedium { medium, ownership } = tier else {
+        return false;
+    };
+    RESET_PERSISTENT_OWNERSHIP.contains(&ownership.as_str())
+        && KNOWN_OWNERSHIP
+            .iter()
+            .any(|(o, media)| o == ownership && media.contains(&medium.as_str()))
+}
+
+/// The tier a vLLM store or removal names: its medium (absent = `GPU`, the core block
+/// pool), and the secondary tier's `ownership` when it has one. An ownership the join
+/// does not know, or one on a medium that tier never publishes (the device's own pool
+/// never carries one), keeps the event on a tier of its own, never merged with
+/// another, and records [`Issue::UnknownTier`] (the stream then fails closed).
+fn event_tier(medium: Option<String>, ownership: Option<String>, issues: &mut Vec<Issue>) -> Tier {
+    let medium = medium.unwrap_or_else(|| "GPU".to_string());
+    let Some(ownership) = ownership else {
+        return Tier::Medium(medium);
+    };
+    let known = KNOWN_OWNERSHIP
+        .iter()
+        .any(|(o, media)| *o == ownership && media.contains(&medium.as_str()));
+    if !known {
+        issues.push(Issue::UnknownTier(format!(
+            "medium {medium}, ownership {ownership:?}"
+        )));
+    }
+    Tier::OwnedMedium { medium, ownership }
+}
+
 /// The fields of a vLLM/SGLang `BlockStored`, by name, whatever the encoding.
 struct StoredFields<'a> {
     block_hashes: Option<&'a Value>,
@@ -33,6 +89,8 @@ struct StoredFields<'a> {
     /// block's multimodal objects.
     block_mm_infos: Option<&'a Value>,
     kv_cache_spec_kind: Option<&'a Value>,
+    /// vLLM >= 0.32: the secondary offload tier that published the event.
+    ownership: Option<&'a Value>,
 }
 
 /// The positional `BlockStored` fields vLLM's array encoding and SGLang share:
@@ -64,6 +122,7 @@ fn positional_stored<'a>(a: &'a [Value], path: &str) -> Result<StoredFields<'a>,
         mm_keys: None,
         block_mm_infos: None,
         kv_cache_spec_kind: None,
+        ownership: None,
     })
 }
 
@@ -228,7 +287,8 @@ fn build_stored(
         Some(Value::Array(a)) if a.len() == block_count => !a[i].is_null(),
         Some(other) => nonempty(Some(other)),
     };
-    let tier = Tier::Medium(medium.unwrap_or_else(|| "GPU".to_string()));
+    let ownership = opt_str(f.ownership, &p("ownership", 13))?;
+    let tier = event_tier(medium, ownership, issues);
     let split = split_tokens(&tokens, hashes.len(), block_size, issues);
     let blocks = hashes
         .into_iter()
@@ -268,6 +328,7 @@ fn decode_removed(
     block_hashes: Option<&Value>,
     medium: Option<&Value>,
     group_idx: Option<&Value>,
+    ownership: Option<&Value>,
     path: &str,
     positional: bool,
     issues: &mut Vec<Issue>,
@@ -276,6 +337,7 @@ fn decode_removed(
     let v = block_hashes.ok_or_else(|| err(path, "BlockRemoved has no block_hashes"))?;
     let hashes = hashes(v, &p("block_hashes", 1))?;
     let medium = opt_str(medium, &p("medium", 2))?;
+    let ownership = opt_str(ownership, &p("ownership", 5))?;
     if let Some(g) = opt_i64(group_idx, &p("group_idx", 3))?
         && g != 0
     {
@@ -286,7 +348,7 @@ fn decode_removed(
     }
     Ok(KvEvent::Removed {
         hashes,
-        tier: Some(Tier::Medium(medium.unwrap_or_else(|| "GPU".to_string()))),
+        tier: Some(event_tier(medium, ownership, issues)),
     })
 }
 
@@ -308,11 +370,14 @@ pub(super) fn decode_vllm_event(
                         extra_keys: a.get(8),
                         group_idx: a.get(9),
                         kv_cache_spec_kind: a.get(10),
+                        ownership: a.get(13),
                         ..positional_stored(a, path)?
                     };
                     build_stored(f, path, true, issues)
                 }
-                "BlockRemoved" => decode_removed(a.get(1), a.get(2), a.get(3), path, true, issues),
+                "BlockRemoved" => {
+                    decode_removed(a.get(1), a.get(2), a.get(3), a.get(5), path, true, issues)
+                }
                 "AllBlocksCleared" => Ok(KvEvent::Cleared),
                 other => Err(err(
                     &format!("{path}[0]"),
@@ -343,6 +408,7 @@ pub(super) fn decode_vllm_event(
                         mm_keys: m.get("mm_keys"),
                         block_mm_infos: m.get("block_mm_infos"),
                         kv_cache_spec_kind: m.get("kv_cache_spec_kind"),
+                        ownership: m.get("ownership"),
                     };
                     build_stored(f, path, false, issues)
                 }
@@ -350,11 +416,23 @@ pub(super) fn decode_vllm_event(
                     m.get("block_hashes"),
                     m.get("medium"),
                     m.get("group_idx"),
+                    m.get("ownership"),
                     path,
                     false,
                     issues,
                 ),
-                "AllBlocksCleared" => Ok(KvEvent::Cleared),
+                // vLLM's AllBlocksCleared has no fields (the device's block pool publishes
+                // it; the join keeps only reset-persistent secondary tiers' copies through
+                // it): an ownership or a medium on it would name a tier the join cannot
+                // tell it clears.
+                "AllBlocksCleared" => {
+                    for key in ["ownership", "medium"] {
+                        if let Some(v) = m.get(key).filter(|v| !v.is_null()) {
+                            issues.push(Issue::UnknownTier(format!("AllBlocksCleared {key} {v}")));
+                        }
+                    }
+                    Ok(KvEvent::Cleared)
+                }
                 other => Err(err(
                     &format!("{path}.type"),
                     format!("unknown event tag `{other}`"),
@@ -396,7 +474,7 @@ pub(super) fn decode_sglang_event(
             };
             build_stored(f, path, true, issues)
         }
-        "BlockRemoved" => decode_removed(a.get(1), a.get(2), None, path, true, issues),
+        "BlockRemoved" => decode_removed(a.get(1), a.get(2), None, None, path, true, issues),
         "AllBlocksCleared" => Ok(KvEvent::Cleared),
         other => Err(err(
             &format!("{path}[0]"),

