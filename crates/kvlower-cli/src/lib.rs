@@ -20,6 +20,7 @@ pub mod cmd;
 pub mod compare;
 pub mod config;
 pub mod generated;
+pub mod layout;
 pub mod output;
 pub mod readme;
 pub mod report;

@@ -770,8 +770,11 @@ fn campaign_view(repo: &Repository, env: &FsEnvironment, path: &str) -> Option<C
     };
     // Already resolved inside the root by the environment; read through the
     // same confined, capped read as any anchored document.
-    let bytes =
-        kvlower_fs::read_confined(&repo.root, path, kvlower_fs::FileKind::JoinDocument).ok()?;
+    let bytes = kvlower_fs::FileKind::JoinDocument
+        .open()
+        .within(&repo.root)
+        .read(path)
+        .ok()?;
     let doc: kvlower_trace::campaign_doc::CampaignDocument = serde_json::from_slice(&bytes).ok()?;
     Some(CampaignView {
         held: facts.held,

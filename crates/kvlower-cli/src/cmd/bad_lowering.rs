@@ -14,8 +14,8 @@ use kvlower_load::LoadFailure;
 
 use crate::Exit;
 use crate::audit::read_cases;
-use crate::cmd::matrix::{report_outcome, write_set};
 use crate::generated::GeneratedFile;
+use crate::layout::{report_outcome, write_set};
 use crate::output::{SimpleFormat, envelope_json, report_error};
 
 #[derive(Debug, clap::Args)]
