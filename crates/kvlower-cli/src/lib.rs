@@ -15,7 +15,6 @@ use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
 
-pub mod audit;
 pub mod cmd;
 pub mod compare;
 pub mod config;
@@ -26,6 +25,7 @@ pub mod readme;
 pub mod report;
 pub mod results;
 pub mod schema;
+pub mod suites;
 
 /// The documented exit status of a kvlower run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -84,7 +84,7 @@ pub fn generate_in(
     rows: &[MatrixRow<'_>],
     env: &FsEnvironment,
 ) -> Generated {
-    let audit = crate::audit::run_judged(repo, rows, env);
+    let audit = crate::suites::run_judged(repo, rows, env);
     // Only the kept files are rendered (the page re-judges every descriptor).
     let mut files = Vec::new();
     each_file(repo, rows, &audit, env, &mut |f| {
@@ -154,7 +154,7 @@ pub fn each_file(
             write: &|w| w.write_all(file.contents.as_bytes()),
         });
     }
-    crate::audit::each_file(audit, each);
+    crate::suites::each_file(audit, each);
     // The README's runtimes table, when the README has the markers.
     if let Some(readme) = crate::readme::regenerated(&repo.root, rows) {
         each(LazyFile {

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
-use kvlower_core::anchor_rules::AnchorDefect;
+use kvlower_core::anchor_form::AnchorDefect;
 use kvlower_core::anchoring::{JoinDocumentFacts, RoutingDocumentFacts, TraceVerdictFacts};
 use kvlower_core::descriptor::ClaimedVerdict;
 use kvlower_core::environment::{Environment, RepoFile};
@@ -153,7 +153,7 @@ impl FsEnvironment {
                     .components()
                     .next()
                     .and_then(|c| c.as_os_str().to_str())
-                    .is_some_and(|first| kvlower_core::anchor_rules::OWN_DIRS.contains(&first))
+                    .is_some_and(|first| kvlower_core::anchor_form::OWN_DIRS.contains(&first))
             })
         })
     }

@@ -177,7 +177,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
     let blank_non_claims = blank_non_claims(&repo.root, &rows);
     if diagnostics.is_empty() && partial.is_none() {
         // The audit suites run once; their failures are findings of the same run.
-        let audit = crate::audit::run_judged(&repo, &rows, &env);
+        let audit = crate::suites::run_judged(&repo, &rows, &env);
         // The committed matrix pins the catalog; when it equals the regenerated one
         // byte for byte, it records this catalog's digest and needs no second read.
         let mut matrix_fresh = false;
@@ -197,7 +197,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
         });
         diagnostics.extend(stray_files(&repo.root, &generated));
         diagnostics.extend(
-            crate::audit::diagnostics(&audit)
+            crate::suites::diagnostics(&audit)
                 .into_iter()
                 .filter(|d| config.keeps(&d.file)),
         );
