@@ -73,7 +73,7 @@ impl Config {
             a::INDEPENDENT_JSON | a::INDEPENDENT_MD => r.tensorrt_rc14_independent_audit,
             "results/central-result-table.md" => r.central_result_table,
             crate::readme::README => r.readme_table,
-            crate::report::REPORT_HTML => r.html_report,
+            crate::html_page::REPORT_HTML => r.html_report,
             _ => false,
         }
     }

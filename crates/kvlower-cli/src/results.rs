@@ -141,8 +141,12 @@ pub fn each_file(
     // The page judges every descriptor again, in full, through `env`
     // (docs/report.md); rendered only when the repository keeps it.
     each(LazyFile {
-        path: crate::report::REPORT_HTML,
-        write: &|w| write_text(w, |html| crate::report::write_report(repo, rows, env, html)),
+        path: crate::html_page::REPORT_HTML,
+        write: &|w| {
+            write_text(w, |html| {
+                crate::html_page::write_report(repo, rows, env, html)
+            })
+        },
     });
     each(LazyFile {
         path: "results/central-result-table.md",
