@@ -299,7 +299,10 @@ pub fn report_error(
 /// The text of line `line` (1-based) of `root/file`, when that is a regular,
 /// reasonably small file. Never opens a FIFO or a device.
 fn source_line(root: &Path, file: &str, line: usize) -> Option<String> {
-    let bytes = kvlower_fs::read_path(&root.join(file), kvlower_fs::FileKind::Snippet).ok()?;
+    let bytes = kvlower_fs::FileKind::Snippet
+        .open()
+        .read(root.join(file))
+        .ok()?;
     let text = String::from_utf8_lossy(&bytes);
     let full = text
         .split('\n')

@@ -72,7 +72,7 @@
 //! - **Fail-closed rules** — the seven rules of paper Table 2; see
 //!   `docs/model.md` for where each is enforced and tested.
 
-pub mod anchor_rules;
+pub mod anchor_form;
 pub mod anchoring;
 pub mod baseline;
 pub mod catalog;

@@ -122,7 +122,7 @@ pub fn read_catalog(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Option<(C
     let before = diagnostics.len();
     let Some(src) = read_source(root, MODES_PATH, diagnostics) else {
         // No catalog at all: most likely not a kvlower repository yet.
-        if root.join(MODES_PATH).symlink_metadata().is_err() {
+        if !kvlower_fs::inspect::entry_exists(&root.join(MODES_PATH)) {
             for d in &mut diagnostics[before..] {
                 d.hint = Some(
                     "a kvlower repository needs a catalog: run `kvlower init` to write one (with kvlower.toml, capabilities/ and schemas/), or pass --root".to_string(),
@@ -325,7 +325,7 @@ fn once_per_aliased_defect(found: Vec<Diagnostic>, structure: &yaml::Structure) 
 /// so an invalid descriptor cannot pass `check` by its name.
 pub fn descriptor_files(root: &Path) -> Result<(Vec<String>, Vec<Diagnostic>), Box<Diagnostic>> {
     let dir = root.join(CAPABILITIES_DIR);
-    let entries = match std::fs::read_dir(&dir) {
+    let entries = match kvlower_fs::walk::list(&dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), Vec::new())),
         Err(e) => {
@@ -391,9 +391,9 @@ pub fn read_source(root: &Path, rel: &str, diagnostics: &mut Vec<Diagnostic>) ->
         FileKind::Descriptor
     };
     let read = if root.as_os_str().is_empty() {
-        kvlower_fs::read_path(Path::new(rel), kind)
+        kind.open().read(rel)
     } else {
-        kvlower_fs::read_confined(root, rel, kind)
+        kind.open().within(root).read(rel)
     };
     let bytes = match read {
         Ok(bytes) => bytes,

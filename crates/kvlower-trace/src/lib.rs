@@ -36,7 +36,7 @@ use std::io::BufRead;
 use std::num::NonZeroU32;
 use std::ops::ControlFlow;
 
-use kvlower_fs::lines::{End, Line};
+use kvlower_fs::line_reader::{End, Line};
 
 mod campaign;
 pub mod campaign_doc;
@@ -94,7 +94,7 @@ pub fn evaluate_reader_bounded<R: BufRead>(
 ) -> TraceOutline {
     let mut evaluator = evaluate::TraceEvaluator::new(name);
     let mut line: u64 = 0;
-    let read = kvlower_fs::lines::for_each_line(&mut r, MAX_LINE_BYTES, max_bytes, |l| {
+    let read = kvlower_fs::line_reader::for_each_line(&mut r, MAX_LINE_BYTES, max_bytes, |l| {
         line = line.saturating_add(1);
         match l {
             Line::Text(bytes) => evaluator.push_line(line, Line::content(bytes)),

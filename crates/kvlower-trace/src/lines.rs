@@ -1,5 +1,5 @@
 //! The trace gate's caps on what it reads; the reading itself is the one line
-//! reader, [`kvlower_fs::lines`], which the join shares.
+//! reader, [`kvlower_fs::line_reader`], which the join shares.
 
 /// The longest line the gate reads (16 MiB); a longer one is skipped and reported, so a
 /// corrupt trace cannot make the reader allocate without bound.

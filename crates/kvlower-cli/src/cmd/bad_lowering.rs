@@ -3,7 +3,7 @@
 //! `results/bad-lowering-counterexamples.{md,json}`.
 //!
 //! The suite's bridge to `kvlower-audit` for every other command is
-//! [`crate::audit`].
+//! [`crate::suites`].
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -13,10 +13,10 @@ use kvlower_evidence::{FsEnvironment, load_repository};
 use kvlower_load::LoadFailure;
 
 use crate::Exit;
-use crate::audit::read_cases;
-use crate::cmd::matrix::{report_outcome, write_set};
 use crate::generated::GeneratedFile;
+use crate::layout::{report_outcome, write_set};
 use crate::output::{SimpleFormat, envelope_json, report_error};
+use crate::suites::read_cases;
 
 #[derive(Debug, clap::Args)]
 pub struct BadLoweringArgs {

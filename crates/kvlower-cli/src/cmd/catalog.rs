@@ -13,6 +13,7 @@ use kvlower_load::{MODES_PATH, read_catalog};
 use serde::Serialize;
 
 use crate::Exit;
+use crate::layout::PINNED_MATRIX;
 use crate::output::{Format, ReportOptions, envelope_json, report};
 use crate::results::CatalogPin;
 
@@ -44,16 +45,17 @@ pub fn run(args: &CatalogArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
     }
 }
 
-/// The generated result that records the catalog digest (`catalog.digest`).
-pub const PINNED_MATRIX: &str = "results/lowering-matrix.json";
-
 /// `check`: a finding when the committed matrix was judged under another
 /// catalog than the one loaded now (or records none).
 pub fn pin_diagnostic(root: &Path, catalog: &Catalog) -> Option<Diagnostic> {
     const MATRIX: &str = PINNED_MATRIX;
     // Through the one safe read: a FIFO or device here must not block `check`. A
     // refused or unreadable matrix is already a finding of the results comparison.
-    let bytes = kvlower_fs::read_confined(root, MATRIX, kvlower_fs::FileKind::Result).ok()?;
+    let bytes = kvlower_fs::FileKind::Result
+        .open()
+        .within(root)
+        .read(MATRIX)
+        .ok()?;
     let recorded = serde_json::from_slice::<serde_json::Value>(&bytes)
         .ok()
         .and_then(|v| v.pointer("/catalog/digest")?.as_str().map(str::to_string));

@@ -10,8 +10,8 @@ use kvlower_evidence::load_repository;
 use kvlower_load::{CAPABILITIES_DIR, LoadFailure};
 
 use crate::Exit;
-use crate::cmd::matrix::{GENERATED_DIRS, JOURNAL, STAGE_PREFIX};
 use crate::generated::{GeneratedFile, LazyFile};
+use crate::layout::{GENERATED_DIRS, JOURNAL, STAGE_PREFIX};
 use crate::output::{ColorChoice, Format, ReportOptions, report, report_error, sarif};
 
 /// `check`'s output formats: every shared one, plus SARIF for code scanning.
@@ -177,7 +177,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
     let blank_non_claims = blank_non_claims(&repo.root, &rows);
     if diagnostics.is_empty() && partial.is_none() {
         // The audit suites run once; their failures are findings of the same run.
-        let audit = crate::audit::run_judged(&repo, &rows, &env);
+        let audit = crate::suites::run_judged(&repo, &rows, &env);
         // The committed matrix pins the catalog; when it equals the regenerated one
         // byte for byte, it records this catalog's digest and needs no second read.
         let mut matrix_fresh = false;
@@ -192,12 +192,12 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
             let sink = want_diffs.then_some(&mut diffs);
             match freshness(&repo.root, &file, sink) {
                 Some(d) => diagnostics.push(d),
-                None => matrix_fresh |= file.path == crate::cmd::catalog::PINNED_MATRIX,
+                None => matrix_fresh |= file.path == crate::layout::PINNED_MATRIX,
             }
         });
         diagnostics.extend(stray_files(&repo.root, &generated));
         diagnostics.extend(
-            crate::audit::diagnostics(&audit)
+            crate::suites::diagnostics(&audit)
                 .into_iter()
                 .filter(|d| config.keeps(&d.file)),
         );
@@ -368,11 +368,11 @@ fn load_only(
 /// `path` with links and `..` resolved when it exists (else made absolute), so
 /// that a descriptor named from a subfolder matches the root's `capabilities/`.
 fn canonical(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path)
+    kvlower_fs::inspect::resolved(path)
         .or_else(|_| {
             // A missing file: resolve its directory, keep its name.
             let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
-            let dir = std::fs::canonicalize(parent.unwrap_or(Path::new(".")))?;
+            let dir = kvlower_fs::inspect::resolved(parent.unwrap_or(Path::new(".")))?;
             Ok::<_, std::io::Error>(dir.join(path.file_name().unwrap_or_default()))
         })
         .or_else(|_| std::path::absolute(path))
@@ -476,7 +476,11 @@ fn stale_finding(
     file: &GeneratedFile,
     diffs: Option<&mut String>,
 ) -> Option<Diagnostic> {
-    let bytes = match kvlower_fs::read_confined(root, file.path, kvlower_fs::FileKind::Result) {
+    let bytes = match kvlower_fs::FileKind::Result
+        .open()
+        .within(root)
+        .read(file.path)
+    {
         Ok(bytes) => bytes,
         Err(kvlower_fs::Refusal::Missing { .. }) => {
             return Some(
@@ -560,7 +564,7 @@ pub fn bounded_diff(path: &str, committed: &[u8], regenerated: &str) -> String {
 pub fn stray_files(root: &Path, generated: &[&str]) -> Vec<Diagnostic> {
     let mut findings = Vec::new();
     for dir in GENERATED_DIRS {
-        let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+        let Ok(entries) = kvlower_fs::walk::list(&root.join(dir)) else {
             continue;
         };
         for entry in entries {
@@ -644,8 +648,7 @@ fn blank_non_claims(root: &Path, rows: &[kvlower_core::matrix::MatrixRow<'_>]) -
             .with_hint("say what the positive rows do not claim, in visible characters (docs/descriptor-format.md)");
             // Located in the descriptor's text when it can be read again (best effort): at
             // the key, or at `non_claims` when the key is written in flow style.
-            let Ok(bytes) = kvlower_fs::read_confined(root, file, kvlower_fs::FileKind::Descriptor)
-            else {
+            let Ok(bytes) = kvlower_fs::FileKind::Descriptor.open().within(root).read(file) else {
                 return d;
             };
             let text = String::from_utf8_lossy(&bytes);

@@ -21,7 +21,7 @@ pub fn inert_warnings_of(repo: &Repository, env: &FsEnvironment) -> Vec<Diagnost
 
 /// `check -v`, before loading: the root, as given and resolved.
 pub fn verbose_root(root: &std::path::Path, err: &mut dyn Write) -> std::io::Result<()> {
-    let resolved = std::fs::canonicalize(root).map_or_else(
+    let resolved = kvlower_fs::inspect::resolved(root).map_or_else(
         |_| "does not resolve".to_string(),
         |p| p.display().to_string(),
     );

@@ -203,11 +203,11 @@ pub fn run(args: &NewArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::
     }
     let path = args.root.join(&rel);
     let dir = args.root.join(CAPABILITIES_DIR);
-    std::fs::create_dir_all(&dir)?;
-    let mut tmp = crate::cmd::matrix::readable_temp_file(&dir)?;
+    kvlower_fs::write::create_dir_all(&dir)?;
+    let mut tmp = kvlower_fs::write::readable_temp_file(&dir)?;
     tmp.write_all(text.as_bytes())?;
     // Never overwrite: persist_noclobber fails if the file exists, even if it appeared meanwhile.
-    if tmp.persist_noclobber(&path).is_err() {
+    if kvlower_fs::write::persist_new(tmp, &path).is_err() {
         usage(
             &format!("{rel} already exists; choose another name or edit it"),
             out,
