@@ -110,7 +110,7 @@ pub fn load(root: &Path) -> Result<Config, Box<Diagnostic>> {
         Err(kvlower_fs::Refusal::Missing { .. }) if !marker_present(&root.join(CONFIG_FILE)) => {
             return Ok(Config::default());
         }
-        Err(refusal) => return Err(Box::new(Diagnostic::refused(CONFIG_FILE, &refusal))),
+        Err(refusal) => return Err(Box::new(refusal.finding(CONFIG_FILE))),
     };
     let Ok(text) = String::from_utf8(bytes) else {
         return Err(Box::new(

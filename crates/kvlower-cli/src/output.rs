@@ -14,7 +14,6 @@
 //! before it is printed: control characters in human output
 //! ([`escape_control`]), and `|` and line breaks in Markdown ([`md_cell`]).
 
-use std::borrow::Cow;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 
@@ -116,25 +115,7 @@ pub struct ReportOptions {
 
 // ------------------------------------------------------------------ escaping
 
-/// Escapes control characters (`\n`, `\r`, `\t`, ESC, DEL, C1, ...) so a value
-/// read from a file can neither move the cursor, colour the terminal nor
-/// forge a line of output. Printable text is returned unchanged.
-pub fn escape_control(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(char::is_control) {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => out.push_str(&c.escape_unicode().to_string()),
-            c => out.push(c),
-        }
-    }
-    Cow::Owned(out)
-}
+pub use kvlower_codes::text::escape_control;
 
 /// Text for one Markdown table cell: `|` escaped, line breaks as `<br>`, HTML's
 /// `<`, `>` and `&` as entities (GitHub renders raw HTML in a step summary, so a

@@ -19,6 +19,7 @@
 //!
 //! The caps are listed in `docs/files.md`; [`FileKind::cap`] is the source.
 
+mod finding;
 pub mod lines;
 
 use std::fs::{File, Metadata};

@@ -24,7 +24,7 @@ pub struct TierCoverage {
     pub blocks: u64,
 }
 
-kvlower_core::names! {
+kvlower_codes::names! {
     /// The verdict on one claim at its observation point. Only `insufficient_evidence`
     /// carries reasons, and it never says what the join would otherwise have concluded.
     #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

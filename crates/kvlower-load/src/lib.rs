@@ -241,7 +241,7 @@ pub fn load_descriptor(
         recovered
             .errors
             .iter()
-            .map(|e| Diagnostic::from_yaml_error(rel, e)),
+            .map(|e| e.finding(rel)),
     );
     let descriptor = recovered.value.as_ref()?;
     let mut found = Vec::new();
@@ -398,7 +398,7 @@ pub fn read_source(root: &Path, rel: &str, diagnostics: &mut Vec<Diagnostic>) ->
     let bytes = match read {
         Ok(bytes) => bytes,
         Err(refusal) => {
-            diagnostics.push(Diagnostic::refused(rel, &refusal));
+            diagnostics.push(refusal.finding(rel));
             return None;
         }
     };
@@ -447,7 +447,7 @@ pub fn parse_yaml<T: serde::de::DeserializeOwned>(
     match yaml::from_str_all::<T>(src) {
         Ok(value) => Some(value),
         Err(errors) => {
-            diagnostics.extend(errors.iter().map(|e| Diagnostic::from_yaml_error(rel, e)));
+            diagnostics.extend(errors.iter().map(|e| e.finding(rel)));
             None
         }
     }

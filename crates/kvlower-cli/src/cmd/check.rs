@@ -489,7 +489,7 @@ fn stale_finding(
             );
         }
         // Unreadable, a link out of the root, a FIFO, too large: say so.
-        Err(refusal) => return Some(Diagnostic::refused(file.path, &refusal)),
+        Err(refusal) => return Some(refusal.finding(file.path)),
     };
     if bytes == file.contents.as_bytes() {
         return None;
