@@ -162,10 +162,9 @@ pub fn run(args: &CaptureArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
                 }),
             ),
             Err(e) => {
-                let d = kvlower_codes::Diagnostic::new(e.code(), shown.clone(), e.to_string())
-                    .with_hint(e.hint());
+                let d = e.finding(shown.clone());
                 (
-                    Exit::Error,
+                    Exit::of_codes([d.code]),
                     format!("kvlower capture: nothing written ({})", e.code()),
                     vec![d],
                     Some(e.to_string()),
@@ -210,8 +209,9 @@ pub fn run(args: &CaptureArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
         Err(e) => {
             writeln!(err, "error[{}]: {e}", e.code())?;
             writeln!(err, "  hint: {}", e.hint())?;
-            // Nothing was recorded: the publisher or the output failed (exit 2).
-            Ok(Exit::Error)
+            // Nothing was recorded: the publisher or the output failed (an unread
+            // input, exit 2).
+            Ok(Exit::of_codes([e.code()]))
         }
     }
 }

@@ -191,22 +191,28 @@ pub fn run(args: &JoinArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
     }
 }
 
-/// Reports a join error: under `--format json` the shared envelope with the
-/// error, and (for an input it could not read, a malformed event line or capture)
-/// a coded diagnostic naming the file; otherwise `error: ...` on stderr.
+/// Reports a join error as its coded finding (`JoinError::finding`): under `--format
+/// json` the shared envelope with the finding, otherwise `error[code]: ...` on stderr.
+/// The exit follows from the code: 2 for an input that could not be read, 1 for one
+/// read and found malformed.
 fn fail_with(
     json: bool,
     e: &kvlower_join::JoinError,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> std::io::Result<Exit> {
-    let exit = exit_of(e);
+    let finding = e.finding();
+    let exit = Exit::of_codes([finding.code]);
+    let message = e.to_string();
     if !json {
-        report_error(Format::Human, "join", exit, &e.to_string(), out, err)?;
+        writeln!(
+            err,
+            "error[{}]: {}",
+            finding.code,
+            crate::output::escape_control(&message)
+        )?;
         return Ok(exit);
     }
-    let message = e.to_string();
-    let diagnostics: Vec<kvlower_codes::Diagnostic> = diagnostic_of(e).into_iter().collect();
     let summary = format!("kvlower join: {message}");
     write!(
         out,
@@ -215,63 +221,10 @@ fn fail_with(
             "join",
             exit,
             &summary,
-            &diagnostics,
+            std::slice::from_ref(&finding),
             Some(&message),
             None
         )
     )?;
     Ok(exit)
-}
-
-/// The coded diagnostic of a join error about one file, when it has a code.
-fn diagnostic_of(e: &kvlower_join::JoinError) -> Option<kvlower_codes::Diagnostic> {
-    use kvlower_codes::{Code, Diagnostic};
-    use kvlower_join::JoinError as E;
-    let shown =
-        |p: &std::path::Path| crate::output::escape_control(&p.display().to_string()).into_owned();
-    let d = match e {
-        E::Io { path, source } => Diagnostic::new(
-            Code::UnreadableFile,
-            shown(path),
-            format!("cannot read: {source}"),
-        )
-        .with_hint("check that the file exists and is readable"),
-        E::Refused { path, message } => {
-            let code = if message.contains("cap") || message.contains("larger") {
-                Code::FileTooLarge
-            } else if message.contains("outside") {
-                Code::FileOutsideRoot
-            } else {
-                Code::NotARegularFile
-            };
-            Diagnostic::new(code, shown(path), message.clone())
-                .with_hint("kvlower reads regular files only, each under its cap (docs/files.md)")
-        }
-        E::Event {
-            path,
-            line,
-            message,
-            ..
-        } => {
-            let d = Diagnostic::new(Code::MalformedTrace, shown(path), message.clone());
-            match usize::try_from(*line) {
-                Ok(line) => d.at(line, 1),
-                Err(_) => d,
-            }
-        }
-        E::Capture { path, message } => {
-            Diagnostic::new(Code::MalformedTrace, shown(path), message.clone())
-        }
-        E::Registry { .. } | E::TokenMap { .. } => return None,
-    };
-    Some(d)
-}
-
-/// 2 for an input that could not be read, 1 for one read and found malformed.
-fn exit_of(e: &kvlower_join::JoinError) -> Exit {
-    if e.is_unread_input() {
-        Exit::Error
-    } else {
-        Exit::Findings
-    }
 }

@@ -55,20 +55,16 @@ pub fn run(args: &RouteArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
         }
         Err(e) if args.format == RouteFormat::Json => {
             // A trace or registry that could not be judged: the shared envelope, with
-            // the error as a coded diagnostic (exit 2 unread, 1 malformed).
-            let exit = if e.is_unread_input() {
-                Exit::Error
-            } else {
-                Exit::Findings
-            };
+            // the error as a coded finding (exit 2 unread, 1 malformed).
+            let finding = e.finding();
+            let exit = Exit::of_codes([finding.code]);
             let message = e.to_string();
             let summary = format!("kvlower route: {message}");
-            let d = diagnostic_of(&e);
             let doc = crate::output::envelope_json::<()>(
                 "route",
                 exit,
                 &summary,
-                std::slice::from_ref(&d),
+                std::slice::from_ref(&finding),
                 None,
                 None,
             );
@@ -80,42 +76,7 @@ pub fn run(args: &RouteArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
             writeln!(err, "  expected: {}", e.expected())?;
             writeln!(err, "  hint: {}", e.hint())?;
             // A trace or registry that could not be read exits 2, a malformed one 1.
-            Ok(if e.is_unread_input() {
-                Exit::Error
-            } else {
-                Exit::Findings
-            })
+            Ok(Exit::of_codes([e.code()]))
         }
     }
-}
-
-/// The coded, located diagnostic of a route error.
-fn diagnostic_of(e: &kvlower_route::RouteError) -> kvlower_codes::Diagnostic {
-    use kvlower_route::RouteError as E;
-    let shown =
-        |p: &std::path::Path| crate::output::escape_control(&p.display().to_string()).into_owned();
-    let mut d = match e {
-        E::Refused { path, message, .. } => {
-            kvlower_codes::Diagnostic::new(e.code(), shown(path), message.clone())
-        }
-        E::Malformed {
-            path,
-            line,
-            column,
-            json_path,
-            message,
-        } => kvlower_codes::Diagnostic::new(e.code(), shown(path), message.clone())
-            .at(*line, *column)
-            .at_path(json_path.clone()),
-        E::Invalid {
-            path,
-            json_path,
-            message,
-            ..
-        } => kvlower_codes::Diagnostic::new(e.code(), shown(path), message.clone())
-            .at_path(json_path.clone()),
-        E::Registry(inner) => kvlower_codes::Diagnostic::new(e.code(), "", inner.to_string()),
-    };
-    d.hint = Some(format!("expected {}; {}", e.expected(), e.hint()));
-    d
 }
