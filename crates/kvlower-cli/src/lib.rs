@@ -21,6 +21,7 @@ pub mod compare;
 pub mod config;
 pub mod generated;
 pub mod output;
+pub mod pin;
 pub mod readme;
 pub mod report;
 pub mod results;
