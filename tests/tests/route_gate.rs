@@ -133,7 +133,7 @@ fn overlap_scores_and_worker_choice_without_a_claim_are_not_routed_reuse() {
         .find(|p| p.name.name() == "route_decision_sees_accepted_claim")
         .unwrap();
     assert!(!sees.held);
-    insta::assert_snapshot!("route_false_positive_human", r.render_human());
+    insta::assert_snapshot!("route_false_positive_human", kvlower_cli::human::route(&r));
 }
 
 #[test]

@@ -20,6 +20,7 @@ pub mod cmd;
 pub mod compare;
 pub mod config;
 pub mod generated;
+pub mod human;
 pub mod output;
 pub mod pin;
 pub mod readme;

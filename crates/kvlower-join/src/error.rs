@@ -84,8 +84,9 @@ impl JoinError {
                     .with_hint("check that the file exists and is readable")
             }
             JoinError::Refused { path, message } => {
-                Finding::new(code, shown(path), message.clone())
-                    .with_hint("kvlower reads regular files only, each under its cap (docs/files.md)")
+                Finding::new(code, shown(path), message.clone()).with_hint(
+                    "kvlower reads regular files only, each under its cap (docs/files.md)",
+                )
             }
             JoinError::Registry {
                 path,
@@ -95,7 +96,9 @@ impl JoinError {
             } => {
                 let mut f = Finding::new(code, shown(path), message.clone())
                     .at_path(yaml_path.clone())
-                    .with_hint("docs/join.md describes the registry and the pressure-controls file");
+                    .with_hint(
+                        "docs/join.md describes the registry and the pressure-controls file",
+                    );
                 f.location = *location;
                 f
             }
@@ -106,7 +109,12 @@ impl JoinError {
             } => Finding::new(code, shown(path), message.clone())
                 .at(*line, 1)
                 .with_hint("docs/join.md describes the token map"),
-            JoinError::Event { path, line, message, .. } => {
+            JoinError::Event {
+                path,
+                line,
+                message,
+                ..
+            } => {
                 let f = Finding::new(code, shown(path), message.clone());
                 match usize::try_from(*line) {
                     Ok(line) => f.at(line, 1),

@@ -162,7 +162,7 @@ pub fn run(args: &JoinArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
         return match kvlower_join::pressure::run_controls(controls) {
             Ok(report) => {
                 match output {
-                    OutputArg::Human => write!(out, "{}", report.render_human())?,
+                    OutputArg::Human => write!(out, "{}", crate::human::pressure(&report))?,
                     OutputArg::Json => writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?,
                 }
                 Ok(Exit::Success)
@@ -182,7 +182,7 @@ pub fn run(args: &JoinArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
     match kvlower_join::join_paths(registry, events, format.into()) {
         Ok(report) => {
             match output {
-                OutputArg::Human => write!(out, "{}", report.render_human())?,
+                OutputArg::Human => write!(out, "{}", crate::human::join(&report))?,
                 OutputArg::Json => writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?,
             }
             Ok(Exit::Success)

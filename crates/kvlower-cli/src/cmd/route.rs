@@ -45,7 +45,7 @@ pub fn run(args: &RouteArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
     match kvlower_route::evaluate_path(&args.trace) {
         Ok(report) => {
             match args.format {
-                RouteFormat::Human => write!(out, "{}", report.render_human())?,
+                RouteFormat::Human => write!(out, "{}", crate::human::route(&report))?,
                 RouteFormat::Json => writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?,
             }
             if args.fail_on.is_some() && !report.pass {
