@@ -237,12 +237,7 @@ pub fn load_descriptor(
     let recovered = yaml::from_str_recovering::<Descriptor>(&src);
     // Every schema error, then what validation finds in the rest of the file
     // (repaired only to be read further: a repaired descriptor is never judged).
-    diagnostics.extend(
-        recovered
-            .errors
-            .iter()
-            .map(|e| e.finding(rel)),
-    );
+    diagnostics.extend(recovered.errors.iter().map(|e| e.finding(rel)));
     let descriptor = recovered.value.as_ref()?;
     let mut found = Vec::new();
     validate::descriptor(rel, &src, descriptor, catalog, env, &mut found);

@@ -73,11 +73,7 @@ fn stale_finding(
         "committed result differs from the regenerated one",
     )
     .with_hint("run `kvlower matrix` and commit the result");
-    Some(with_stale_causes(
-        stale,
-        &bytes,
-        &file.contents,
-    ))
+    Some(with_stale_causes(stale, &bytes, &file.contents))
 }
 
 /// A unified diff of `committed` against `regenerated`, bounded in time
@@ -175,10 +171,6 @@ pub fn stray_files(root: &Path, generated: &[&str]) -> Vec<Diagnostic> {
     }
     findings
 }
-
-/// One `blank-value` finding per blank non-claim (`non_claims.default`, or the
-/// mode's `non_claims.modes.<mode>` that replaces it) that a positive row carries,
-/// in every configuration: a positive row must say what it does not claim, and
 
 /// The most descriptors a stale result names.
 const STALE_CAUSES_MAX: usize = 20;

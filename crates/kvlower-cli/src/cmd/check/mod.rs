@@ -215,10 +215,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
                 .filter(|d| config.keeps(&d.file)),
         );
         if !matrix_fresh {
-            diagnostics.extend(crate::pin::pin_diagnostic(
-                &repo.root,
-                &repo.catalog,
-            ));
+            diagnostics.extend(crate::pin::pin_diagnostic(&repo.root, &repo.catalog));
         }
     }
     drop(rows);

@@ -20,7 +20,14 @@ pub fn inert_warnings_of(repo: &Repository, env: &FsEnvironment) -> Vec<Diagnost
     per_descriptor.into_iter().flatten().collect()
 }
 
-pub(super) fn blank_non_claims(root: &Path, rows: &[kvlower_core::matrix::MatrixRow<'_>]) -> Vec<Diagnostic> {
+/// One `blank-value` finding per blank non-claim (`non_claims.default`, or the
+/// mode's `non_claims.modes.<mode>` that replaces it) that a positive row carries,
+/// in every configuration: a positive row must say what it does not claim, and
+/// before this only the provenance audit (kept by few repositories) saw it.
+pub(super) fn blank_non_claims(
+    root: &Path,
+    rows: &[kvlower_core::matrix::MatrixRow<'_>],
+) -> Vec<Diagnostic> {
     let mut blank: std::collections::BTreeMap<(&str, String), Vec<String>> =
         std::collections::BTreeMap::new();
     for r in rows.iter().filter(|r| r.judgment.label.is_positive()) {
