@@ -128,7 +128,7 @@ pub fn parse(text: &str) -> Result<Config, Box<Diagnostic>> {
         let mut d = Diagnostic::new(Code::ConfigInvalid, CONFIG_FILE, message.clone());
         if let Some(span) = e.span() {
             let (line, col) = line_col(text, span.start);
-            d = d.at(line, col);
+            d = d.at(line, col).with_source(text);
         }
         let hint = unknown_key(&message)
             .and_then(|key| {

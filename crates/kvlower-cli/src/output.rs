@@ -15,7 +15,6 @@
 //! ([`escape_control`]), and `|` and line breaks in Markdown ([`md_cell`]).
 
 use std::io::{IsTerminal, Write};
-use std::path::Path;
 
 use kvlower_codes::{Code, Diagnostic};
 use serde::Serialize;
@@ -277,27 +276,6 @@ pub fn report_error(
 
 // ------------------------------------------------------------------ human rendering
 
-/// The text of line `line` (1-based) of `root/file`, when that is a regular,
-/// reasonably small file. Never opens a FIFO or a device.
-fn source_line(root: &Path, file: &str, line: usize) -> Option<String> {
-    let bytes = kvlower_fs::read_path(&root.join(file), kvlower_fs::FileKind::Snippet).ok()?;
-    let text = String::from_utf8_lossy(&bytes);
-    let full = text
-        .split('\n')
-        .nth(line.checked_sub(1)?)?
-        .trim_end_matches('\r');
-    // A short excerpt only: a descriptor linked to a secret file must not be
-    // echoed into CI logs through its source line (the message caps values too).
-    let mut shown: String = full.chars().take(SNIPPET_MAX_CHARS).collect();
-    if full.chars().count() > SNIPPET_MAX_CHARS {
-        shown.push('…');
-    }
-    Some(shown)
-}
-
-/// The most characters of a source line a diagnostic shows.
-const SNIPPET_MAX_CHARS: usize = 64;
-
 /// Makes a source line safe to print (control characters become their
 /// visible Unicode "control picture", one character each, so columns keep).
 fn visible(line: &str) -> String {
@@ -338,10 +316,11 @@ fn token_span(line: &str, col: usize) -> std::ops::Range<usize> {
 }
 
 /// One diagnostic for people: the `file:line:col: error[code]: message (at path)`
-/// line editors and problem matchers parse, then (when the file and line are
-/// known) the source line with a caret under the offending span, then the hint.
-/// Every value from the input is escaped.
-pub fn render_human(d: &Diagnostic, color: bool, root: Option<&Path>) -> String {
+/// line editors and problem matchers parse, then (when the finding carries its
+/// source line, [`kvlower_codes::SourceLine`]) that line with a caret under the
+/// offending span, then the hint. Every value from the input is escaped; no input
+/// is opened again.
+pub fn render_human(d: &Diagnostic, color: bool) -> String {
     use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 
     let file = escape_control(&d.file);
@@ -363,9 +342,9 @@ pub fn render_human(d: &Diagnostic, color: bool, root: Option<&Path>) -> String 
     if !d.yaml_path.is_empty() {
         header.push_str(&format!(" (at `{}`)", escape_control(&d.yaml_path)));
     }
-    let snippet = match (root, d.location) {
-        (Some(root), Some((line, col))) => source_line(root, &d.file, line).map(|text| {
-            let text = visible(&text);
+    let snippet = match (&d.source, d.location) {
+        (Some(source), Some((line, col))) if source.line == line => Some({
+            let text = visible(&source.text);
             let span = token_span(&text, col);
             let level = if d.is_warning() {
                 Level::WARNING
@@ -401,19 +380,14 @@ pub fn render_human(d: &Diagnostic, color: bool, root: Option<&Path>) -> String 
 
 // ------------------------------------------------------------------ reports
 
-/// Prints findings and the summary line in the chosen format. `root` is where
-/// the diagnostics' relative file names live (for the source lines).
-#[expect(
-    clippy::too_many_arguments,
-    reason = "every output format needs all of these; a struct would only rename them"
-)]
+/// Prints findings and the summary line in the chosen format (each finding carries
+/// its own source line: nothing is read again).
 pub fn report(
     opts: &ReportOptions,
     command: &str,
     exit: Exit,
     diagnostics: &[Diagnostic],
     summary: &str,
-    root: Option<&Path>,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> std::io::Result<()> {
@@ -440,7 +414,7 @@ pub fn report(
             if !opts.quiet {
                 let color = opts.color.enabled();
                 for d in diagnostics {
-                    writeln!(err, "{}", render_human(d, color, root))?;
+                    writeln!(err, "{}", render_human(d, color))?;
                 }
             }
             writeln!(out, "{}", escape_control(summary))
@@ -518,7 +492,7 @@ pub fn github_annotation(d: &Diagnostic) -> String {
 /// (its `explain-code` text), one result per finding with its location.
 /// `error` marks a run that could not judge (exit 2): the invocation is then
 /// `executionSuccessful: false` with the message as a notification.
-pub fn sarif(diagnostics: &[Diagnostic], error: Option<&str>, root: Option<&Path>) -> String {
+pub fn sarif(diagnostics: &[Diagnostic], error: Option<&str>) -> String {
     use serde_json::{Value, json};
     let rules: Vec<Value> = Code::ALL
         .iter()
@@ -554,7 +528,7 @@ pub fn sarif(diagnostics: &[Diagnostic], error: Option<&str>, root: Option<&Path
                 "artifactLocation": {"uri": sarif_uri(&d.file), "uriBaseId": "%SRCROOT%"}
             });
             if let Some((line, col)) = d.location {
-                physical["region"] = sarif_region(root, &d.file, line, col);
+                physical["region"] = sarif_region(d, line, col);
             }
             let mut result = json!({
                 "ruleId": d.code.name(),
@@ -611,12 +585,14 @@ pub const CODES_DOC: &str = "docs/diagnostic-codes.md";
 
 /// A SARIF region for a finding at `line`:`col` of `file`: the token the caret of
 /// the human report covers (end column exclusive, 1-based), one character when the
-/// source line cannot be read.
-fn sarif_region(root: Option<&Path>, file: &str, line: usize, col: usize) -> serde_json::Value {
-    let end = root
-        .and_then(|root| source_line(root, file, line))
-        .map(|text| {
-            let text = visible(&text);
+/// finding carries no source line.
+fn sarif_region(d: &Diagnostic, line: usize, col: usize) -> serde_json::Value {
+    let end = d
+        .source
+        .as_ref()
+        .filter(|source| source.line == line)
+        .map(|source| {
+            let text = visible(&source.text);
             let span = token_span(&text, col);
             col + text[span].chars().count().max(1)
         })
@@ -642,6 +618,29 @@ fn sarif_uri(path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 38: the caret is drawn from the source line the finding carries; the
+    /// renderer opens nothing (the file named here does not exist, and before this
+    /// change the source line was read from it, so no caret was drawn).
+    #[test]
+    fn the_caret_comes_from_the_finding_not_the_file() {
+        let src = "runtime:\n  name: vllm\n  version: [\n";
+        let d = Diagnostic::new(Code::WrongType, "no/such/file.yaml", "expected a string")
+            .at_path("runtime.version")
+            .located_in(src);
+        let shown = render_human(&d, false);
+        assert!(shown.contains("  version: ["), "{shown}");
+        assert!(shown.contains('^'), "{shown}");
+        let sarif: serde_json::Value =
+            serde_json::from_str(&sarif(std::slice::from_ref(&d), None)).unwrap_or_default();
+        let region = &sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"];
+        assert_eq!(region["startColumn"], 3);
+        assert_eq!(region["endColumn"], 10, "{region}");
+        // A finding without its source line has no caret (and a one-character region).
+        let mut bare = d.clone();
+        bare.source = None;
+        assert!(!render_human(&bare, false).contains('^'));
+    }
 
     #[test]
     fn control_characters_are_escaped() {

@@ -111,14 +111,19 @@ impl Finding {
     }
 
     /// Keeps the source line at the finding's location, read from `src` (the text
-    /// the finding was found in).
+    /// the finding was found in), so that no renderer opens the input again.
     pub fn with_source(mut self, src: &str) -> Finding {
-        if self.source.is_none() {
-            if let Some((line, _)) = self.location {
-                self.source = SourceLine::of(src, line);
-            }
-        }
+        self.keep_source(src);
         self
+    }
+
+    /// [`Finding::with_source`] in place: the source line at the location as it is
+    /// now (a finding moved to another location after it was first located keeps the
+    /// line of where it ends up), none when the location is unknown.
+    pub fn keep_source(&mut self, src: &str) {
+        self.source = self
+            .location
+            .and_then(|(line, _)| SourceLine::of(src, line));
     }
 }
 

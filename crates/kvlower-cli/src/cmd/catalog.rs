@@ -69,7 +69,6 @@ fn diff(args: &DiffArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Re
             exit,
             &diagnostics,
             &summary,
-            Some(&args.root),
             out,
             err,
         )?;

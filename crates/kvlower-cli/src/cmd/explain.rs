@@ -108,7 +108,6 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
             exit,
             &diagnostics,
             &summary,
-            Some(&args.root),
             out,
             err,
         )?;

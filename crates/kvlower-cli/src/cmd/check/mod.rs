@@ -143,7 +143,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
                 args.root.display()
             );
             if args.format == CheckFormat::Sarif {
-                write!(out, "{}", sarif(&[], Some(&message), None))?;
+                write!(out, "{}", sarif(&[], Some(&message)))?;
             } else {
                 report_error(
                     args.report_options().format,
@@ -420,7 +420,7 @@ fn emit_with_error(
         );
     }
     if args.format == CheckFormat::Sarif {
-        return write!(out, "{}", sarif(diagnostics, None, Some(&args.root)));
+        return write!(out, "{}", sarif(diagnostics, None));
     }
     report(
         &args.report_options(),
@@ -428,7 +428,6 @@ fn emit_with_error(
         exit,
         diagnostics,
         summary,
-        Some(&args.root),
         out,
         err,
     )

@@ -70,7 +70,7 @@ pub(super) fn blank_non_claims(
             match d.location {
                 Some(_) => d,
                 None => match kvlower_codes::diagnostic::locate(&text, "non_claims") {
-                    Some((line, col)) => d.at(line, col),
+                    Some((line, col)) => d.at(line, col).with_source(&text),
                     None => d,
                 },
             }
