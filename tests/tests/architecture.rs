@@ -271,3 +271,49 @@ fn the_render_scan_finds_a_planted_renderer() {
         ]
     );
 }
+
+/// Every `enum` declared in the library part of the CLI's sources whose name says it
+/// is an output format (`...Format...`, or the names the old per-command ones had).
+fn format_enums(src: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut found = Vec::new();
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (_, line) in library_lines(&text) {
+            let Some(at) = line.find("enum ") else {
+                continue;
+            };
+            let name = ident(&line[at + "enum ".len()..]);
+            if name.contains("Format") || ["OutputArg", "FormatFlag"].contains(&name.as_str()) {
+                let rel = path.strip_prefix(src).unwrap_or(&path);
+                found.push(format!("{}: {name}", rel.display()));
+            }
+        }
+    }
+    found
+}
+
+/// One `--format` enum (issue 38): `output::Format`, each command accepting its own
+/// subset of it through `Format::parser`, instead of seven per-command enums.
+#[test]
+fn the_cli_has_one_format_enum() {
+    let src = repo_root().join("crates/kvlower-cli/src");
+    assert_eq!(format_enums(&src), vec!["output.rs: Format".to_string()]);
+    // The attack on the scan: a second one is seen.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("output.rs"), "pub enum Format { Human }\n").unwrap();
+    std::fs::write(
+        dir.path().join("route.rs"),
+        "#[derive(Clone)]\npub enum RouteFormat { Human, Json }\nenum OutputArg { Json }\n",
+    )
+    .unwrap();
+    assert_eq!(
+        format_enums(dir.path()),
+        vec![
+            "output.rs: Format".to_string(),
+            "route.rs: RouteFormat".to_string(),
+            "route.rs: OutputArg".to_string(),
+        ]
+    );
+}

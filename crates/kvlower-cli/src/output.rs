@@ -25,10 +25,13 @@ use crate::Exit;
 /// (Version 1 had `findings` instead of `diagnostics` and no `payload`.)
 pub const OUTPUT_SCHEMA_VERSION: u32 = 2;
 
-/// How a report is printed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// How a command prints its outcome: the one `--format` of every command. Each
+/// command accepts the formats it can print ([`Format::parser`] with one of the sets
+/// below); any other value is clap's usage error (exit 2), as for any bad value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
     /// For people: `file:line:col: error[code]: message`, the source line with a caret, a hint
+    #[default]
     Human,
     /// One JSON document on stdout (the shared envelope, with a `schema_version`)
     Json,
@@ -36,6 +39,113 @@ pub enum Format {
     Github,
     /// A Markdown summary, e.g. for `$GITHUB_STEP_SUMMARY`
     Markdown,
+    /// SARIF 2.1.0 for GitHub code scanning (rules = diagnostic codes); `check` only
+    Sarif,
+}
+
+/// One format a command accepts, with the help clap shows for it there (`None`: the
+/// value is listed bare).
+pub type Accepted = (Format, Option<&'static str>);
+
+impl Format {
+    /// Every format, in the order help lists them.
+    pub const ALL: [Format; 5] = [
+        Format::Human,
+        Format::Json,
+        Format::Github,
+        Format::Markdown,
+        Format::Sarif,
+    ];
+
+    /// The formats of the commands that report findings (`explain`, `codes`,
+    /// `explain-code`, `catalog diff`, `gate`).
+    pub const SHARED: &'static [Accepted] = &[
+        (
+            Format::Human,
+            Some(
+                "For people: `file:line:col: error[code]: message`, the source line with a caret, a hint",
+            ),
+        ),
+        (
+            Format::Json,
+            Some("One JSON document on stdout (the shared envelope, with a `schema_version`)"),
+        ),
+        (
+            Format::Github,
+            Some("GitHub Actions `::error` annotations, then the human report"),
+        ),
+        (
+            Format::Markdown,
+            Some("A Markdown summary, e.g. for `$GITHUB_STEP_SUMMARY`"),
+        ),
+    ];
+
+    /// `check`'s formats: the shared ones and SARIF.
+    pub const CHECK: &'static [Accepted] = &[
+        Format::SHARED[0],
+        Format::SHARED[1],
+        Format::SHARED[2],
+        Format::SHARED[3],
+        (
+            Format::Sarif,
+            Some("SARIF 2.1.0 for GitHub code scanning (rules = diagnostic codes)"),
+        ),
+    ];
+
+    /// The formats of the commands whose only machine format is the JSON envelope
+    /// (`matrix`, `bad-lowering`, `new`, `init`, `capture`).
+    pub const SIMPLE: &'static [Accepted] = &[
+        (
+            Format::Human,
+            Some("For people (unchanged from earlier releases)"),
+        ),
+        (
+            Format::Json,
+            Some("One JSON document on stdout (the shared envelope)"),
+        ),
+    ];
+
+    /// `route`'s and `join`'s: human text, or the JSON evidence document.
+    pub const DOCUMENT: &'static [Accepted] = &[(Format::Human, None), (Format::Json, None)];
+
+    /// The format's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Human => "human",
+            Format::Json => "json",
+            Format::Github => "github",
+            Format::Markdown => "markdown",
+            Format::Sarif => "sarif",
+        }
+    }
+
+    /// The format with exactly this name.
+    pub fn from_name(name: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// The value parser of a `--format` that accepts `accepted` (and lists them, with
+    /// their help, in `--help`, completions and clap's "possible values").
+    pub fn parser(
+        accepted: &'static [Accepted],
+    ) -> impl clap::builder::TypedValueParser<Value = Format> {
+        use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+        PossibleValuesParser::new(accepted.iter().map(|(format, help)| {
+            let value = PossibleValue::new(format.name());
+            match help {
+                Some(help) => value.help(*help),
+                None => value,
+            }
+        }))
+        // Only the names listed parse, and each is a format's name.
+        .map(|name| Format::from_name(&name).unwrap_or_default())
+    }
+}
+
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// Whether to colour human output.
@@ -77,32 +187,11 @@ impl ColorChoice {
     }
 }
 
-/// `--format` of the commands whose only machine format is the JSON envelope
-/// (`matrix`, `bad-lowering`, `new`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum SimpleFormat {
-    /// For people (unchanged from earlier releases)
-    #[default]
-    Human,
-    /// One JSON document on stdout (the shared envelope)
-    Json,
-}
-
-impl SimpleFormat {
-    /// The shared format it stands for (for [`report_error`]).
-    pub fn shared(self) -> Format {
-        match self {
-            SimpleFormat::Human => Format::Human,
-            SimpleFormat::Json => Format::Json,
-        }
-    }
-}
-
 /// Options every reporting subcommand takes.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ReportOptions {
     /// Output format
-    #[arg(long, value_enum, default_value_t = Format::Human)]
+    #[arg(long, value_parser = Format::parser(Format::SHARED), default_value_t = Format::Human)]
     pub format: Format,
     /// Colour for human output (honours NO_COLOR)
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
@@ -405,6 +494,7 @@ pub fn report(
             }
             Ok(())
         }
+        Format::Sarif => write!(out, "{}", sarif(diagnostics, None)),
         Format::Github | Format::Human => {
             if opts.format == Format::Github {
                 for d in diagnostics {

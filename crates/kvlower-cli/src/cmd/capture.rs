@@ -22,7 +22,7 @@ use std::time::Duration;
 use kvlower_capture::subscribe::{CaptureOptions, capture, check_endpoint};
 
 use crate::Exit;
-use crate::output::{SimpleFormat, envelope_json, report_error};
+use crate::output::{Format, envelope_json, report_error};
 
 /// How to turn on the KV-event publisher `capture` subscribes to (`kvlower capture --help`).
 const AFTER_HELP: &str = "\
@@ -60,8 +60,8 @@ pub struct CaptureArgs {
     #[arg(long, value_name = "S", default_value_t = 60.0)]
     pub connect_timeout: f64,
     /// Output format (`json`: the shared envelope on stdout, the capture's counts as its payload)
-    #[arg(long, value_enum, default_value_t = SimpleFormat::Human)]
-    pub format: SimpleFormat,
+    #[arg(long, value_parser = Format::parser(Format::SIMPLE), default_value_t = Format::Human)]
+    pub format: Format,
 }
 
 /// The payload of `capture --format json`.
@@ -104,7 +104,7 @@ fn parse_meta(items: &[String]) -> Result<BTreeMap<String, String>, String> {
 }
 
 pub fn run(args: &CaptureArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
-    let json = args.format == SimpleFormat::Json;
+    let json = args.format == Format::Json;
     let checked = (|| -> Result<_, String> {
         for e in &args.endpoints {
             check_endpoint(e)?;
@@ -123,7 +123,7 @@ pub fn run(args: &CaptureArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
     let (duration, until_idle, connect_timeout, meta) = match checked {
         Ok(v) => v,
         Err(e) => {
-            report_error(args.format.shared(), "capture", Exit::Usage, &e, out, err)?;
+            report_error(args.format, "capture", Exit::Usage, &e, out, err)?;
             return Ok(Exit::Usage);
         }
     };

@@ -154,7 +154,8 @@ fn diff(args: &DiffArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Re
                 }
             }
         }
-        Format::Human | Format::Github => {
+        // `sarif` does not parse here (`Format::SHARED`).
+        Format::Human | Format::Github | Format::Sarif => {
             if !args.report.quiet {
                 for (c, at) in &located {
                     let at = at.map_or(String::new(), |(l, col)| format!(":{l}:{col}"));

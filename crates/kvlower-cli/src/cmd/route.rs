@@ -14,13 +14,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use crate::Exit;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum RouteFormat {
-    #[default]
-    Human,
-    Json,
-}
+use crate::output::Format;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum FailOn {
@@ -34,8 +28,8 @@ pub struct RouteArgs {
     #[arg(long, value_name = "FILE")]
     pub trace: PathBuf,
     /// Output: human-readable text, or the JSON evidence document
-    #[arg(long, value_enum, default_value = "human", value_name = "FORMAT")]
-    pub format: RouteFormat,
+    #[arg(long, value_parser = Format::parser(Format::DOCUMENT), default_value = "human", value_name = "FORMAT")]
+    pub format: Format,
     /// Make a failing claim an exit-1 outcome
     #[arg(long, value_enum, value_name = "WHAT")]
     pub fail_on: Option<FailOn>,
@@ -45,15 +39,18 @@ pub fn run(args: &RouteArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
     match kvlower_route::evaluate_path(&args.trace) {
         Ok(report) => {
             match args.format {
-                RouteFormat::Human => write!(out, "{}", crate::human::route(&report))?,
-                RouteFormat::Json => writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?,
+                // Only `human` and `json` parse here (`Format::DOCUMENT`).
+                Format::Human | Format::Github | Format::Markdown | Format::Sarif => {
+                    write!(out, "{}", crate::human::route(&report))?
+                }
+                Format::Json => writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?,
             }
             if args.fail_on.is_some() && !report.pass {
                 return Ok(Exit::Findings);
             }
             Ok(Exit::Success)
         }
-        Err(e) if args.format == RouteFormat::Json => {
+        Err(e) if args.format == Format::Json => {
             // A trace or registry that could not be judged: the shared envelope, with
             // the error as a coded finding (exit 2 unread, 1 malformed).
             let finding = e.finding();

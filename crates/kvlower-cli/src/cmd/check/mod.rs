@@ -27,21 +27,6 @@ use kvlower_load::{CAPABILITIES_DIR, LoadFailure};
 use crate::Exit;
 use crate::output::{ColorChoice, Format, ReportOptions, report, report_error, sarif};
 
-/// `check`'s output formats: every shared one, plus SARIF for code scanning.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum CheckFormat {
-    /// For people: `file:line:col: error[code]: message`, the source line with a caret, a hint
-    Human,
-    /// One JSON document on stdout (the shared envelope, with a `schema_version`)
-    Json,
-    /// GitHub Actions `::error` annotations, then the human report
-    Github,
-    /// A Markdown summary, e.g. for `$GITHUB_STEP_SUMMARY`
-    Markdown,
-    /// SARIF 2.1.0 for GitHub code scanning (rules = diagnostic codes)
-    Sarif,
-}
-
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
     /// Only these descriptors (paths from the current directory); the generated
@@ -57,8 +42,8 @@ pub struct CheckArgs {
     #[arg(long)]
     pub require_verified: bool,
     /// Output format
-    #[arg(long, value_enum, default_value_t = CheckFormat::Human)]
-    pub format: CheckFormat,
+    #[arg(long, value_parser = Format::parser(Format::CHECK), default_value_t = Format::Human)]
+    pub format: Format,
     /// Colour for human output (honours NO_COLOR)
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
@@ -87,15 +72,10 @@ impl CheckArgs {
         }
     }
 
-    /// The shared report options (SARIF is printed by `check` itself).
+    /// The shared report options.
     fn report_options(&self) -> ReportOptions {
         ReportOptions {
-            format: match self.format {
-                CheckFormat::Human | CheckFormat::Sarif => Format::Human,
-                CheckFormat::Json => Format::Json,
-                CheckFormat::Github => Format::Github,
-                CheckFormat::Markdown => Format::Markdown,
-            },
+            format: self.format,
             color: self.color,
             quiet: self.quiet,
         }
@@ -142,7 +122,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
                 dir.display(),
                 args.root.display()
             );
-            if args.format == CheckFormat::Sarif {
+            if args.format == Format::Sarif {
                 write!(out, "{}", sarif(&[], Some(&message)))?;
             } else {
                 report_error(
@@ -170,7 +150,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
         verbose::check_inputs(&repo, err)?;
     }
     let mut diffs = String::new();
-    let human = matches!(args.format, CheckFormat::Human | CheckFormat::Github);
+    let human = matches!(args.format, Format::Human | Format::Github);
     let want_diffs = human && !args.quiet;
     // Only the whole set of descriptors regenerates the results (`None`: compared).
     let partial = (!args.descriptors.is_empty()).then(|| {
@@ -412,14 +392,14 @@ fn emit_with_error(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> std::io::Result<()> {
-    if args.format == CheckFormat::Json && error.is_some() {
+    if args.format == Format::Json && error.is_some() {
         return write!(
             out,
             "{}",
             crate::output::envelope_json::<()>("check", exit, summary, diagnostics, error, None)
         );
     }
-    if args.format == CheckFormat::Sarif {
+    if args.format == Format::Sarif {
         return write!(out, "{}", sarif(diagnostics, None));
     }
     report(

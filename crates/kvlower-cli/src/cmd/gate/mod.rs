@@ -144,7 +144,8 @@ fn run_buffered(args: &GateArgs, out: &mut dyn Write, err: &mut dyn Write) -> an
     };
     let opts = &args.report;
     let sink: Box<dyn Sink + '_> = match opts.format {
-        Format::Human | Format::Github => Box::new(HumanSink {
+        // `sarif` does not parse here (`Format::SHARED`).
+        Format::Human | Format::Github | Format::Sarif => Box::new(HumanSink {
             out,
             err,
             github: opts.format == Format::Github,
