@@ -299,7 +299,10 @@ fn format_enums(src: &Path) -> Vec<String> {
 #[test]
 fn the_cli_has_one_format_enum() {
     let src = repo_root().join("crates/kvlower-cli/src");
-    assert_eq!(format_enums(&src), vec!["output/mod.rs: Format".to_string()]);
+    assert_eq!(
+        format_enums(&src),
+        vec!["output/mod.rs: Format".to_string()]
+    );
     // The attack on the scan: a second one is seen.
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("output.rs"), "pub enum Format { Human }\n").unwrap();
