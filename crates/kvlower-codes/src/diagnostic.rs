@@ -80,12 +80,6 @@ impl Finding {
         self.severity == Severity::Warning
     }
 
-    /// Whether this finding says an input could not be read at all
-    /// ([`Code::is_unread_input`]): it makes the command exit 2.
-    pub fn is_unread_input(&self) -> bool {
-        self.code.is_unread_input()
-    }
-
     pub fn at(mut self, line: usize, col: usize) -> Finding {
         self.location = Some((line, col));
         self
