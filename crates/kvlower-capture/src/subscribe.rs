@@ -113,6 +113,13 @@ impl SubscribeError {
         }
     }
 
+    /// The finding for this error about the capture written to `out` (as shown to
+    /// the reader): its code, the message and the hint. Every capture error is an
+    /// unread input ([`kvlower_codes::Code::is_unread_input`]): nothing was recorded.
+    pub fn finding(&self, out: impl Into<String>) -> kvlower_codes::Finding {
+        kvlower_codes::Finding::new(self.code(), out, self.to_string()).with_hint(self.hint())
+    }
+
     /// How to fix it.
     pub fn hint(&self) -> &'static str {
         match self {

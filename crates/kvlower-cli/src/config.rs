@@ -114,7 +114,7 @@ pub fn load(root: &Path) -> Result<Config, Box<Diagnostic>> {
         Err(kvlower_fs::Refusal::Missing { .. }) if !marker_present(&root.join(CONFIG_FILE)) => {
             return Ok(Config::default());
         }
-        Err(refusal) => return Err(Box::new(Diagnostic::refused(CONFIG_FILE, &refusal))),
+        Err(refusal) => return Err(Box::new(refusal.finding(CONFIG_FILE))),
     };
     let Ok(text) = String::from_utf8(bytes) else {
         return Err(Box::new(
@@ -132,7 +132,7 @@ pub fn parse(text: &str) -> Result<Config, Box<Diagnostic>> {
         let mut d = Diagnostic::new(Code::ConfigInvalid, CONFIG_FILE, message.clone());
         if let Some(span) = e.span() {
             let (line, col) = line_col(text, span.start);
-            d = d.at(line, col);
+            d = d.at(line, col).with_source(text);
         }
         let hint = unknown_key(&message)
             .and_then(|key| {

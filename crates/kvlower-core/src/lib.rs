@@ -90,6 +90,9 @@ pub use catalog::{Catalog, CatalogDoc};
 pub use descriptor::{Anchor, AnchorKind, Descriptor};
 pub use environment::Environment;
 pub use judgment::{Judgment, judge, row_depths};
+/// The name-table macro every closed vocabulary is declared with (it lives in the leaf
+/// crate `kvlower-codes`, beside the diagnostic codes it also declares).
+pub use kvlower_codes::names;
 pub use vocab::{
     Atom, Depth, Label, Mode, Obligation, Precondition, Scope, Signal, Status, Subtype,
 };

@@ -26,6 +26,7 @@
 //! gate's trace walker), [`write`] (atomic writes), [`inspect`] (metadata, no open).
 
 pub mod capped;
+mod finding;
 pub mod inspect;
 pub mod kind;
 pub mod line_reader;

@@ -40,6 +40,7 @@ use kvlower_fs::line_reader::{End, Line};
 
 mod campaign;
 pub mod campaign_doc;
+mod caps;
 mod connector;
 mod diagnostic;
 mod evaluate;
@@ -47,26 +48,25 @@ mod event;
 mod family;
 mod header;
 mod identity;
-mod lines;
 mod multi_claim;
 pub mod names;
 mod parse;
 mod pipeline;
 mod reference;
-mod report;
 mod residency;
 mod scan;
 pub mod strict_json;
 pub mod truth;
+mod verdict;
 
 pub use campaign::CampaignSummary;
+pub use caps::{MAX_LINE_BYTES, MAX_TRACE_BYTES};
 pub use diagnostic::{Diagnostic, Problem};
 pub use evaluate::MAX_DIAGNOSTICS;
 pub use family::TraceFamily;
 pub use header::{HEADER_KEY, TraceComponent, recorded_runtime};
-pub use lines::{MAX_LINE_BYTES, MAX_TRACE_BYTES};
 pub use names::{Control, Requirement, TraceGate};
-pub use report::{ClaimVerdict, GateResult, TraceOutline, TraceReport, TraceTally};
+pub use verdict::{ClaimVerdict, GateResult, TraceOutline, TraceReport, TraceTally};
 
 /// A position in a trace: the 1-based ordinal of an accepted event.
 pub(crate) type Pos = NonZeroU32;

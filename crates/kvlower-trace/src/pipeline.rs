@@ -141,7 +141,7 @@ fn parse_block<'b>(block: &'b Block, out: ParsedLines<'_>) -> ParsedLines<'b> {
         .par_iter()
         .with_min_len(LINES_PER_TASK)
         .map(|item| match *item {
-            Item::Text { start, end, .. } => Some(parse(crate::lines::trim_json_whitespace(
+            Item::Text { start, end, .. } => Some(parse(crate::parse::trim_json_whitespace(
                 block.bytes(start, end),
             ))),
             Item::TooLong(_) => None,

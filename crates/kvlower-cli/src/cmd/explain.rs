@@ -108,7 +108,6 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
             exit,
             &diagnostics,
             &summary,
-            Some(&args.root),
             out,
             err,
         )?;
@@ -164,7 +163,8 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
             )
         )?,
         Format::Markdown => write!(out, "{}", explain_markdown(&shown, &descriptor, &judgments))?,
-        Format::Human | Format::Github => {
+        // `sarif` does not parse here (`Format::SHARED`).
+        Format::Human | Format::Github | Format::Sarif => {
             let color = args.report.color.enabled_for(crate::output::Stream::Stdout);
             if args.report.quiet {
                 for j in &judgments {

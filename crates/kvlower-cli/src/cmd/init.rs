@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::Exit;
 use crate::config::CONFIG_FILE;
-use crate::output::{SimpleFormat, envelope_json, escape_control, report_error};
+use crate::output::{Format, envelope_json, escape_control, report_error};
 
 #[derive(Debug, clap::Args)]
 pub struct InitArgs {
@@ -22,8 +22,8 @@ pub struct InitArgs {
     pub dir: PathBuf,
     /// Output format (`json`: the shared envelope, the files written and the next
     /// commands as its payload)
-    #[arg(long, value_enum, default_value_t = SimpleFormat::Human)]
-    pub format: SimpleFormat,
+    #[arg(long, value_parser = Format::parser(Format::SIMPLE), default_value_t = Format::Human)]
+    pub format: Format,
 }
 
 /// The commands `init` suggests next, in order.
@@ -61,7 +61,7 @@ struct Payload<'a> {
 
 pub fn run(args: &InitArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
     let fail = |exit: Exit, message: &str, out: &mut dyn Write, err: &mut dyn Write| {
-        report_error(args.format.shared(), "init", exit, message, out, err).map(|()| exit)
+        report_error(args.format, "init", exit, message, out, err).map(|()| exit)
     };
     let shown = escape_control(&args.dir.display().to_string()).into_owned();
     for existing in [CONFIG_FILE, MODES_PATH] {
@@ -89,7 +89,7 @@ pub fn run(args: &InitArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
         NEXT.map(|c| c.split("   ").next().unwrap_or(c).trim())
             .join(", then ")
     );
-    if args.format == SimpleFormat::Json {
+    if args.format == Format::Json {
         let payload = Payload {
             written: &written,
             next: NEXT

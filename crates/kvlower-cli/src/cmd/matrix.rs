@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::Exit;
 use crate::layout::{report_outcome, write_set};
-use crate::output::{SimpleFormat, envelope_json, report_error};
+use crate::output::{Format, envelope_json, report_error};
 use crate::results::generate;
 
 #[derive(Debug, clap::Args)]
@@ -23,8 +23,8 @@ pub struct MatrixArgs {
     #[arg(long, default_value = ".", hide_default_value = true)]
     pub root: PathBuf,
     /// Output format (`json`: the shared envelope, the files written as its payload)
-    #[arg(long, value_enum, default_value_t = SimpleFormat::Human)]
-    pub format: SimpleFormat,
+    #[arg(long, value_parser = Format::parser(Format::SIMPLE), default_value_t = Format::Human)]
+    pub format: Format,
 }
 
 /// The `payload` of `matrix --format json`: what [`write_set`] did.
@@ -41,7 +41,7 @@ pub struct MatrixPayload<'a> {
 }
 
 pub fn run(args: &MatrixArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
-    let json = args.format == SimpleFormat::Json;
+    let json = args.format == Format::Json;
     let config = match crate::config::load(&args.root) {
         Ok(config) => config,
         Err(finding) => {
@@ -65,14 +65,7 @@ pub fn run(args: &MatrixArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
         Ok(loaded) => loaded,
         Err(LoadFailure::NoDescriptors { dir }) => {
             let message = format!("no descriptors found in {}", dir.display());
-            report_error(
-                args.format.shared(),
-                "matrix",
-                Exit::Usage,
-                &message,
-                out,
-                err,
-            )?;
+            report_error(args.format, "matrix", Exit::Usage, &message, out, err)?;
             return Ok(Exit::Usage);
         }
         Err(LoadFailure::Invalid(diagnostics)) => {
