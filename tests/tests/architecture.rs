@@ -106,16 +106,6 @@ fn command_edges(cmd: &Path) -> Vec<(String, String)> {
     edges
 }
 
-/// The imports of `cmd::matrix` that the results-layout change of issue 38 (on its own
-/// branch) moves into a results module. Each must still be there: when that change is
-/// merged this list goes stale, the test fails, and the list is emptied.
-const PENDING_RESULTS_LAYOUT: [(&str, &str); 4] = [
-    ("bad_lowering", "matrix"),
-    ("check", "matrix"),
-    ("init", "matrix"),
-    ("new", "matrix"),
-];
-
 /// No command module imports another (issue 38): what two commands share lives in a
 /// module that is not a command (`crate::pin`, `crate::output`, ...), so a command can
 /// be read, changed or removed alone.
@@ -123,20 +113,9 @@ const PENDING_RESULTS_LAYOUT: [(&str, &str); 4] = [
 fn no_command_module_imports_another() {
     let cmd = repo_root().join("crates/kvlower-cli/src/cmd");
     let edges = command_edges(&cmd);
-    let pending: Vec<(String, String)> = PENDING_RESULTS_LAYOUT
-        .iter()
-        .map(|(a, b)| (a.to_string(), b.to_string()))
-        .collect();
-    let unexpected: Vec<&(String, String)> =
-        edges.iter().filter(|e| !pending.contains(e)).collect();
     assert!(
-        unexpected.is_empty(),
-        "command modules importing another command: {unexpected:?}"
-    );
-    let stale: Vec<&(String, String)> = pending.iter().filter(|e| !edges.contains(e)).collect();
-    assert!(
-        stale.is_empty(),
-        "PENDING_RESULTS_LAYOUT lists imports that are gone (remove them): {stale:?}"
+        edges.is_empty(),
+        "command modules importing another command: {edges:?}"
     );
 }
 

@@ -474,7 +474,6 @@ fn oversized_sources(root: &Path) -> Vec<String> {
 }
 
 #[test]
-#[ignore = "until issue 38's other half lands: crates/kvlower-cli/src/cmd/check.rs is still over 700 lines"]
 fn no_library_source_is_over_700_lines_before_its_tests() {
     let found = oversized_sources(&repo_root());
     assert!(
