@@ -89,7 +89,7 @@ pub fn committed_audit() -> &'static kvlower_audit::Audit {
     static AUDIT: std::sync::OnceLock<kvlower_audit::Audit> = std::sync::OnceLock::new();
     AUDIT.get_or_init(|| {
         let repo = committed_repository();
-        kvlower_cli::audit::run(
+        kvlower_cli::suites::run(
             repo,
             &kvlower_evidence::FsEnvironment::new(repo.root.clone()),
         )

@@ -5,7 +5,8 @@
 //!
 //! A third of the kills land anywhere in the second half of a run, a third
 //! while files are being staged, a third just after the first target was
-//! replaced; `cmd::matrix`'s unit tests cover every single step exactly.
+//! replaced; the results layout's unit tests (`crates/kvlower-cli/src/layout.rs`)
+//! cover every single step exactly.
 
 #![expect(clippy::print_stderr, reason = "it prints what it measured or saw")]
 #![cfg(unix)]

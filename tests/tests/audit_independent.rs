@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
 use kvlower_audit::oracle;
-use kvlower_core::anchor_rules::AnchorDefect;
+use kvlower_core::anchor_form::AnchorDefect;
 use kvlower_core::anchoring::{JoinDocumentFacts, RepoFile, TraceVerdictFacts};
 use kvlower_core::descriptor::{
     Adapter, Anchor, AnchorKind, AtomEvidence, ClaimedVerdict, EvidenceItem, NonClaims, Proposal,

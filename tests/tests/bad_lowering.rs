@@ -10,7 +10,7 @@
 use std::fs;
 
 use kvlower_audit::bad_lowering::{self, CaseSource, Outcome};
-use kvlower_cli::audit::read_cases;
+use kvlower_cli::suites::read_cases;
 use kvlower_evidence::load_repository;
 use kvlower_tests::AssumeRepoFilesPresent;
 use kvlower_tests::{copy_dir, kvlower, repo_root};

@@ -880,3 +880,58 @@ fn materialized_without_sequence_numbers_says_it_cannot_anchor() {
             .contains("no materialized verdict here can anchor")
     );
 }
+
+/// Issue 38: every join error has a code from the one table, and its exit follows from
+/// that code alone. A registry that is not YAML of its shape is `join-registry-invalid`
+/// (exit 1: read and found malformed), printed `error[code]:` and, under `--format
+/// json`, a diagnostic in the envelope (before, it had no code and the envelope no
+/// diagnostic); a registry that is not there is `unreadable-file` (exit 2).
+#[test]
+fn join_errors_carry_a_code_and_exit_by_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = dir.path().join("registry.yaml");
+    std::fs::write(&registry, "schema_version: [\n").unwrap();
+    let reg = registry.display().to_string();
+    let ev = arg("vllm/events-array.jsonl");
+    let args = |format: &'static str| {
+        vec![
+            "join".to_string(),
+            "--registry".into(),
+            reg.clone(),
+            "--events".into(),
+            ev.clone(),
+            "--events-format".into(),
+            "vllm".into(),
+            "--format".into(),
+            format.into(),
+        ]
+    };
+    let human: Vec<String> = args("human");
+    let run = kvlower(&human.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.starts_with("error[join-registry-invalid]: "),
+        "{}",
+        run.stderr
+    );
+    let json: Vec<String> = args("json");
+    let run = kvlower(&json.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["exit_code"], 1);
+    assert_eq!(v["diagnostics"][0]["code"], "join-registry-invalid");
+    assert!(v["diagnostics"][0]["line"].is_u64(), "{}", run.stdout);
+
+    std::fs::remove_file(&registry).unwrap();
+    let run = kvlower(&json.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["diagnostics"][0]["code"], "unreadable-file");
+    let run = kvlower(&human.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.starts_with("error[unreadable-file]: "),
+        "{}",
+        run.stderr
+    );
+}

@@ -133,7 +133,7 @@ fn overlap_scores_and_worker_choice_without_a_claim_are_not_routed_reuse() {
         .find(|p| p.name.name() == "route_decision_sees_accepted_claim")
         .unwrap();
     assert!(!sees.held);
-    insta::assert_snapshot!("route_false_positive_human", r.render_human());
+    insta::assert_snapshot!("route_false_positive_human", kvlower_cli::human::route(&r));
 }
 
 #[test]
@@ -295,6 +295,30 @@ fn a_registry_that_cannot_be_read_is_an_error() {
         run.stderr
     );
     assert!(Path::new(&src).is_file());
+}
+
+/// Issue 38: the exit of a route error follows from its code alone. A registry that is
+/// not there was never read: `route-registry-refused`, exit 2 (before, it shared
+/// `route-registry-unreadable` with a malformed registry, and `route` decided the exit
+/// from the join's error instead of the code).
+#[test]
+fn a_registry_that_is_missing_is_refused_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = repo_root().join("tests/fixtures/route/pass/trace.json");
+    std::fs::copy(&src, dir.path().join("trace.json")).unwrap();
+    let trace = dir.path().join("trace.json").display().to_string();
+    let run = kvlower(&["route", "--trace", &trace]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("error[route-registry-refused]"),
+        "{}",
+        run.stderr
+    );
+    let run = kvlower(&["route", "--trace", &trace, "--format", "json"]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["diagnostics"][0]["code"], "route-registry-refused");
+    assert_eq!(v["exit_code"], 2);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -884,7 +884,7 @@ fn the_date_pattern_is_the_loaders_calendar() {
                 let mut anchor = base_anchor(AnchorKind::DocsPage);
                 anchor["retrieved"] = json!(date);
                 let schema = anchor_schema.is_valid(&anchor);
-                let loader = kvlower_core::anchor_rules::parse_iso_date(&date).is_some();
+                let loader = kvlower_core::anchor_form::parse_iso_date(&date).is_some();
                 if schema != loader {
                     wrong.push(format!("{date}: schema {schema}, loader {loader}"));
                 }
@@ -928,7 +928,7 @@ fn the_paper_section_pattern_is_the_loaders_list() {
         let mut anchor = base_anchor(AnchorKind::Paper);
         anchor["section"] = json!(section);
         let schema = anchor_schema.is_valid(&anchor);
-        let loader = kvlower_core::anchor_rules::paper_section_known(section);
+        let loader = kvlower_core::anchor_form::paper_section_known(section);
         if schema != loader {
             wrong.push(format!("{section:?}: schema {schema}, loader {loader}"));
         }

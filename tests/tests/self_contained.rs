@@ -291,25 +291,68 @@ fn a_tests_rs_is_exempt_only_when_declared_for_tests() {
     assert!(!is_test_module_file(&other));
 }
 
-/// One way to open a file for reading: `kvlower-fs` (confined to the root, regular
-/// files only, never blocking, one cap per kind; docs/files.md). No library or binary
-/// source outside it calls `File::open` or reads a file whole with `std::fs`. Test
-/// code (a `#[cfg(test)]` module, everything after it in the file, or a `tests.rs` file
-/// that its parent declares as `#[cfg(test)] mod tests;`, see [`is_test_module_file`])
-/// is exempt.
-#[test]
-fn only_kvlower_fs_opens_files_for_reading() {
+/// What touches the file system: opening, reading whole, creating, writing, renaming,
+/// removing, walking, inspecting (metadata, links, existence) and temporary files.
+/// Built from pieces so that this file does not name them itself.
+fn file_system_calls() -> Vec<String> {
+    [
+        ["File", "::open("],
+        ["File", "::create("],
+        ["Open", "Options"],
+        ["fs::", "read_to_string("],
+        ["fs::", "read("],
+        ["fs::", "write("],
+        ["fs::", "rename("],
+        ["fs::", "copy("],
+        ["fs::", "hard_link("],
+        ["fs::", "metadata("],
+        ["read_", "dir("],
+        ["remove_", "file("],
+        ["remove_", "dir"],
+        ["create_", "dir"],
+        ["symlink_", "metadata("],
+        ["canon", "icalize("],
+        ["read_", "link("],
+        ["set_", "permissions("],
+        [".exists", "()"],
+        ["try_", "exists("],
+        ["temp", "file::"],
+        ["persist", "("],
+        ["persist_", "noclobber("],
+    ]
+    .iter()
+    .map(|pieces| pieces.concat())
+    .collect()
+}
+
+/// `line` without its paths through kvlower-fs (`kvlower_fs::write::remove_file`):
+/// those calls are the door itself.
+fn without_kvlower_fs_paths(line: &str) -> String {
+    let mut out = String::new();
+    let mut rest = line;
+    while let Some(at) = rest.find("kvlower_fs::") {
+        out.push_str(&rest[..at]);
+        rest = rest[at..]
+            .trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == ':');
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `path:line: text` for every file-system call in the library and binary sources under
+/// `root` (`crates/*/src`, `src/`) outside `crates/kvlower-fs/`, test code exempt.
+fn file_system_calls_outside_fs(root: &Path) -> Vec<String> {
     let mut sources = Vec::new();
-    files(&repo_root().join("crates"), &mut sources);
-    files(&repo_root().join("src"), &mut sources);
-    let needles = [
-        ["File", "::open("].concat(),
-        ["fs::", "read_to_string("].concat(),
-        ["fs::", "read("].concat(),
-    ];
+    for dir in ["crates", "src"] {
+        if root.join(dir).is_dir() {
+            files(&root.join(dir), &mut sources);
+        }
+    }
+    sources.sort();
+    let needles = file_system_calls();
     let mut found = Vec::new();
     for path in sources {
-        let rel = path.strip_prefix(repo_root()).unwrap_or(&path);
+        let rel = path.strip_prefix(root).unwrap_or(&path);
         let rel_s = rel.to_string_lossy();
         let in_src = rel_s.contains("/src/") || rel_s.starts_with("src/");
         if !in_src
@@ -322,14 +365,142 @@ fn only_kvlower_fs_opens_files_for_reading() {
         let text = std::fs::read_to_string(&path).unwrap_or_default();
         let code = text.split("#[cfg(test)]").next().unwrap_or("");
         for (n, line) in code.lines().enumerate() {
-            if needles.iter().any(|k| line.contains(k.as_str())) {
-                found.push(format!("{rel_s}:{}: {}", n + 1, line.trim()));
+            let trimmed = line.trim();
+            if trimmed.starts_with("//") {
+                continue;
+            }
+            let outside = without_kvlower_fs_paths(line);
+            if needles.iter().any(|k| outside.contains(k.as_str())) {
+                found.push(format!("{rel_s}:{}: {trimmed}", n + 1));
             }
         }
     }
+    found
+}
+
+/// One door to the file system: `kvlower-fs` (reads confined to the root, regular
+/// files only, never blocking, one cap per kind; writes staged and renamed; the one
+/// directory walker; docs/files.md). No library or binary source outside it opens,
+/// reads whole, creates, writes, renames, removes, walks or inspects a file with
+/// `std::fs` (or `tempfile`). Test code (a `#[cfg(test)]` module, everything after it in
+/// the file, or a `tests.rs` file that its parent declares as `#[cfg(test)] mod tests;`,
+/// see [`is_test_module_file`]) is exempt, and so are comments.
+#[test]
+fn only_kvlower_fs_touches_the_file_system() {
+    let found = file_system_calls_outside_fs(&repo_root());
     assert!(
         found.is_empty(),
-        "files opened outside kvlower-fs:\n{}",
+        "the file system touched outside kvlower-fs:\n{}",
         found.join("\n")
+    );
+}
+
+/// The attack on the scan: each kind of file-system call, planted in a library source
+/// outside kvlower-fs, is found (also when a `use` renamed its module); the same line
+/// in kvlower-fs, in a comment or in a `#[cfg(test)]` tail is not, nor a call through
+/// kvlower-fs.
+#[test]
+fn the_file_system_scan_finds_every_planted_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for d in ["crates/x/src", "crates/kvlower-fs/src", "src"] {
+        std::fs::create_dir_all(root.join(d)).unwrap();
+    }
+    for needle in file_system_calls() {
+        let line = format!("    let _ = std::{needle}a, b);");
+        for file in ["crates/x/src/lib.rs", "src/main.rs"] {
+            std::fs::write(root.join(file), format!("fn f() {{\n{line}\n}}\n")).unwrap();
+            std::fs::write(root.join("crates/kvlower-fs/src/lib.rs"), &line).unwrap();
+            let found = file_system_calls_outside_fs(root);
+            assert_eq!(
+                found,
+                vec![format!("{file}:2: {}", line.trim())],
+                "{needle}"
+            );
+            let quiet = format!("// {line}\n#[cfg(test)]\nmod tests {{\n{line}\n}}\n");
+            std::fs::write(root.join(file), quiet).unwrap();
+            assert!(file_system_calls_outside_fs(root).is_empty(), "{needle}");
+        }
+    }
+    let through = "fn f(p: &Path) {\n    kvlower_fs::write::remove_file(p);\n    kvlower_fs::inspect::entry_exists(p);\n}\n";
+    std::fs::write(root.join("src/main.rs"), through).unwrap();
+    assert!(file_system_calls_outside_fs(root).is_empty());
+    let renamed = "use std::fs as door;\nfn f(p: &Path) {\n    door::remove_file(p);\n}\n";
+    std::fs::write(root.join("src/main.rs"), renamed).unwrap();
+    assert_eq!(
+        file_system_calls_outside_fs(root),
+        vec!["src/main.rs:3: door::remove_file(p);".to_string()]
+    );
+}
+
+/// The most lines a library or binary source file may hold before its `#[cfg(test)]`
+/// tail (issue 38): a file past it does more than one job.
+const MAX_SOURCE_LINES: usize = 700;
+
+/// `path: lines` for every library or binary source under `root` (`crates/*/src`,
+/// `src/`; `tests.rs` modules exempt) longer than [`MAX_SOURCE_LINES`] before its
+/// `#[cfg(test)]`.
+fn oversized_sources(root: &Path) -> Vec<String> {
+    let mut sources = Vec::new();
+    for dir in ["crates", "src"] {
+        if root.join(dir).is_dir() {
+            files(&root.join(dir), &mut sources);
+        }
+    }
+    sources.sort();
+    let mut found = Vec::new();
+    for path in sources {
+        let rel = path
+            .strip_prefix(root)
+            .unwrap_or(&path)
+            .to_string_lossy()
+            .into_owned();
+        let in_src = rel.contains("/src/") || rel.starts_with("src/");
+        if !in_src || path.extension() != Some("rs".as_ref()) || is_test_module_file(&path) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let lines = text
+            .split("#[cfg(test)]")
+            .next()
+            .unwrap_or("")
+            .lines()
+            .count();
+        if lines > MAX_SOURCE_LINES {
+            found.push(format!("{rel}: {lines}"));
+        }
+    }
+    found
+}
+
+#[test]
+fn no_library_source_is_over_700_lines_before_its_tests() {
+    let found = oversized_sources(&repo_root());
+    assert!(
+        found.is_empty(),
+        "library sources over {MAX_SOURCE_LINES} lines before their tests (split them by job):\n{}",
+        found.join("\n")
+    );
+}
+
+/// The attack on the size scan: a file one line over is found, one at the limit and one
+/// whose extra lines are its tests are not.
+#[test]
+fn the_size_scan_finds_a_planted_long_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("crates/x/src");
+    std::fs::create_dir_all(&src).unwrap();
+    let body = |n: usize| "fn f() {}\n".repeat(n);
+    std::fs::write(src.join("at.rs"), body(MAX_SOURCE_LINES)).unwrap();
+    std::fs::write(
+        src.join("tested.rs"),
+        format!("{}#[cfg(test)]\n{}", body(MAX_SOURCE_LINES), body(50)),
+    )
+    .unwrap();
+    assert!(oversized_sources(dir.path()).is_empty());
+    std::fs::write(src.join("over.rs"), body(MAX_SOURCE_LINES + 1)).unwrap();
+    assert_eq!(
+        oversized_sources(dir.path()),
+        vec![format!("crates/x/src/over.rs: {}", MAX_SOURCE_LINES + 1)]
     );
 }

@@ -197,7 +197,7 @@ fn a_gate_counts_only_for_the_obligations_it_witnesses() {
     assert!(v.rejected.iter().any(|(_, ds)| ds.iter().any(|d| matches!(
         d,
         kvlower_core::judgment::Defeat::Unanchored { defects }
-            if defects.contains(&kvlower_core::anchor_rules::AnchorDefect::GateDoesNotWitness {
+            if defects.contains(&kvlower_core::anchor_form::AnchorDefect::GateDoesNotWitness {
                 gate: kvlower_core::vocab::TraceGate::ReferenceLifecycle
             })
     ))));

@@ -124,9 +124,7 @@ fn field_ok(name: &str, value: &str, today: (i32, u32, u32)) -> bool {
                     && !rest.contains(char::is_whitespace)
             })
         }),
-        "retrieved" => {
-            kvlower_core::anchor_rules::parse_iso_date(value).is_some_and(|d| d <= today)
-        }
+        "retrieved" => kvlower_core::anchor_form::parse_iso_date(value).is_some_and(|d| d <= today),
         "path" => !value.starts_with(['/', '\\']) && !value.split(['/', '\\']).any(|s| s == ".."),
         _ => true,
     }
@@ -160,8 +158,7 @@ pub fn anchor_holds(doc: &CatalogDoc, a: &Anchor, purpose: Purpose, env: &dyn En
     // Shared primitive (like the date parser): the paper's table of contents.
     let section_ok = kind != AnchorKind::Paper
         || a.section.as_deref().is_none_or(|s| {
-            !kvlower_core::text::has_visible(s)
-                || kvlower_core::anchor_rules::paper_section_known(s)
+            !kvlower_core::text::has_visible(s) || kvlower_core::anchor_form::paper_section_known(s)
         });
     let note = a.note.trim().to_ascii_lowercase();
     let note_ok = filled(&Some(a.note.clone()))
@@ -559,7 +556,7 @@ impl Environment for SeenFrom<'_> {
     ) -> kvlower_core::environment::TraceVerdictFacts {
         let mut facts = self.env.trace_verdict(path, verdict);
         if facts.defect.is_none() && !self.is_ours(facts.runtime.as_ref()) {
-            facts.defect = Some(kvlower_core::anchor_rules::AnchorDefect::TraceVerdictDisagrees);
+            facts.defect = Some(kvlower_core::anchor_form::AnchorDefect::TraceVerdictDisagrees);
         }
         facts
     }

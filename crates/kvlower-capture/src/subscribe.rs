@@ -113,6 +113,13 @@ impl SubscribeError {
         }
     }
 
+    /// The finding for this error about the capture written to `out` (as shown to
+    /// the reader): its code, the message and the hint. Every capture error is an
+    /// unread input ([`kvlower_codes::Code::is_unread_input`]): nothing was recorded.
+    pub fn finding(&self, out: impl Into<String>) -> kvlower_codes::Finding {
+        kvlower_codes::Finding::new(self.code(), out, self.to_string()).with_hint(self.hint())
+    }
+
     /// How to fix it.
     pub fn hint(&self) -> &'static str {
         match self {
@@ -360,10 +367,8 @@ async fn run(
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let tmp = tempfile::Builder::new()
-        .prefix(".kvlower-capture-")
-        .tempfile_in(&dir)
-        .map_err(out_err(&opts.out))?;
+    let tmp =
+        kvlower_fs::write::temp_file_in(&dir, ".kvlower-capture-").map_err(out_err(&opts.out))?;
 
     // One wait for all publishers, never longer than the capture itself.
     let wait = match opts.duration {
@@ -466,9 +471,8 @@ async fn run(
         .map_err(|e| out_err(&opts.out)(e.into_error()))?;
     file.sync_all().map_err(out_err(&opts.out))?;
     drop(file);
-    tmp.persist(&opts.out)
-        .map_err(|e| out_err(&opts.out)(e.error))?;
-    kvlower_fs::sync_dir(&dir);
+    kvlower_fs::write::persist_replacing(tmp, &opts.out).map_err(out_err(&opts.out))?;
+    kvlower_fs::write::sync_dir(&dir);
     Ok(CaptureSummary {
         frames: trailer.frames,
         dropped: trailer.dropped,

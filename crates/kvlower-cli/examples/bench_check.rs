@@ -113,7 +113,7 @@ fn details(root: &Path, runs: usize) {
     let load = cpu_time() - cpu;
     let cpu = cpu_time();
     let env = kvlower_evidence::FsEnvironment::new(repo.root.clone());
-    let audit = kvlower_cli::audit::run(&repo, &env);
+    let audit = kvlower_cli::suites::run(&repo, &env);
     let audit_time = cpu_time() - cpu;
     let cpu = cpu_time();
     let files = kvlower_cli::results::files(&repo, &env, &audit);

@@ -21,8 +21,10 @@ const CHUNK: usize = 64 * 1024;
 /// oversized files are refused). `false` when it differs, is missing or cannot
 /// be read: the caller then reads it whole and says why.
 pub fn equal_on_disk(root: &Path, file: &LazyFile<'_>) -> bool {
-    let Ok(reader) =
-        kvlower_fs::open_confined_reader(root, file.path, kvlower_fs::FileKind::Result)
+    let Ok(reader) = kvlower_fs::FileKind::Result
+        .open()
+        .within(root)
+        .reader(file.path)
     else {
         return false;
     };

@@ -73,7 +73,7 @@ impl Config {
             a::INDEPENDENT_JSON | a::INDEPENDENT_MD => r.tensorrt_rc14_independent_audit,
             "results/central-result-table.md" => r.central_result_table,
             crate::readme::README => r.readme_table,
-            crate::report::REPORT_HTML => r.html_report,
+            crate::html_page::REPORT_HTML => r.html_report,
             _ => false,
         }
     }
@@ -103,14 +103,18 @@ const KEYS: &[&str] = &[
 /// `config-invalid` finding when it cannot be read or does not parse.
 pub fn load(root: &Path) -> Result<Config, Box<Diagnostic>> {
     // Read with the catalog's cap and refusals (a small hand-written file at the root).
-    let bytes = match kvlower_fs::read_confined(root, CONFIG_FILE, kvlower_fs::FileKind::Catalog) {
+    let bytes = match kvlower_fs::FileKind::Catalog
+        .open()
+        .within(root)
+        .read(CONFIG_FILE)
+    {
         Ok(bytes) => bytes,
         // Absent is the default; a dangling link named `kvlower.toml` is a
         // config that cannot be read, not an absent one.
         Err(kvlower_fs::Refusal::Missing { .. }) if !marker_present(&root.join(CONFIG_FILE)) => {
             return Ok(Config::default());
         }
-        Err(refusal) => return Err(Box::new(Diagnostic::refused(CONFIG_FILE, &refusal))),
+        Err(refusal) => return Err(Box::new(refusal.finding(CONFIG_FILE))),
     };
     let Ok(text) = String::from_utf8(bytes) else {
         return Err(Box::new(
@@ -128,7 +132,7 @@ pub fn parse(text: &str) -> Result<Config, Box<Diagnostic>> {
         let mut d = Diagnostic::new(Code::ConfigInvalid, CONFIG_FILE, message.clone());
         if let Some(span) = e.span() {
             let (line, col) = line_col(text, span.start);
-            d = d.at(line, col);
+            d = d.at(line, col).with_source(text);
         }
         let hint = unknown_key(&message)
             .and_then(|key| {
@@ -175,7 +179,7 @@ pub fn discover_root(start: &Path) -> Option<PathBuf> {
 /// path component that is no directory) means absent; an entry of any type, a
 /// dangling link, or one whose lookup fails otherwise (permission denied) is there.
 fn marker_present(path: &Path) -> bool {
-    match std::fs::symlink_metadata(path) {
+    match kvlower_fs::inspect::lstat(path) {
         Ok(_) => true,
         Err(e) => !matches!(
             e.kind(),

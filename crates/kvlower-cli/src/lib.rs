@@ -15,16 +15,19 @@ use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
 
-pub mod audit;
 pub mod cmd;
 pub mod compare;
 pub mod config;
 pub mod generated;
+pub mod html_page;
+pub mod human;
+pub mod layout;
 pub mod output;
+pub mod pin;
 pub mod readme;
-pub mod report;
 pub mod results;
 pub mod schema;
+pub mod suites;
 
 /// The documented exit status of a kvlower run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

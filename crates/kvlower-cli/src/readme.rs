@@ -103,7 +103,10 @@ pub fn splice(readme: &str, table: &str) -> Option<String> {
 /// The README of `root` as it should be, when it has the markers.
 pub fn regenerated(root: &Path, rows: &[MatrixRow<'_>]) -> Option<String> {
     // Only a regular, small file: never block on a FIFO or read a device.
-    let bytes = kvlower_fs::read_path(&root.join(README), kvlower_fs::FileKind::Readme).ok()?;
+    let bytes = kvlower_fs::FileKind::Readme
+        .open()
+        .read(root.join(README))
+        .ok()?;
     let text = String::from_utf8(bytes).ok()?;
     splice(&text, &runtimes_table(rows))
 }

@@ -84,7 +84,7 @@ pub fn generate_in(
     rows: &[MatrixRow<'_>],
     env: &FsEnvironment,
 ) -> Generated {
-    let audit = crate::audit::run_judged(repo, rows, env);
+    let audit = crate::suites::run_judged(repo, rows, env);
     // Only the kept files are rendered (the page re-judges every descriptor).
     let mut files = Vec::new();
     each_file(repo, rows, &audit, env, &mut |f| {
@@ -141,8 +141,12 @@ pub fn each_file(
     // The page judges every descriptor again, in full, through `env`
     // (docs/report.md); rendered only when the repository keeps it.
     each(LazyFile {
-        path: crate::report::REPORT_HTML,
-        write: &|w| write_text(w, |html| crate::report::write_report(repo, rows, env, html)),
+        path: crate::html_page::REPORT_HTML,
+        write: &|w| {
+            write_text(w, |html| {
+                crate::html_page::write_report(repo, rows, env, html)
+            })
+        },
     });
     each(LazyFile {
         path: "results/central-result-table.md",
@@ -154,7 +158,7 @@ pub fn each_file(
             write: &|w| w.write_all(file.contents.as_bytes()),
         });
     }
-    crate::audit::each_file(audit, each);
+    crate::suites::each_file(audit, each);
     // The README's runtimes table, when the README has the markers.
     if let Some(readme) = crate::readme::regenerated(&repo.root, rows) {
         each(LazyFile {

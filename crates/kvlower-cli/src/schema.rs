@@ -21,7 +21,7 @@
 //! date, two adapters at one depth, duplicate YAML keys) stays with `check`;
 //! `tests/tests/schema.rs` holds the list and proves both directions.
 
-use kvlower_core::anchor_rules::OWN_DIRS;
+use kvlower_core::anchor_form::OWN_DIRS;
 use kvlower_core::descriptor::AnchorKind;
 use kvlower_core::{Catalog, CatalogDoc, Depth, Descriptor};
 use schemars::generate::SchemaSettings;
@@ -174,7 +174,7 @@ pub mod patterns {
         )
     }
 
-    /// `kvlower_core::anchor_rules::paper_section_known`: at least one citation,
+    /// `kvlower_core::anchor_form::paper_section_known`: at least one citation,
     /// and every `§N`, `Table N` and `Appendix X` one the paper has (§1–§14,
     /// §6.1–§6.3, §8.1–§8.4, Tables 1–11, Appendix A).
     pub const PAPER_SECTION: &str = r"^(?=[\s\S]*(?:§|Table |Appendix ))(?:§(?:1[0-4]|6\.[1-3]|8\.[1-4]|[1-9])\.*(?![0-9.])|Table 0*(?:1[01]|[1-9])\.*(?![0-9.])|Appendix (?=A)|(?!§|Table |Appendix )[\s\S])*$";

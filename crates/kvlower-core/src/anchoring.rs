@@ -10,7 +10,7 @@
 
 use serde::Serialize;
 
-use crate::anchor_rules::AnchorDefect;
+use crate::anchor_form::AnchorDefect;
 use crate::catalog::Catalog;
 use crate::descriptor::{Anchor, AnchorKind, ClaimedVerdict};
 /// The facts the environment reports, beside the [`crate::Environment`] that reports them.
@@ -78,7 +78,7 @@ pub fn anchor_counts(
     if let Some(date) = anchor
         .retrieved
         .as_deref()
-        .and_then(crate::anchor_rules::parse_iso_date)
+        .and_then(crate::anchor_form::parse_iso_date)
         && date > env.today()
     {
         defects.push(AnchorDefect::DateInFuture);

@@ -3,7 +3,7 @@
 //! `kvlower-evidence`'s) reads files and re-runs committed evidence, and reports only
 //! facts; [`crate::anchoring::anchor_counts`] decides what they are worth.
 
-use crate::anchor_rules::AnchorDefect;
+use crate::anchor_form::AnchorDefect;
 use crate::descriptor::ClaimedVerdict;
 use crate::vocab::{Depth, Obligation, Precondition, TraceGate};
 
@@ -113,8 +113,9 @@ pub struct TraceVerdictFacts {
 }
 
 /// Answers questions about the world outside the descriptor, so the judgment
-/// stays pure: the loader implements it over the file system. It reports
-/// facts; [`crate::anchoring::anchor_counts`] decides what they are worth.
+/// stays pure: kvlower-evidence (`FsEnvironment`) implements it over the file
+/// system. It reports facts; [`crate::anchoring::anchor_counts`] decides what
+/// they are worth.
 /// Every method is required: a default that cannot run a gate or read a clock
 /// would switch a check off for any new implementation.
 /// `Sync`: one environment serves every thread of a command that judges in parallel.

@@ -72,7 +72,7 @@
 //! - **Fail-closed rules** — the seven rules of paper Table 2; see
 //!   `docs/model.md` for where each is enforced and tested.
 
-pub mod anchor_rules;
+pub mod anchor_form;
 pub mod anchoring;
 pub mod baseline;
 pub mod catalog;
@@ -90,6 +90,9 @@ pub use catalog::{Catalog, CatalogDoc};
 pub use descriptor::{Anchor, AnchorKind, Descriptor};
 pub use environment::Environment;
 pub use judgment::{Judgment, judge, row_depths};
+/// The name-table macro every closed vocabulary is declared with (it lives in the leaf
+/// crate `kvlower-codes`, beside the diagnostic codes it also declares).
+pub use kvlower_codes::names;
 pub use vocab::{
     Atom, Depth, Label, Mode, Obligation, Precondition, Scope, Signal, Status, Subtype,
 };

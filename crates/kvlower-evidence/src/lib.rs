@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
-use kvlower_core::anchor_rules::AnchorDefect;
+use kvlower_core::anchor_form::AnchorDefect;
 use kvlower_core::anchoring::{JoinDocumentFacts, RoutingDocumentFacts, TraceVerdictFacts};
 use kvlower_core::descriptor::ClaimedVerdict;
 use kvlower_core::environment::{Environment, RepoFile};
@@ -72,7 +72,7 @@ impl FsEnvironment {
     pub fn new(root: impl Into<PathBuf>) -> FsEnvironment {
         let root = root.into();
         FsEnvironment {
-            canonical_root: std::fs::canonicalize(&root).ok(),
+            canonical_root: kvlower_fs::inspect::resolved(&root).ok(),
             root,
             traces: Mutex::default(),
             files: Mutex::default(),
@@ -82,6 +82,11 @@ impl FsEnvironment {
     /// Resolves a repository-relative path, following links, and refuses it
     /// before anything opens it: outside the root, not a regular file, too large.
     pub fn resolve(&self, rel: &str) -> Result<PathBuf, PathRefusal> {
+        Ok(self.resolve_file(rel)?.path)
+    }
+
+    /// [`FsEnvironment::resolve`], with the file's length and identity.
+    fn resolve_file(&self, rel: &str) -> Result<kvlower_fs::Resolved, PathRefusal> {
         let p = Path::new(rel);
         let climbs = p.is_absolute()
             || p.components().any(|c| {
@@ -94,26 +99,21 @@ impl FsEnvironment {
             return Err(PathRefusal::OutsideRoot);
         }
         let root = self.canonical_root.as_ref().ok_or(PathRefusal::Missing)?;
-        let resolved = match std::fs::canonicalize(root.join(p)) {
-            Ok(r) => r,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        // Resolving reads nothing, so the kind (its cap) plays no part.
+        let found = kvlower_fs::FileKind::JoinDocument
+            .open()
+            .within_resolved(root)
+            .resolve(rel)
+            .map_err(|refusal| match refusal {
                 // A dangling link is missing, not refused; either way nothing opens it.
-                return Err(PathRefusal::Missing);
-            }
-            Err(_) => return Err(PathRefusal::NotARegularFile),
-        };
-        if !resolved.starts_with(root) {
-            return Err(PathRefusal::OutsideRoot);
-        }
-        // `metadata` on the resolved path never opens it: a FIFO is not read.
-        let meta = std::fs::metadata(&resolved).map_err(|_| PathRefusal::Missing)?;
-        if !meta.is_file() {
-            return Err(PathRefusal::NotARegularFile);
-        }
-        if meta.len() > MAX_ANCHORED_FILE_BYTES {
+                kvlower_fs::Refusal::Missing { .. } => PathRefusal::Missing,
+                kvlower_fs::Refusal::OutsideRoot { .. } => PathRefusal::OutsideRoot,
+                _ => PathRefusal::NotARegularFile,
+            })?;
+        if found.len > MAX_ANCHORED_FILE_BYTES {
             return Err(PathRefusal::TooLarge);
         }
-        Ok(resolved)
+        Ok(found)
     }
 
     fn classify(&self, rel: &str) -> RepoFile {
@@ -153,7 +153,7 @@ impl FsEnvironment {
                     .components()
                     .next()
                     .and_then(|c| c.as_os_str().to_str())
-                    .is_some_and(|first| kvlower_core::anchor_rules::OWN_DIRS.contains(&first))
+                    .is_some_and(|first| kvlower_core::anchor_form::OWN_DIRS.contains(&first))
             })
         })
     }
@@ -182,7 +182,7 @@ impl FsEnvironment {
         path: &str,
     ) -> Option<std::io::BufReader<kvlower_fs::CappedReader<std::fs::File>>> {
         let resolved = self.resolve(path).ok()?;
-        let reader = kvlower_fs::open_path_reader(&resolved, kvlower_fs::FileKind::Trace).ok()?;
+        let reader = kvlower_fs::FileKind::Trace.open().reader(&resolved).ok()?;
         Some(std::io::BufReader::with_capacity(1 << 16, reader))
     }
 
@@ -275,7 +275,7 @@ impl FsEnvironment {
     fn read_evidence_document(&self, resolved: &Path) -> Option<EvidenceDocument> {
         // Resolved inside the root by the caller; opened through the one safe read
         // (regular files only, within the evidence document cap).
-        let bytes = match kvlower_fs::read_path(resolved, kvlower_fs::FileKind::JoinDocument) {
+        let bytes = match kvlower_fs::FileKind::JoinDocument.open().read(resolved) {
             Ok(bytes) => bytes,
             // Larger than any evidence document: a trace (re-run through its verdict).
             Err(kvlower_fs::Refusal::TooLarge { .. }) => return None,
@@ -361,9 +361,7 @@ struct CampaignFs<'a>(&'a FsEnvironment);
 
 impl kvlower_trace::campaign_doc::CampaignFiles for CampaignFs<'_> {
     fn identify(&self, path: &str) -> Option<kvlower_trace::campaign_doc::FileId> {
-        let resolved = self.0.resolve(path).ok()?;
-        let meta = std::fs::metadata(resolved).ok()?;
-        file_id(&meta)
+        self.0.resolve_file(path).ok()?.id
     }
 
     fn open_trace(&self, path: &str) -> Option<Box<dyn std::io::BufRead + '_>> {
@@ -372,25 +370,15 @@ impl kvlower_trace::campaign_doc::CampaignFiles for CampaignFs<'_> {
 
     fn read(&self, path: &str) -> Option<Vec<u8>> {
         let resolved = self.0.resolve(path).ok()?;
-        kvlower_fs::read_path(&resolved, kvlower_fs::FileKind::JoinDocument).ok()
+        kvlower_fs::FileKind::JoinDocument
+            .open()
+            .read(&resolved)
+            .ok()
     }
 
     fn is_own_file(&self, path: &str) -> bool {
         self.0.resolve(path).is_ok_and(|r| self.0.in_own_dir(&r))
     }
-}
-
-/// (device, inode): one file, however many paths name it.
-#[cfg(unix)]
-fn file_id(meta: &std::fs::Metadata) -> Option<kvlower_trace::campaign_doc::FileId> {
-    use std::os::unix::fs::MetadataExt;
-    Some((meta.dev(), meta.ino()))
-}
-
-/// Without (device, inode) a file cannot be told from its links: no campaign holds.
-#[cfg(not(unix))]
-fn file_id(_meta: &std::fs::Metadata) -> Option<kvlower_trace::campaign_doc::FileId> {
-    None
 }
 
 impl Environment for FsEnvironment {

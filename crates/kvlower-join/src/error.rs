@@ -3,6 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
+use kvlower_codes::text::escape_control;
+use kvlower_codes::{Code, Finding};
+
 /// Why a join could not run. Every variant names the file, and the line when known.
 #[derive(Debug, thiserror::Error)]
 pub enum JoinError {
@@ -46,11 +49,82 @@ pub enum JoinError {
 }
 
 impl JoinError {
-    /// Whether the input could not be read at all (opened, read, or refused before
-    /// reading), rather than read and found malformed: `kvlower join` exits 2 for
-    /// the former and 1 for the latter.
-    pub fn is_unread_input(&self) -> bool {
-        matches!(self, JoinError::Io { .. } | JoinError::Refused { .. })
+    /// The stable code of this error, from the one table. An input that could not be
+    /// read at all (opened, read, or refused before reading) has a code that says so
+    /// ([`Code::is_unread_input`]: `kvlower join` exits 2); one read and found
+    /// malformed, a code that does not (exit 1).
+    pub fn code(&self) -> Code {
+        match self {
+            JoinError::Io { .. } => Code::UnreadableFile,
+            // The refusal's message is the file layer's (or the token map's own
+            // "outside" refusal): its words say which cap or rule refused it.
+            JoinError::Refused { message, .. } => {
+                if message.contains("cap") || message.contains("larger") {
+                    Code::FileTooLarge
+                } else if message.contains("outside") {
+                    Code::FileOutsideRoot
+                } else {
+                    Code::NotARegularFile
+                }
+            }
+            JoinError::Registry { .. } => Code::JoinRegistryInvalid,
+            JoinError::TokenMap { .. } => Code::JoinTokenMapInvalid,
+            JoinError::Event { .. } | JoinError::Capture { .. } => Code::MalformedTrace,
+        }
+    }
+
+    /// The finding for this error: its code, the file (control characters escaped),
+    /// the line (and column, or YAML path) when known, and the message.
+    pub fn finding(&self) -> Finding {
+        let shown = |p: &Path| escape_control(&p.display().to_string()).into_owned();
+        let code = self.code();
+        match self {
+            JoinError::Io { path, source } => {
+                Finding::new(code, shown(path), format!("cannot read: {source}"))
+                    .with_hint("check that the file exists and is readable")
+            }
+            JoinError::Refused { path, message } => {
+                Finding::new(code, shown(path), message.clone()).with_hint(
+                    "kvlower reads regular files only, each under its cap (docs/files.md)",
+                )
+            }
+            JoinError::Registry {
+                path,
+                location,
+                yaml_path,
+                message,
+            } => {
+                let mut f = Finding::new(code, shown(path), message.clone())
+                    .at_path(yaml_path.clone())
+                    .with_hint(
+                        "docs/join.md describes the registry and the pressure-controls file",
+                    );
+                f.location = *location;
+                f
+            }
+            JoinError::TokenMap {
+                path,
+                line,
+                message,
+            } => Finding::new(code, shown(path), message.clone())
+                .at(*line, 1)
+                .with_hint("docs/join.md describes the token map"),
+            JoinError::Event {
+                path,
+                line,
+                message,
+                ..
+            } => {
+                let f = Finding::new(code, shown(path), message.clone());
+                match usize::try_from(*line) {
+                    Ok(line) => f.at(line, 1),
+                    Err(_) => f,
+                }
+            }
+            JoinError::Capture { path, message } => {
+                Finding::new(code, shown(path), message.clone())
+            }
+        }
     }
 
     pub(crate) fn yaml(path: &Path, e: kvlower_yaml::YamlError) -> JoinError {

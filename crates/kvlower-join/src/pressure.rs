@@ -26,7 +26,6 @@
 //! ```
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write as _;
 use std::io::BufReader;
 use std::path::Path;
 
@@ -563,104 +562,5 @@ impl PressureReport {
     /// The atom of one kind.
     pub fn atom(&self, kind: AtomKind) -> Option<&Atom> {
         self.atoms.iter().find(|a| a.atom == kind)
-    }
-
-    /// Renders the report for a terminal.
-    pub fn render_human(&self) -> String {
-        let mut s = String::new();
-        let _ = writeln!(
-            s,
-            "pressure controls: {} · registry {} ({})",
-            self.controls, self.registry, self.format
-        );
-        for p in &self.design_problems {
-            let _ = writeln!(
-                s,
-                "  design problem: {}",
-                serde_json::to_string(p).unwrap_or_default()
-            );
-        }
-        for r in &self.runs {
-            let pr: Vec<String> = r
-                .priorities
-                .iter()
-                .map(|(c, p)| format!("{c}={p}"))
-                .collect();
-            let exp: Vec<&str> = r.expected_first_lost.iter().map(|c| c.0.as_str()).collect();
-            let _ = writeln!(
-                s,
-                "{}: priorities {} · expected first loss {} · followed {}",
-                serde_json::to_value(r.run)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default(),
-                pr.join(", "),
-                exp.join(" + "),
-                r.followed
-            );
-            for t in &r.trials {
-                let lost: Vec<&str> = t.first_lost.iter().map(|c| c.0.as_str()).collect();
-                let at = t
-                    .first_loss
-                    .map_or_else(|| "no loss".to_string(), |e| e.to_string());
-                let _ = writeln!(
-                    s,
-                    "  {}  first lost: {} at {at} · {}",
-                    t.events,
-                    if lost.is_empty() {
-                        "-".to_string()
-                    } else {
-                        lost.join(" + ")
-                    },
-                    if t.followed_priority {
-                        "followed priority"
-                    } else {
-                        "did not follow"
-                    }
-                );
-                for reason in &t.reasons {
-                    let _ = writeln!(
-                        s,
-                        "    - {}",
-                        serde_json::to_string(reason).unwrap_or_default()
-                    );
-                }
-            }
-        }
-        for a in &self.atoms {
-            let per: Vec<String> = a
-                .per_run
-                .iter()
-                .map(|(k, v)| {
-                    format!(
-                        "{} {v}",
-                        serde_json::to_value(k)
-                            .ok()
-                            .and_then(|v| v.as_str().map(str::to_string))
-                            .unwrap_or_default()
-                    )
-                })
-                .collect();
-            let _ = writeln!(
-                s,
-                "atom {}: {} ({}; {})",
-                serde_json::to_value(a.atom)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default(),
-                if a.observed {
-                    "observed"
-                } else {
-                    "NOT observed"
-                },
-                a.count,
-                per.join(", ")
-            );
-        }
-        let _ = writeln!(
-            s,
-            "note: controlled-pressure evidence for the tested regime only; a join supplies no enforcement."
-        );
-        s
     }
 }

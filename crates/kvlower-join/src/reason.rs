@@ -40,7 +40,7 @@ where
     }
 }
 
-kvlower_core::names! {
+kvlower_codes::names! {
     /// Why a claim is `insufficient_evidence`. Each names the precondition it breaks.
     #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
     #[serde(tag = "reason")]

@@ -4,8 +4,6 @@
 //! check` can re-run the join on the committed event file and compare with `==`, so every
 //! collection here is sorted and no path is absolutized.
 
-use std::fmt::Write as _;
-
 use serde::{Deserialize, Serialize};
 
 use crate::events::Tier;
@@ -24,7 +22,7 @@ pub struct TierCoverage {
     pub blocks: u64,
 }
 
-kvlower_core::names! {
+kvlower_codes::names! {
     /// The verdict on one claim at its observation point. Only `insufficient_evidence`
     /// carries reasons, and it never says what the join would otherwise have concluded.
     #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -210,147 +208,6 @@ impl JoinReport {
     /// The claim result for `id`, if registered.
     pub fn claim(&self, id: &str) -> Option<&ClaimResult> {
         self.claims.iter().find(|c| c.claim_id.0 == id)
-    }
-
-    /// Renders the report for a terminal (the CLI prints it; this crate never prints).
-    pub fn render_human(&self) -> String {
-        let mut s = String::new();
-        let _ = writeln!(
-            s,
-            "telemetry join: registry {} · events {} ({})",
-            self.registry, self.events, self.format
-        );
-        let _ = writeln!(
-            s,
-            "stream: {} events on {} lines · {} stored, {} removed, {} updated, {} cleared · sequence {}",
-            self.stream.events,
-            self.stream.lines,
-            self.stream.stored,
-            self.stream.removed,
-            self.stream.updated,
-            self.stream.cleared,
-            if self.stream.sequence_checked {
-                "checked"
-            } else {
-                "not checkable"
-            }
-        );
-        for g in &self.stream.ignored_groups {
-            let _ = writeln!(
-                s,
-                "  ignored KV-cache group {} ({}): {} events; {}",
-                g.group_idx,
-                g.kind.as_deref().unwrap_or("kind not stated"),
-                g.events,
-                g.why
-            );
-        }
-        for a in &self.stream.ambiguities {
-            let _ = writeln!(s, "  stream ambiguity: {}", describe_reason(a));
-        }
-        let width = self
-            .claims
-            .iter()
-            .map(|c| c.claim_id.0.len())
-            .max()
-            .unwrap_or(0);
-        for c in &self.claims {
-            let pred = c.predicate.as_deref().unwrap_or("(no predicate)");
-            let obs = c
-                .observation_point
-                .map(|p| p.to_string())
-                .unwrap_or_else(|| "(no observation point)".into());
-            // Without sequence numbers a dropped batch can hide an eviction: such a
-            // `materialized` is a reading of the file, not a verdict anything may anchor.
-            let unanchored =
-                matches!(c.verdict, Verdict::Materialized { .. }) && !self.stream.sequence_checked;
-            let _ = writeln!(
-                s,
-                "{:width$}  {}{}  — {pred} at {obs}",
-                c.claim_id.0,
-                c.verdict.status(),
-                if unanchored {
-                    " (unanchorable: no sequence numbers)"
-                } else {
-                    ""
-                }
-            );
-            match &c.verdict {
-                Verdict::Materialized { since, tiers } => {
-                    let t: Vec<String> = tiers
-                        .iter()
-                        .map(|t| {
-                            let unit = if t.blocks == 1 { "block" } else { "blocks" };
-                            format!("{} ({} {unit})", t.tier, t.blocks)
-                        })
-                        .collect();
-                    let _ = writeln!(
-                        s,
-                        "{:width$}    since {since}; resident in {}",
-                        "",
-                        t.join(", ")
-                    );
-                }
-                Verdict::NotMaterialized {
-                    matched_prefix_tokens,
-                    required_tokens,
-                } => {
-                    let _ = writeln!(
-                        s,
-                        "{:width$}    leading prefix resident: {matched_prefix_tokens} of {required_tokens} required tokens",
-                        ""
-                    );
-                }
-                Verdict::Lost {
-                    materialized_at,
-                    lost_at,
-                } => {
-                    let _ = writeln!(
-                        s,
-                        "{:width$}    materialized at {materialized_at}, lost at {lost_at}",
-                        ""
-                    );
-                }
-                Verdict::InsufficientEvidence { reasons } => {
-                    for r in reasons {
-                        let _ = writeln!(s, "{:width$}    - {}", "", describe_reason(r));
-                    }
-                }
-            }
-        }
-        let unmet: Vec<String> = self
-            .preconditions
-            .iter()
-            .filter(|p| !p.held)
-            .map(|p| format!("{} ({})", p.precondition, p.claims))
-            .collect();
-        let _ = writeln!(
-            s,
-            "summary: {} materialized, {} lost, {} not_materialized, {} insufficient_evidence",
-            self.summary.materialized,
-            self.summary.lost,
-            self.summary.not_materialized,
-            self.summary.insufficient_evidence
-        );
-        if !unmet.is_empty() {
-            let _ = writeln!(
-                s,
-                "preconditions not met for every claim: {}",
-                unmet.join(", ")
-            );
-        }
-        if self.summary.materialized > 0 && !self.stream.sequence_checked {
-            let _ = writeln!(
-                s,
-                "note: the stream carries no sequence numbers, so a lost batch could hide an eviction: \
-                 no materialized verdict here can anchor evidence (record with `kvlower capture`)"
-            );
-        }
-        let _ = writeln!(
-            s,
-            "note: a telemetry join reconstructs observations; it supplies no enforcement."
-        );
-        s
     }
 }
 

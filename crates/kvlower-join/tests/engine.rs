@@ -43,7 +43,7 @@ fn join(registry: &str, events: &str, format: EventFormat) -> JoinReport {
         "{}__{registry}",
         events.trim_end_matches(".jsonl").replace('/', "__")
     );
-    insta::assert_snapshot!(name, report.render_human());
+    insta::assert_snapshot!(name, kvlower_cli::human::join(&report));
     report
 }
 

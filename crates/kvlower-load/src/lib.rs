@@ -122,7 +122,7 @@ pub fn read_catalog(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Option<(C
     let before = diagnostics.len();
     let Some(src) = read_source(root, MODES_PATH, diagnostics) else {
         // No catalog at all: most likely not a kvlower repository yet.
-        if root.join(MODES_PATH).symlink_metadata().is_err() {
+        if !kvlower_fs::inspect::entry_exists(&root.join(MODES_PATH)) {
             for d in &mut diagnostics[before..] {
                 d.hint = Some(
                     "a kvlower repository needs a catalog: run `kvlower init` to write one (with kvlower.toml, capabilities/ and schemas/), or pass --root".to_string(),
@@ -166,6 +166,7 @@ pub fn baseline_catalog_text() -> Result<String, String> {
 /// depths must not share one spec) and every weakening of the baseline, each
 /// located at its mode, depth or list in `modes/modes.yaml`.
 pub fn floor_findings(catalog: &Catalog, src: &str, diagnostics: &mut Vec<Diagnostic>) {
+    let before = diagnostics.len();
     if let Ok(structure) = yaml::structure(src) {
         for alias in &structure.aliases {
             let shared = match alias.path.split('.').collect::<Vec<_>>().as_slice() {
@@ -209,6 +210,9 @@ pub fn floor_findings(catalog: &Catalog, src: &str, diagnostics: &mut Vec<Diagno
         d.location = catalog_location(src, &path);
         diagnostics.push(d);
     }
+    for d in &mut diagnostics[before..] {
+        d.keep_source(src);
+    }
 }
 
 /// Where `path` is in the catalog text: the list itself, or the mode or depth
@@ -241,7 +245,7 @@ pub fn load_descriptor(
         recovered
             .errors
             .iter()
-            .map(|e| Diagnostic::from_yaml_error(rel, e)),
+            .map(|e| e.finding(rel).with_source(&src)),
     );
     let descriptor = recovered.value.as_ref()?;
     let mut found = Vec::new();
@@ -264,6 +268,10 @@ pub fn load_descriptor(
     {
         let found = diagnostics.split_off(before);
         diagnostics.extend(once_per_aliased_defect(found, &structure));
+    }
+    // Each finding carries the source line where it ended up (renderers never re-read).
+    for d in diagnostics[before..].iter_mut().filter(|d| d.file == rel) {
+        d.keep_source(&src);
     }
     if diagnostics.len() == before {
         recovered.value
@@ -325,7 +333,7 @@ fn once_per_aliased_defect(found: Vec<Diagnostic>, structure: &yaml::Structure) 
 /// so an invalid descriptor cannot pass `check` by its name.
 pub fn descriptor_files(root: &Path) -> Result<(Vec<String>, Vec<Diagnostic>), Box<Diagnostic>> {
     let dir = root.join(CAPABILITIES_DIR);
-    let entries = match std::fs::read_dir(&dir) {
+    let entries = match kvlower_fs::walk::list(&dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), Vec::new())),
         Err(e) => {
@@ -391,14 +399,14 @@ pub fn read_source(root: &Path, rel: &str, diagnostics: &mut Vec<Diagnostic>) ->
         FileKind::Descriptor
     };
     let read = if root.as_os_str().is_empty() {
-        kvlower_fs::read_path(Path::new(rel), kind)
+        kind.open().read(rel)
     } else {
-        kvlower_fs::read_confined(root, rel, kind)
+        kind.open().within(root).read(rel)
     };
     let bytes = match read {
         Ok(bytes) => bytes,
         Err(refusal) => {
-            diagnostics.push(Diagnostic::refused(rel, &refusal));
+            diagnostics.push(refusal.finding(rel));
             return None;
         }
     };
@@ -411,7 +419,8 @@ pub fn read_source(root: &Path, rel: &str, diagnostics: &mut Vec<Diagnostic>) ->
             diagnostics.push(
                 Diagnostic::new(Code::InvalidUtf8, rel, "the file is not valid UTF-8")
                     .at(line, col)
-                    .with_hint("save the file as UTF-8"),
+                    .with_hint("save the file as UTF-8")
+                    .with_source(&String::from_utf8_lossy(e.as_bytes())),
             );
             return None;
         }
@@ -421,7 +430,8 @@ pub fn read_source(root: &Path, rel: &str, diagnostics: &mut Vec<Diagnostic>) ->
         diagnostics.push(
             Diagnostic::new(Code::InvalidUtf8, rel, "the file contains a NUL byte")
                 .at(line, col)
-                .with_hint("descriptors are YAML text; is this a binary file?"),
+                .with_hint("descriptors are YAML text; is this a binary file?")
+                .with_source(&src),
         );
         return None;
     }
@@ -447,7 +457,7 @@ pub fn parse_yaml<T: serde::de::DeserializeOwned>(
     match yaml::from_str_all::<T>(src) {
         Ok(value) => Some(value),
         Err(errors) => {
-            diagnostics.extend(errors.iter().map(|e| Diagnostic::from_yaml_error(rel, e)));
+            diagnostics.extend(errors.iter().map(|e| e.finding(rel).with_source(src)));
             None
         }
     }

@@ -6,7 +6,7 @@
 //! same defects as "unanchored" (fail closed), so a descriptor that bypasses
 //! this module still cannot gain a label from them.
 
-use kvlower_core::anchor_rules::AnchorDefect;
+use kvlower_core::anchor_form::AnchorDefect;
 use kvlower_core::descriptor::{Anchor, EvidenceItem};
 use kvlower_core::environment::Environment;
 use kvlower_core::judgment::EvidenceDepth;
@@ -278,7 +278,7 @@ fn runtime_review_and_components(
     out: &mut Vec<Diagnostic>,
 ) {
     let reviewed = d.runtime.reviewed.as_str();
-    match kvlower_core::anchor_rules::parse_iso_date(reviewed) {
+    match kvlower_core::anchor_form::parse_iso_date(reviewed) {
         None => out.push(
             Diagnostic::new(
                 Code::InvalidReviewDate,

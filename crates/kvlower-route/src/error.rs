@@ -4,7 +4,8 @@
 
 use std::path::PathBuf;
 
-use kvlower_codes::Code;
+use kvlower_codes::text::escape_control;
+use kvlower_codes::{Code, Finding};
 
 /// Why the routing gate could not run. Every variant names the file, a stable code,
 /// what was expected and a hint.
@@ -41,25 +42,48 @@ pub enum RouteError {
 }
 
 impl RouteError {
-    /// Whether the trace or its registry could not be read at all (missing, refused,
-    /// an I/O error), rather than read and found malformed: `kvlower route` exits 2
-    /// for the former and 1 for the latter.
-    pub fn is_unread_input(&self) -> bool {
-        match self {
-            RouteError::Refused { .. } => true,
-            RouteError::Registry(e) => e.is_unread_input(),
-            RouteError::Malformed { .. } | RouteError::Invalid { .. } => false,
-        }
-    }
-
-    /// A stable code per kind of failure (documented in docs/routing-trace.md).
+    /// A stable code per kind of failure (documented in docs/routing-trace.md). A
+    /// registry the join could not read at all is `route-registry-refused` (an unread
+    /// input, exit 2); one it read and found malformed `route-registry-unreadable`
+    /// (exit 1). The exit follows from the code alone ([`Code::is_unread_input`]).
     pub fn code(&self) -> Code {
         match self {
             RouteError::Refused { .. } => Code::RouteTraceRefused,
             RouteError::Malformed { .. } => Code::RouteTraceMalformed,
             RouteError::Invalid { .. } => Code::RouteTraceInvalid,
+            RouteError::Registry(e) if e.code().is_unread_input() => Code::RouteRegistryRefused,
             RouteError::Registry(_) => Code::RouteRegistryUnreadable,
         }
+    }
+
+    /// The coded, located finding of this error: the file (control characters
+    /// escaped), line:column or JSON path, and a hint that says what was expected.
+    pub fn finding(&self) -> Finding {
+        let shown = |p: &std::path::Path| escape_control(&p.display().to_string()).into_owned();
+        let code = self.code();
+        let mut f = match self {
+            RouteError::Refused { path, message, .. } => {
+                Finding::new(code, shown(path), message.clone())
+            }
+            RouteError::Malformed {
+                path,
+                line,
+                column,
+                json_path,
+                message,
+            } => Finding::new(code, shown(path), message.clone())
+                .at(*line, *column)
+                .at_path(json_path.clone()),
+            RouteError::Invalid {
+                path,
+                json_path,
+                message,
+                ..
+            } => Finding::new(code, shown(path), message.clone()).at_path(json_path.clone()),
+            RouteError::Registry(inner) => Finding::new(code, "", inner.to_string()),
+        };
+        f.hint = Some(format!("expected {}; {}", self.expected(), self.hint()));
+        f
     }
 
     /// What the reader expected at that place.

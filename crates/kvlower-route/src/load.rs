@@ -68,13 +68,14 @@ pub fn evaluate_with(
     trace_name: &str,
     registry_file: &dyn Fn(&str) -> Option<PathBuf>,
 ) -> Result<RouteReport, RouteError> {
-    let bytes = kvlower_fs::read_path(trace_file, FileKind::RoutingTrace).map_err(|e| {
-        RouteError::Refused {
+    let bytes = FileKind::RoutingTrace
+        .open()
+        .read(trace_file)
+        .map_err(|e| RouteError::Refused {
             path: PathBuf::from(trace_name),
             message: e.to_string(),
             hint: crate::error::refusal_hint(&e),
-        }
-    })?;
+        })?;
     let named = Path::new(trace_name);
     let text = String::from_utf8(bytes).map_err(|e| RouteError::Malformed {
         path: named.to_path_buf(),

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::family::TraceFamily;
-use crate::report::TraceOutline;
+use crate::verdict::TraceOutline;
 
 /// Campaign counts. Each count is over traces (runs), like the paper's table: a trace
 /// counts as an observation pass when some claim in it passes `connector_observation`,

@@ -1,5 +1,9 @@
-//! Malformed-input findings, each tied to a line of the trace.
+//! Malformed-input findings, each tied to a line of the trace. The gate keeps its own
+//! compact [`Diagnostic`] while it reads (a line number and a [`Problem`]); each has its
+//! code from the one table ([`Problem::code`]) and becomes a [`Finding`] for reporting
+//! ([`Diagnostic::finding`]), here, not in the CLI.
 
+use kvlower_codes::{Code, Finding};
 use serde::{Serialize, Serializer};
 
 use crate::family::TraceFamily;
@@ -77,10 +81,39 @@ pub struct Diagnostic {
     pub problem: Problem,
 }
 
+impl Problem {
+    /// The stable code of this problem: the file-level refusals share the codes
+    /// `check` uses for them (`not-a-regular-file`, `unreadable-file`,
+    /// `file-too-large`); anything wrong inside a trace is `malformed-trace`.
+    pub fn code(&self) -> Code {
+        match self {
+            Problem::NotRegularFile(_) => Code::NotARegularFile,
+            Problem::Read(_) => Code::UnreadableFile,
+            Problem::TraceTooLarge(_) => Code::FileTooLarge,
+            _ => Code::MalformedTrace,
+        }
+    }
+}
+
 impl Diagnostic {
     /// The human-readable message (without the location).
     pub fn message(&self) -> String {
         self.problem.to_string()
+    }
+
+    /// The code of its problem ([`Problem::code`]).
+    pub fn code(&self) -> Code {
+        self.problem.code()
+    }
+
+    /// The finding for this diagnostic of the trace shown as `trace`: the code of its
+    /// problem, the message, and the line (column 1) when it is about one line.
+    pub fn finding(&self, trace: &str) -> Finding {
+        let finding = Finding::new(self.code(), trace, self.message());
+        match self.line.and_then(|l| usize::try_from(l).ok()) {
+            Some(line) => finding.at(line, 1),
+            None => finding,
+        }
     }
 }
 
@@ -91,5 +124,36 @@ impl Serialize for Diagnostic {
         st.serialize_field("line", &self.line)?;
         st.serialize_field("message", &self.message())?;
         st.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The gate's diagnostics get their codes here, not in the CLI (issue 38): a file
+    /// the gate could not read is an unread input (exit 2); anything wrong inside a
+    /// trace is `malformed-trace` (exit 1). The finding keeps the line.
+    #[test]
+    fn a_problem_has_its_code_and_becomes_a_finding() {
+        let unread = [
+            Problem::NotRegularFile("a FIFO"),
+            Problem::Read("gone".into()),
+            Problem::TraceTooLarge(4),
+        ];
+        for p in unread {
+            assert!(p.code().is_unread_input(), "{p}");
+        }
+        let d = Diagnostic {
+            line: Some(3),
+            problem: Problem::MissingEvent,
+        };
+        assert_eq!(d.code(), Code::MalformedTrace);
+        assert!(!d.code().is_unread_input());
+        let f = d.finding("t.jsonl");
+        assert_eq!(
+            (f.file.as_str(), f.location, f.message.as_str()),
+            ("t.jsonl", Some((3, 1)), "missing `event`")
+        );
     }
 }

@@ -15,8 +15,8 @@ use crate::multi_claim::{Attribution, NonTargetFacts, TargetFacts};
 use crate::names::{Requirement, TraceGate};
 use crate::parse::{Parsed, parse_line, parse_line_into};
 use crate::reference::ReferenceClaim;
-use crate::report::{ClaimVerdict, GateResult, TraceOutline, TraceTally};
 use crate::residency::ResidencyClaim;
+use crate::verdict::{ClaimVerdict, GateResult, TraceOutline, TraceTally};
 
 /// At most this many diagnostics are kept per trace; the rest are counted.
 pub const MAX_DIAGNOSTICS: usize = 1000;
@@ -190,7 +190,7 @@ impl TraceEvaluator {
 
     /// Judges one line (1-based `line`, without its terminator).
     pub fn push_line(&mut self, line: u64, bytes: &[u8]) {
-        let bytes = crate::lines::trim_json_whitespace(bytes);
+        let bytes = crate::parse::trim_json_whitespace(bytes);
         if !self.past_first_line && !bytes.is_empty() {
             self.past_first_line = true;
             match crate::header::parse(bytes) {
@@ -225,7 +225,7 @@ impl TraceEvaluator {
     /// line is judged by `push_line` instead (parsed again, in order).
     pub fn push_line_parsed(&mut self, line: u64, bytes: &[u8], parsed: &Parsed<'_>) {
         if self.past_first_line {
-            self.push_parsed(line, crate::lines::trim_json_whitespace(bytes), parsed);
+            self.push_parsed(line, crate::parse::trim_json_whitespace(bytes), parsed);
         } else {
             self.push_line(line, bytes);
         }

@@ -36,10 +36,11 @@ use std::io::BufRead;
 use std::num::NonZeroU32;
 use std::ops::ControlFlow;
 
-use kvlower_fs::lines::{End, Line};
+use kvlower_fs::line_reader::{End, Line};
 
 mod campaign;
 pub mod campaign_doc;
+mod caps;
 mod connector;
 mod diagnostic;
 mod evaluate;
@@ -47,26 +48,25 @@ mod event;
 mod family;
 mod header;
 mod identity;
-mod lines;
 mod multi_claim;
 pub mod names;
 mod parse;
 mod pipeline;
 mod reference;
-mod report;
 mod residency;
 mod scan;
 pub mod strict_json;
 pub mod truth;
+mod verdict;
 
 pub use campaign::CampaignSummary;
+pub use caps::{MAX_LINE_BYTES, MAX_TRACE_BYTES};
 pub use diagnostic::{Diagnostic, Problem};
 pub use evaluate::MAX_DIAGNOSTICS;
 pub use family::TraceFamily;
 pub use header::{HEADER_KEY, TraceComponent, recorded_runtime};
-pub use lines::{MAX_LINE_BYTES, MAX_TRACE_BYTES};
 pub use names::{Control, Requirement, TraceGate};
-pub use report::{ClaimVerdict, GateResult, TraceOutline, TraceReport, TraceTally};
+pub use verdict::{ClaimVerdict, GateResult, TraceOutline, TraceReport, TraceTally};
 
 /// A position in a trace: the 1-based ordinal of an accepted event.
 pub(crate) type Pos = NonZeroU32;
@@ -94,7 +94,7 @@ pub fn evaluate_reader_bounded<R: BufRead>(
 ) -> TraceOutline {
     let mut evaluator = evaluate::TraceEvaluator::new(name);
     let mut line: u64 = 0;
-    let read = kvlower_fs::lines::for_each_line(&mut r, MAX_LINE_BYTES, max_bytes, |l| {
+    let read = kvlower_fs::line_reader::for_each_line(&mut r, MAX_LINE_BYTES, max_bytes, |l| {
         line = line.saturating_add(1);
         match l {
             Line::Text(bytes) => evaluator.push_line(line, Line::content(bytes)),

@@ -10,7 +10,7 @@ use serde::Serialize;
 /// (`kvlower_core::vocab::TraceGate`), so a verdict names a gate the catalog knows.
 pub use kvlower_core::vocab::TraceGate;
 
-kvlower_core::names! {
+kvlower_codes::names! {
     /// One named requirement a gate can report as missing; its name is the one
     /// in `docs/trace-format.md`.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -142,7 +142,7 @@ kvlower_core::names! {
     }
 }
 
-kvlower_core::names! {
+kvlower_codes::names! {
     /// A false-positive control pattern the gate recognised and rejected (`docs/trace-format.md`,
     /// "Controls"). A row carrying a control always fails the
     /// failure-outcome gate with a named requirement; the control says *why* in one word.

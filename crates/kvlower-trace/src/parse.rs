@@ -129,3 +129,14 @@ fn without_position(e: &serde_json::Error) -> String {
         message.to_owned()
     }
 }
+
+/// `bytes` without the JSON whitespace (RFC 8259 §2: space, tab, line feed, carriage
+/// return) at either end: what a trace line is trimmed by before it is parsed, so a line
+/// of only that whitespace is blank. `trim_ascii` would also take a form feed, which
+/// JSON does not allow around a value (nor does serde_json or Python's `json`).
+pub(crate) fn trim_json_whitespace(bytes: &[u8]) -> &[u8] {
+    let ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    let start = bytes.iter().position(|b| !ws(b)).unwrap_or(bytes.len());
+    let end = bytes.iter().rposition(|b| !ws(b)).map_or(start, |i| i + 1);
+    bytes.get(start..end).unwrap_or_default()
+}

@@ -5,7 +5,7 @@
 //! pool; judging (the envelope checks and the claim state machines) stays in line order.
 //!
 //! - A reader thread splits the input into lines with the one line reader
-//!   ([`kvlower_fs::lines::for_each_line`], same caps, same byte budget) and copies whole
+//!   ([`kvlower_fs::line_reader::for_each_line`], same caps, same byte budget) and copies whole
 //!   lines into blocks of about [`BLOCK_BYTES`], handed over through a channel of
 //!   [`BLOCKS_IN_FLIGHT`] blocks.
 //! - Each block is parsed on the pool, its lines in order, while the previous block's
@@ -21,7 +21,7 @@ use std::io::{self, BufRead};
 use std::ops::ControlFlow;
 use std::sync::mpsc;
 
-use kvlower_fs::lines::{End, Line};
+use kvlower_fs::line_reader::{End, Line};
 use rayon::prelude::*;
 
 use crate::diagnostic::Problem;
@@ -93,7 +93,7 @@ fn read_blocks<R: BufRead>(
 ) -> Ending {
     let mut block = empty_block(recycled);
     let mut lines: u64 = 0;
-    let end = kvlower_fs::lines::for_each_line(r, MAX_LINE_BYTES, max_bytes, |l| {
+    let end = kvlower_fs::line_reader::for_each_line(r, MAX_LINE_BYTES, max_bytes, |l| {
         lines = lines.saturating_add(1);
         match l {
             Line::Text(bytes) => {
@@ -141,7 +141,7 @@ fn parse_block<'b>(block: &'b Block, out: ParsedLines<'_>) -> ParsedLines<'b> {
         .par_iter()
         .with_min_len(LINES_PER_TASK)
         .map(|item| match *item {
-            Item::Text { start, end, .. } => Some(parse(crate::lines::trim_json_whitespace(
+            Item::Text { start, end, .. } => Some(parse(crate::parse::trim_json_whitespace(
                 block.bytes(start, end),
             ))),
             Item::TooLong(_) => None,

@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 use saphyr_parser::{Event, Parser, Span};
 use serde::de::DeserializeOwned;
 
+mod finding;
 mod recover;
 pub use recover::{MAX_ERRORS, Recovered, from_str_recovering, is_at_or_below};
 

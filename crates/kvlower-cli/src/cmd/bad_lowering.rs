@@ -3,7 +3,7 @@
 //! `results/bad-lowering-counterexamples.{md,json}`.
 //!
 //! The suite's bridge to `kvlower-audit` for every other command is
-//! [`crate::audit`].
+//! [`crate::suites`].
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -13,10 +13,10 @@ use kvlower_evidence::{FsEnvironment, load_repository};
 use kvlower_load::LoadFailure;
 
 use crate::Exit;
-use crate::audit::read_cases;
-use crate::cmd::matrix::{report_outcome, write_set};
 use crate::generated::GeneratedFile;
-use crate::output::{SimpleFormat, envelope_json, report_error};
+use crate::layout::{report_outcome, write_set};
+use crate::output::{Format, envelope_json, report_error};
+use crate::suites::read_cases;
 
 #[derive(Debug, clap::Args)]
 pub struct BadLoweringArgs {
@@ -25,8 +25,8 @@ pub struct BadLoweringArgs {
     #[arg(long, default_value = ".", hide_default_value = true)]
     pub root: PathBuf,
     /// Output format (`json`: the shared envelope, the cases as its payload)
-    #[arg(long, value_enum, default_value_t = SimpleFormat::Human)]
-    pub format: SimpleFormat,
+    #[arg(long, value_parser = Format::parser(Format::SIMPLE), default_value_t = Format::Human)]
+    pub format: Format,
 }
 
 /// The `payload` of `bad-lowering --format json`.
@@ -43,7 +43,7 @@ pub fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> anyhow::Result<Exit> {
-    let json = args.format == SimpleFormat::Json;
+    let json = args.format == Format::Json;
     let repo = match load_repository(&args.root) {
         Ok((repo, diagnostics)) if diagnostics.is_empty() => repo,
         Ok((_, diagnostics)) | Err(LoadFailure::Invalid(diagnostics)) => {
@@ -66,14 +66,7 @@ pub fn run(
         }
         Err(LoadFailure::NoDescriptors { dir }) => {
             let message = format!("no descriptors found in {}", dir.display());
-            report_error(
-                args.format.shared(),
-                "bad-lowering",
-                Exit::Usage,
-                &message,
-                out,
-                err,
-            )?;
+            report_error(args.format, "bad-lowering", Exit::Usage, &message, out, err)?;
             return Ok(Exit::Usage);
         }
     };
@@ -84,14 +77,7 @@ pub fn run(
             "no counterexamples found in {}",
             repo.root.join(BAD_LOWERING_DIR).display()
         );
-        report_error(
-            args.format.shared(),
-            "bad-lowering",
-            Exit::Usage,
-            &message,
-            out,
-            err,
-        )?;
+        report_error(args.format, "bad-lowering", Exit::Usage, &message, out, err)?;
         return Ok(Exit::Usage);
     }
     let suite = kvlower_audit::bad_lowering::run(&repo.catalog, &cases, &env);

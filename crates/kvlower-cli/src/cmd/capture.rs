@@ -22,7 +22,7 @@ use std::time::Duration;
 use kvlower_capture::subscribe::{CaptureOptions, capture, check_endpoint};
 
 use crate::Exit;
-use crate::output::{SimpleFormat, envelope_json, report_error};
+use crate::output::{Format, envelope_json, report_error};
 
 /// How to turn on the KV-event publisher `capture` subscribes to (`kvlower capture --help`).
 const AFTER_HELP: &str = "\
@@ -60,8 +60,8 @@ pub struct CaptureArgs {
     #[arg(long, value_name = "S", default_value_t = 60.0)]
     pub connect_timeout: f64,
     /// Output format (`json`: the shared envelope on stdout, the capture's counts as its payload)
-    #[arg(long, value_enum, default_value_t = SimpleFormat::Human)]
-    pub format: SimpleFormat,
+    #[arg(long, value_parser = Format::parser(Format::SIMPLE), default_value_t = Format::Human)]
+    pub format: Format,
 }
 
 /// The payload of `capture --format json`.
@@ -104,7 +104,7 @@ fn parse_meta(items: &[String]) -> Result<BTreeMap<String, String>, String> {
 }
 
 pub fn run(args: &CaptureArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
-    let json = args.format == SimpleFormat::Json;
+    let json = args.format == Format::Json;
     let checked = (|| -> Result<_, String> {
         for e in &args.endpoints {
             check_endpoint(e)?;
@@ -123,7 +123,7 @@ pub fn run(args: &CaptureArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
     let (duration, until_idle, connect_timeout, meta) = match checked {
         Ok(v) => v,
         Err(e) => {
-            report_error(args.format.shared(), "capture", Exit::Usage, &e, out, err)?;
+            report_error(args.format, "capture", Exit::Usage, &e, out, err)?;
             return Ok(Exit::Usage);
         }
     };
@@ -162,10 +162,9 @@ pub fn run(args: &CaptureArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
                 }),
             ),
             Err(e) => {
-                let d = kvlower_codes::Diagnostic::new(e.code(), shown.clone(), e.to_string())
-                    .with_hint(e.hint());
+                let d = e.finding(shown.clone());
                 (
-                    Exit::Error,
+                    Exit::of_codes([d.code]),
                     format!("kvlower capture: nothing written ({})", e.code()),
                     vec![d],
                     Some(e.to_string()),
@@ -210,8 +209,9 @@ pub fn run(args: &CaptureArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
         Err(e) => {
             writeln!(err, "error[{}]: {e}", e.code())?;
             writeln!(err, "  hint: {}", e.hint())?;
-            // Nothing was recorded: the publisher or the output failed (exit 2).
-            Ok(Exit::Error)
+            // Nothing was recorded: the publisher or the output failed (an unread
+            // input, exit 2).
+            Ok(Exit::of_codes([e.code()]))
         }
     }
 }

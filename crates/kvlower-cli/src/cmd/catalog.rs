@@ -1,19 +1,18 @@
 //! `kvlower catalog diff`: the loaded `modes/modes.yaml` against the built-in
 //! baseline, one line per difference, so a reviewer of a catalog change sees
-//! exactly what moved. Also the catalog pin of `results/lowering-matrix.json`
-//! that `kvlower check` verifies.
+//! exactly what moved. (The catalog pin of `results/lowering-matrix.json` that
+//! `kvlower check` verifies is `crate::pin`.)
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use kvlower_codes::{Code, Diagnostic};
-use kvlower_core::Catalog;
 use kvlower_core::baseline::{CatalogChange, Direction};
 use kvlower_load::{MODES_PATH, read_catalog};
 use serde::Serialize;
 
 use crate::Exit;
 use crate::output::{Format, ReportOptions, envelope_json, report};
+use crate::pin::short;
 use crate::results::CatalogPin;
 
 #[derive(Debug, clap::Args)]
@@ -44,42 +43,6 @@ pub fn run(args: &CatalogArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
     }
 }
 
-/// The generated result that records the catalog digest (`catalog.digest`).
-pub const PINNED_MATRIX: &str = "results/lowering-matrix.json";
-
-/// `check`: a finding when the committed matrix was judged under another
-/// catalog than the one loaded now (or records none).
-pub fn pin_diagnostic(root: &Path, catalog: &Catalog) -> Option<Diagnostic> {
-    const MATRIX: &str = PINNED_MATRIX;
-    // Through the one safe read: a FIFO or device here must not block `check`. A
-    // refused or unreadable matrix is already a finding of the results comparison.
-    let bytes = kvlower_fs::read_confined(root, MATRIX, kvlower_fs::FileKind::Result).ok()?;
-    let recorded = serde_json::from_slice::<serde_json::Value>(&bytes)
-        .ok()
-        .and_then(|v| v.pointer("/catalog/digest")?.as_str().map(str::to_string));
-    let now = catalog.digest();
-    match recorded {
-        Some(d) if d == now => None,
-        recorded => Some(
-            Diagnostic::new(
-                Code::CatalogMismatch,
-                MATRIX,
-                format!(
-                    "the matrix was generated under catalog {}, but modes/modes.yaml is {}",
-                    recorded.map_or("(none recorded)".to_string(), |d| short(&d)),
-                    short(&now)
-                ),
-            )
-            .at_path("catalog.digest")
-            .with_hint("run `kvlower matrix` and commit the result"),
-        ),
-    }
-}
-
-fn short(digest: &str) -> String {
-    format!("sha256:{}", digest.get(..16).unwrap_or(digest))
-}
-
 #[derive(Debug, Serialize)]
 struct JsonChange<'a> {
     direction: Direction,
@@ -106,7 +69,6 @@ fn diff(args: &DiffArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Re
             exit,
             &diagnostics,
             &summary,
-            Some(&args.root),
             out,
             err,
         )?;
@@ -192,7 +154,8 @@ fn diff(args: &DiffArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Re
                 }
             }
         }
-        Format::Human | Format::Github => {
+        // `sarif` does not parse here (`Format::SHARED`).
+        Format::Human | Format::Github | Format::Sarif => {
             if !args.report.quiet {
                 for (c, at) in &located {
                     let at = at.map_or(String::new(), |(l, col)| format!(":{l}:{col}"));

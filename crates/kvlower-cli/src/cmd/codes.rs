@@ -12,7 +12,7 @@ use crate::output::{Format, envelope_json, report_error};
 #[derive(Debug, clap::Args)]
 pub struct CodesArgs {
     /// Output format (`json`: the shared envelope, the codes as its payload)
-    #[arg(long, value_enum, default_value_t = Format::Human)]
+    #[arg(long, value_parser = Format::parser(Format::SHARED), default_value_t = Format::Human)]
     pub format: Format,
 }
 
@@ -21,7 +21,7 @@ pub struct ExplainCodeArgs {
     /// A diagnostic code, e.g. anchor-incomplete
     pub code: String,
     /// Output format (`json`: the shared envelope, the code as its payload)
-    #[arg(long, value_enum, default_value_t = Format::Human)]
+    #[arg(long, value_parser = Format::parser(Format::SHARED), default_value_t = Format::Human)]
     pub format: Format,
 }
 

@@ -71,7 +71,7 @@ fn unknown_name(what: &str, given: &str, names: &[&str]) -> String {
 pub fn run(args: &ExplainArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
     // A descriptor that does not exist is a wrong command line (exit 2), not a
     // finding in an input (exit 1).
-    let missing = std::fs::symlink_metadata(&args.descriptor)
+    let missing = kvlower_fs::inspect::lstat(&args.descriptor)
         .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
     if missing {
         let message = format!(
@@ -108,7 +108,6 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
             exit,
             &diagnostics,
             &summary,
-            Some(&args.root),
             out,
             err,
         )?;
@@ -164,7 +163,8 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
             )
         )?,
         Format::Markdown => write!(out, "{}", explain_markdown(&shown, &descriptor, &judgments))?,
-        Format::Human | Format::Github => {
+        // `sarif` does not parse here (`Format::SHARED`).
+        Format::Human | Format::Github | Format::Sarif => {
             let color = args.report.color.enabled_for(crate::output::Stream::Stdout);
             if args.report.quiet {
                 for j in &judgments {

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::Exit;
 use crate::config::CONFIG_FILE;
-use crate::output::{SimpleFormat, envelope_json, escape_control, report_error};
+use crate::output::{Format, envelope_json, escape_control, report_error};
 
 #[derive(Debug, clap::Args)]
 pub struct InitArgs {
@@ -22,8 +22,8 @@ pub struct InitArgs {
     pub dir: PathBuf,
     /// Output format (`json`: the shared envelope, the files written and the next
     /// commands as its payload)
-    #[arg(long, value_enum, default_value_t = SimpleFormat::Human)]
-    pub format: SimpleFormat,
+    #[arg(long, value_parser = Format::parser(Format::SIMPLE), default_value_t = Format::Human)]
+    pub format: Format,
 }
 
 /// The commands `init` suggests next, in order.
@@ -61,11 +61,11 @@ struct Payload<'a> {
 
 pub fn run(args: &InitArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
     let fail = |exit: Exit, message: &str, out: &mut dyn Write, err: &mut dyn Write| {
-        report_error(args.format.shared(), "init", exit, message, out, err).map(|()| exit)
+        report_error(args.format, "init", exit, message, out, err).map(|()| exit)
     };
     let shown = escape_control(&args.dir.display().to_string()).into_owned();
     for existing in [CONFIG_FILE, MODES_PATH] {
-        if args.dir.join(existing).symlink_metadata().is_ok() {
+        if kvlower_fs::inspect::entry_exists(&args.dir.join(existing)) {
             let message = format!(
                 "{shown} is already a kvlower repository ({existing} exists); init writes nothing"
             );
@@ -89,7 +89,7 @@ pub fn run(args: &InitArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
         NEXT.map(|c| c.split("   ").next().unwrap_or(c).trim())
             .join(", then ")
     );
-    if args.format == SimpleFormat::Json {
+    if args.format == Format::Json {
         let payload = Payload {
             written: &written,
             next: NEXT
@@ -138,19 +138,20 @@ pub fn files() -> Result<Vec<(String, String)>, String> {
 fn write_all(dir: &Path, files: &[(String, String)]) -> Result<Vec<String>, String> {
     let mut written: Vec<PathBuf> = Vec::new();
     let result = (|| {
-        std::fs::create_dir_all(dir.join(CAPABILITIES_DIR))
+        kvlower_fs::write::create_dir_all(&dir.join(CAPABILITIES_DIR))
             .map_err(|e| format!("cannot create {CAPABILITIES_DIR}/: {e}"))?;
         let mut names = Vec::new();
         for (rel, text) in files {
             let path = dir.join(rel);
             let parent = path.parent().unwrap_or(dir);
-            std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {rel}: {e}"))?;
-            let mut tmp = crate::cmd::matrix::readable_temp_file(parent)
+            kvlower_fs::write::create_dir_all(parent)
+                .map_err(|e| format!("cannot create {rel}: {e}"))?;
+            let mut tmp = kvlower_fs::write::readable_temp_file(parent)
                 .map_err(|e| format!("cannot write {rel}: {e}"))?;
             tmp.write_all(text.as_bytes())
                 .map_err(|e| format!("cannot write {rel}: {e}"))?;
-            tmp.persist_noclobber(&path)
-                .map_err(|e| format!("cannot write {rel}: {}", e.error))?;
+            kvlower_fs::write::persist_new(tmp, &path)
+                .map_err(|e| format!("cannot write {rel}: {e}"))?;
             written.push(path);
             names.push(rel.clone());
         }
@@ -158,7 +159,7 @@ fn write_all(dir: &Path, files: &[(String, String)]) -> Result<Vec<String>, Stri
     })();
     if result.is_err() {
         for path in &written {
-            let _ = std::fs::remove_file(path);
+            let _ = kvlower_fs::write::remove_file(path);
         }
     }
     result

@@ -14,47 +14,45 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use kvlower_join::EventFormat;
 
 use crate::Exit;
 use crate::output::{Format, report_error};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum FormatArg {
-    Vllm,
-    Sglang,
-    Trtllm,
+/// The event formats, by the name `--events-format` takes (each `EventFormat`'s own).
+const EVENT_FORMATS: [(&str, EventFormat); 3] = [
+    ("vllm", EventFormat::Vllm),
+    ("sglang", EventFormat::Sglang),
+    ("trtllm", EventFormat::Trtllm),
+];
+
+/// The event format named `name` (one of [`EVENT_FORMATS`]; the parsers below accept
+/// no other name).
+fn event_format(name: &str) -> EventFormat {
+    EVENT_FORMATS
+        .into_iter()
+        .find(|(n, _)| *n == name)
+        .map_or(EventFormat::Vllm, |(_, f)| f)
 }
 
-impl From<FormatArg> for EventFormat {
-    fn from(f: FormatArg) -> EventFormat {
-        match f {
-            FormatArg::Vllm => EventFormat::Vllm,
-            FormatArg::Sglang => EventFormat::Sglang,
-            FormatArg::Trtllm => EventFormat::Trtllm,
-        }
-    }
+/// `--events-format`: the runtime that wrote the events.
+fn events_format_parser() -> impl TypedValueParser<Value = EventFormat> {
+    PossibleValuesParser::new(EVENT_FORMATS.map(|(name, _)| name)).map(|name| event_format(&name))
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum OutputArg {
-    #[default]
-    Human,
-    Json,
-}
+/// A value of `join --format`: the output format (as for every command), or, still
+/// accepted for one release with a note, an event format (the flag used to mean them).
+type FormatValue = Result<Format, EventFormat>;
 
-/// `--format`: the output format, like every other command. The event formats are
-/// still accepted here for one release (the flag used to mean them), with a note.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum FormatFlag {
-    Human,
-    Json,
-    #[value(hide = true)]
-    Vllm,
-    #[value(hide = true)]
-    Sglang,
-    #[value(hide = true)]
-    Trtllm,
+/// `--format`: `human` or `json`, and the hidden deprecated event formats.
+fn format_parser() -> impl TypedValueParser<Value = FormatValue> {
+    let output = Format::DOCUMENT
+        .iter()
+        .map(|(f, _)| PossibleValue::new(f.name()));
+    let legacy = EVENT_FORMATS.map(|(name, _)| PossibleValue::new(name).hide(true));
+    PossibleValuesParser::new(output.chain(legacy))
+        .map(|name| Format::from_name(&name).ok_or_else(|| event_format(&name)))
 }
 
 /// The two forms are an `ArgGroup`: exactly one of `--registry` (with `--events`) or
@@ -75,14 +73,14 @@ pub struct JoinArgs {
     #[arg(long, value_name = "FILE", requires = "registry")]
     pub events: Option<PathBuf>,
     /// Event stream format
-    #[arg(long, value_enum, value_name = "RUNTIME")]
-    pub events_format: Option<FormatArg>,
+    #[arg(long, value_parser = events_format_parser(), value_name = "RUNTIME")]
+    pub events_format: Option<EventFormat>,
     /// Output: human-readable text, or the JSON evidence document
-    #[arg(long, value_enum, value_name = "FORMAT")]
-    pub format: Option<FormatFlag>,
+    #[arg(long, value_parser = format_parser(), value_name = "FORMAT")]
+    pub format: Option<FormatValue>,
     /// Deprecated spelling of --format human|json
-    #[arg(long, value_enum, hide = true)]
-    pub output: Option<OutputArg>,
+    #[arg(long, value_parser = Format::parser(Format::DOCUMENT), hide = true)]
+    pub output: Option<Format>,
     /// Pressure-controls file (YAML) for soft_priority: runs every trial it names
     #[arg(long, value_name = "FILE", conflicts_with_all = ["registry", "events", "events_format"])]
     pub pressure_controls: Option<PathBuf>,
@@ -92,7 +90,7 @@ pub struct JoinArgs {
 fn resolve(
     args: &JoinArgs,
     err: &mut dyn Write,
-) -> anyhow::Result<Result<(OutputArg, Option<FormatArg>), String>> {
+) -> anyhow::Result<Result<(Format, Option<EventFormat>), String>> {
     let mut output = args.output.unwrap_or_default();
     if args.output.is_some() {
         writeln!(
@@ -100,7 +98,7 @@ fn resolve(
             "note: --output is deprecated; use --format human|json (as for every command)"
         )?;
     }
-    if args.output.is_some() && matches!(args.format, Some(FormatFlag::Human | FormatFlag::Json)) {
+    if args.output.is_some() && matches!(args.format, Some(Ok(_))) {
         return Ok(Err(
             "give the output format once: --format human|json".into()
         ));
@@ -108,17 +106,11 @@ fn resolve(
     let mut events = args.events_format;
     let legacy = match args.format {
         None => None,
-        Some(FormatFlag::Human) => {
-            output = OutputArg::Human;
+        Some(Ok(format)) => {
+            output = format;
             None
         }
-        Some(FormatFlag::Json) => {
-            output = OutputArg::Json;
-            None
-        }
-        Some(FormatFlag::Vllm) => Some(FormatArg::Vllm),
-        Some(FormatFlag::Sglang) => Some(FormatArg::Sglang),
-        Some(FormatFlag::Trtllm) => Some(FormatArg::Trtllm),
+        Some(Err(legacy)) => Some(legacy),
     };
     if let Some(l) = legacy {
         if events.is_some_and(|e| e != l) {
@@ -128,9 +120,7 @@ fn resolve(
         }
         writeln!(
             err,
-            "note: `--format {}` is deprecated: --format is the output format (human|json); use --events-format {}",
-            EventFormat::from(l),
-            EventFormat::from(l)
+            "note: `--format {l}` is deprecated: --format is the output format (human|json); use --events-format {l}"
         )?;
         events = Some(l);
     }
@@ -140,8 +130,8 @@ fn resolve(
 pub fn run(args: &JoinArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
     // A result is the evidence document (its own contract, docs/join.md); an error
     // under `--format json` is the shared envelope, like every command's.
-    let asked_json = matches!(args.format, Some(FormatFlag::Json))
-        || matches!(args.output, Some(OutputArg::Json));
+    let asked_json =
+        matches!(args.format, Some(Ok(Format::Json))) || args.output == Some(Format::Json);
     let fail = |exit: Exit, message: &str, out: &mut dyn Write, err: &mut dyn Write| {
         let format = if asked_json {
             Format::Json
@@ -162,8 +152,11 @@ pub fn run(args: &JoinArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
         return match kvlower_join::pressure::run_controls(controls) {
             Ok(report) => {
                 match output {
-                    OutputArg::Human => write!(out, "{}", report.render_human())?,
-                    OutputArg::Json => writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?,
+                    // Only `human` and `json` parse here (`Format::DOCUMENT`).
+                    Format::Human | Format::Github | Format::Markdown | Format::Sarif => {
+                        write!(out, "{}", crate::human::pressure(&report))?
+                    }
+                    Format::Json => writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?,
                 }
                 Ok(Exit::Success)
             }
@@ -179,11 +172,14 @@ pub fn run(args: &JoinArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
                        (the runtime that wrote the events; docs/join.md)";
         return Ok(fail(Exit::Usage, message, out, err)?);
     };
-    match kvlower_join::join_paths(registry, events, format.into()) {
+    match kvlower_join::join_paths(registry, events, format) {
         Ok(report) => {
             match output {
-                OutputArg::Human => write!(out, "{}", report.render_human())?,
-                OutputArg::Json => writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?,
+                // Only `human` and `json` parse here (`Format::DOCUMENT`).
+                Format::Human | Format::Github | Format::Markdown | Format::Sarif => {
+                    write!(out, "{}", crate::human::join(&report))?
+                }
+                Format::Json => writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?,
             }
             Ok(Exit::Success)
         }
@@ -191,22 +187,28 @@ pub fn run(args: &JoinArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
     }
 }
 
-/// Reports a join error: under `--format json` the shared envelope with the
-/// error, and (for an input it could not read, a malformed event line or capture)
-/// a coded diagnostic naming the file; otherwise `error: ...` on stderr.
+/// Reports a join error as its coded finding (`JoinError::finding`): under `--format
+/// json` the shared envelope with the finding, otherwise `error[code]: ...` on stderr.
+/// The exit follows from the code: 2 for an input that could not be read, 1 for one
+/// read and found malformed.
 fn fail_with(
     json: bool,
     e: &kvlower_join::JoinError,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> std::io::Result<Exit> {
-    let exit = exit_of(e);
+    let finding = e.finding();
+    let exit = Exit::of_codes([finding.code]);
+    let message = e.to_string();
     if !json {
-        report_error(Format::Human, "join", exit, &e.to_string(), out, err)?;
+        writeln!(
+            err,
+            "error[{}]: {}",
+            finding.code,
+            crate::output::escape_control(&message)
+        )?;
         return Ok(exit);
     }
-    let message = e.to_string();
-    let diagnostics: Vec<kvlower_codes::Diagnostic> = diagnostic_of(e).into_iter().collect();
     let summary = format!("kvlower join: {message}");
     write!(
         out,
@@ -215,63 +217,10 @@ fn fail_with(
             "join",
             exit,
             &summary,
-            &diagnostics,
+            std::slice::from_ref(&finding),
             Some(&message),
             None
         )
     )?;
     Ok(exit)
-}
-
-/// The coded diagnostic of a join error about one file, when it has a code.
-fn diagnostic_of(e: &kvlower_join::JoinError) -> Option<kvlower_codes::Diagnostic> {
-    use kvlower_codes::{Code, Diagnostic};
-    use kvlower_join::JoinError as E;
-    let shown =
-        |p: &std::path::Path| crate::output::escape_control(&p.display().to_string()).into_owned();
-    let d = match e {
-        E::Io { path, source } => Diagnostic::new(
-            Code::UnreadableFile,
-            shown(path),
-            format!("cannot read: {source}"),
-        )
-        .with_hint("check that the file exists and is readable"),
-        E::Refused { path, message } => {
-            let code = if message.contains("cap") || message.contains("larger") {
-                Code::FileTooLarge
-            } else if message.contains("outside") {
-                Code::FileOutsideRoot
-            } else {
-                Code::NotARegularFile
-            };
-            Diagnostic::new(code, shown(path), message.clone())
-                .with_hint("kvlower reads regular files only, each under its cap (docs/files.md)")
-        }
-        E::Event {
-            path,
-            line,
-            message,
-            ..
-        } => {
-            let d = Diagnostic::new(Code::MalformedTrace, shown(path), message.clone());
-            match usize::try_from(*line) {
-                Ok(line) => d.at(line, 1),
-                Err(_) => d,
-            }
-        }
-        E::Capture { path, message } => {
-            Diagnostic::new(Code::MalformedTrace, shown(path), message.clone())
-        }
-        E::Registry { .. } | E::TokenMap { .. } => return None,
-    };
-    Some(d)
-}
-
-/// 2 for an input that could not be read, 1 for one read and found malformed.
-fn exit_of(e: &kvlower_join::JoinError) -> Exit {
-    if e.is_unread_input() {
-        Exit::Error
-    } else {
-        Exit::Findings
-    }
 }

@@ -4,7 +4,6 @@ pub mod bad_lowering;
 pub mod capture;
 pub mod catalog;
 pub mod check;
-pub mod check_extras;
 pub mod codes;
 pub mod completions;
 pub mod explain;

@@ -11,7 +11,7 @@ use kvlower_core::{Catalog, Mode, Obligation};
 use kvlower_load::{CAPABILITIES_DIR, load_catalog};
 
 use crate::Exit;
-use crate::output::{SimpleFormat, envelope_json, report_error};
+use crate::output::{Format, envelope_json, report_error};
 
 #[derive(Debug, clap::Args)]
 pub struct NewArgs {
@@ -40,8 +40,8 @@ pub struct NewArgs {
     pub stdout: bool,
     /// Output format (`json`: the shared envelope; the path, and with --stdout
     /// the descriptor text, as its payload)
-    #[arg(long, value_enum, default_value_t = SimpleFormat::Human)]
-    pub format: SimpleFormat,
+    #[arg(long, value_parser = Format::parser(Format::SIMPLE), default_value_t = Format::Human)]
+    pub format: Format,
 }
 
 /// The `payload` of `new --format json`.
@@ -129,7 +129,7 @@ fn refuse_control(what: &str, value: &str) -> Option<String> {
 
 pub fn run(args: &NewArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
     let usage = |message: &str, out: &mut dyn Write, err: &mut dyn Write| {
-        report_error(args.format.shared(), "new", Exit::Usage, message, out, err)
+        report_error(args.format, "new", Exit::Usage, message, out, err)
     };
     if let Some(message) = refuse_control("runtime name", &args.runtime)
         .or_else(|| refuse_control("version", &args.runtime_version))
@@ -159,7 +159,7 @@ pub fn run(args: &NewArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::
     let mut diagnostics = Vec::new();
     let Some(catalog) = load_catalog(&args.root, &mut diagnostics) else {
         let exit = Exit::stopped_by(&diagnostics);
-        if args.format == SimpleFormat::Json {
+        if args.format == Format::Json {
             let summary = format!(
                 "kvlower new: {} finding(s) in the catalog; nothing written",
                 diagnostics.len()
@@ -194,7 +194,7 @@ pub fn run(args: &NewArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::
         write!(out, "{doc}")
     };
     if args.stdout {
-        if args.format == SimpleFormat::Json {
+        if args.format == Format::Json {
             json(false, &format!("kvlower new: {rel} (not written)"), out)?;
         } else {
             write!(out, "{text}")?;
@@ -203,11 +203,11 @@ pub fn run(args: &NewArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::
     }
     let path = args.root.join(&rel);
     let dir = args.root.join(CAPABILITIES_DIR);
-    std::fs::create_dir_all(&dir)?;
-    let mut tmp = crate::cmd::matrix::readable_temp_file(&dir)?;
+    kvlower_fs::write::create_dir_all(&dir)?;
+    let mut tmp = kvlower_fs::write::readable_temp_file(&dir)?;
     tmp.write_all(text.as_bytes())?;
     // Never overwrite: persist_noclobber fails if the file exists, even if it appeared meanwhile.
-    if tmp.persist_noclobber(&path).is_err() {
+    if kvlower_fs::write::persist_new(tmp, &path).is_err() {
         usage(
             &format!("{rel} already exists; choose another name or edit it"),
             out,
@@ -218,7 +218,7 @@ pub fn run(args: &NewArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::
     let summary = format!(
         "wrote {rel}; replace each placeholder with anchored evidence, run `kvlower check`, then `kvlower matrix` and commit"
     );
-    if args.format == SimpleFormat::Json {
+    if args.format == Format::Json {
         json(true, &summary, out)?;
     } else {
         writeln!(out, "{summary}")?;

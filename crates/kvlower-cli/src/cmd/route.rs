@@ -14,13 +14,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use crate::Exit;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum RouteFormat {
-    #[default]
-    Human,
-    Json,
-}
+use crate::output::Format;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum FailOn {
@@ -34,8 +28,8 @@ pub struct RouteArgs {
     #[arg(long, value_name = "FILE")]
     pub trace: PathBuf,
     /// Output: human-readable text, or the JSON evidence document
-    #[arg(long, value_enum, default_value = "human", value_name = "FORMAT")]
-    pub format: RouteFormat,
+    #[arg(long, value_parser = Format::parser(Format::DOCUMENT), default_value = "human", value_name = "FORMAT")]
+    pub format: Format,
     /// Make a failing claim an exit-1 outcome
     #[arg(long, value_enum, value_name = "WHAT")]
     pub fail_on: Option<FailOn>,
@@ -45,30 +39,29 @@ pub fn run(args: &RouteArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
     match kvlower_route::evaluate_path(&args.trace) {
         Ok(report) => {
             match args.format {
-                RouteFormat::Human => write!(out, "{}", report.render_human())?,
-                RouteFormat::Json => writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?,
+                // Only `human` and `json` parse here (`Format::DOCUMENT`).
+                Format::Human | Format::Github | Format::Markdown | Format::Sarif => {
+                    write!(out, "{}", crate::human::route(&report))?
+                }
+                Format::Json => writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?,
             }
             if args.fail_on.is_some() && !report.pass {
                 return Ok(Exit::Findings);
             }
             Ok(Exit::Success)
         }
-        Err(e) if args.format == RouteFormat::Json => {
+        Err(e) if args.format == Format::Json => {
             // A trace or registry that could not be judged: the shared envelope, with
-            // the error as a coded diagnostic (exit 2 unread, 1 malformed).
-            let exit = if e.is_unread_input() {
-                Exit::Error
-            } else {
-                Exit::Findings
-            };
+            // the error as a coded finding (exit 2 unread, 1 malformed).
+            let finding = e.finding();
+            let exit = Exit::of_codes([finding.code]);
             let message = e.to_string();
             let summary = format!("kvlower route: {message}");
-            let d = diagnostic_of(&e);
             let doc = crate::output::envelope_json::<()>(
                 "route",
                 exit,
                 &summary,
-                std::slice::from_ref(&d),
+                std::slice::from_ref(&finding),
                 None,
                 None,
             );
@@ -80,42 +73,7 @@ pub fn run(args: &RouteArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
             writeln!(err, "  expected: {}", e.expected())?;
             writeln!(err, "  hint: {}", e.hint())?;
             // A trace or registry that could not be read exits 2, a malformed one 1.
-            Ok(if e.is_unread_input() {
-                Exit::Error
-            } else {
-                Exit::Findings
-            })
+            Ok(Exit::of_codes([e.code()]))
         }
     }
-}
-
-/// The coded, located diagnostic of a route error.
-fn diagnostic_of(e: &kvlower_route::RouteError) -> kvlower_codes::Diagnostic {
-    use kvlower_route::RouteError as E;
-    let shown =
-        |p: &std::path::Path| crate::output::escape_control(&p.display().to_string()).into_owned();
-    let mut d = match e {
-        E::Refused { path, message, .. } => {
-            kvlower_codes::Diagnostic::new(e.code(), shown(path), message.clone())
-        }
-        E::Malformed {
-            path,
-            line,
-            column,
-            json_path,
-            message,
-        } => kvlower_codes::Diagnostic::new(e.code(), shown(path), message.clone())
-            .at(*line, *column)
-            .at_path(json_path.clone()),
-        E::Invalid {
-            path,
-            json_path,
-            message,
-            ..
-        } => kvlower_codes::Diagnostic::new(e.code(), shown(path), message.clone())
-            .at_path(json_path.clone()),
-        E::Registry(inner) => kvlower_codes::Diagnostic::new(e.code(), "", inner.to_string()),
-    };
-    d.hint = Some(format!("expected {}; {}", e.expected(), e.hint()));
-    d
 }

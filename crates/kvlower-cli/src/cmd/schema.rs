@@ -30,7 +30,7 @@ pub fn run(args: &SchemaArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
         SchemaKind::Descriptor => crate::schema::DESCRIPTOR_SCHEMA,
         SchemaKind::Modes => crate::schema::MODES_SCHEMA,
     };
-    let catalog = if args.root.join(kvlower_load::MODES_PATH).exists() {
+    let catalog = if kvlower_fs::inspect::exists(&args.root.join(kvlower_load::MODES_PATH)) {
         let mut diagnostics = Vec::new();
         match kvlower_load::load_catalog(&args.root, &mut diagnostics) {
             Some(catalog) => catalog,

@@ -13,7 +13,7 @@
 
 use serde::Serialize;
 
-use crate::anchor_rules::AnchorDefect;
+use crate::anchor_form::AnchorDefect;
 use crate::anchoring::{AnchorUse, Grade, anchor_counts, rerun};
 use crate::catalog::Catalog;
 use crate::descriptor::{Adapter, Descriptor, EvidenceItem};

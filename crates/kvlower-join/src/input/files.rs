@@ -57,12 +57,15 @@ fn from_refusal(path: &Path, refusal: Refusal) -> JoinError {
 /// Opens an event file for streaming through the one safe read: refused before
 /// opening unless it is (or links to) a regular file, and capped (`docs/files.md`).
 pub fn open_events(path: &Path) -> Result<CappedReader<std::fs::File>, JoinError> {
-    kvlower_fs::open_path_reader(path, FileKind::EventFile).map_err(|r| from_refusal(path, r))
+    FileKind::EventFile
+        .open()
+        .reader(path)
+        .map_err(|r| from_refusal(path, r))
 }
 
 /// Reads a regular file of kind `kind` whole, within the kind's cap, as UTF-8 text.
 pub fn read_text(path: &Path, kind: FileKind) -> Result<String, JoinError> {
-    let bytes = kvlower_fs::read_path(path, kind).map_err(|r| from_refusal(path, r))?;
+    let bytes = kind.open().read(path).map_err(|r| from_refusal(path, r))?;
     String::from_utf8(bytes).map_err(|e| refused(path, format!("not UTF-8: {e}")))
 }
 
@@ -98,11 +101,11 @@ pub fn confine(registry: &Path, file: &str) -> Result<PathBuf, JoinError> {
             ),
         ));
     }
-    let root = std::fs::canonicalize(base).map_err(|source| JoinError::Io {
+    let root = kvlower_fs::inspect::resolved(base).map_err(|source| JoinError::Io {
         path: base.to_path_buf(),
         source,
     })?;
-    let real = std::fs::canonicalize(&joined).map_err(|source| JoinError::Io {
+    let real = kvlower_fs::inspect::resolved(&joined).map_err(|source| JoinError::Io {
         path: joined.clone(),
         source,
     })?;

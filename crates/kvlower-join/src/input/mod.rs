@@ -1,11 +1,11 @@
 //! The join's inputs: the files it opens ([`files`]: through kvlower's one safe read),
 //! and the two drivers that replay an event stream into the engine, one for each
-//! form a stream comes in: JSON Lines ([`lines`]) and `kvlower capture` files
+//! form a stream comes in: JSON Lines ([`jsonl`]) and `kvlower capture` files
 //! ([`capture`]). A stream's first byte says which; both end in the same report.
 
 mod capture;
 pub(crate) mod files;
-mod lines;
+mod jsonl;
 
 use std::io::BufRead;
 use std::path::Path;
@@ -17,7 +17,7 @@ use crate::registry::{EventFormat, Registry};
 use crate::report::JoinReport;
 
 pub use files::{MAX_REGISTRY_BYTES, confine, open_events, read_text, stream_error};
-pub use lines::MAX_EVENT_LINE_BYTES;
+pub use jsonl::MAX_EVENT_LINE_BYTES;
 
 /// Joins `registry` to the events read from `events`: JSON Lines (see
 /// [`crate::events`]) or a capture file (`kvlower capture`), told apart by its first
@@ -60,5 +60,5 @@ pub(crate) fn join_reader_with<R: BufRead>(
     if first.first() == Some(&kvlower_capture::MAGIC[0]) {
         return capture::join_capture(engine, decoder, events, registry_path, events_path);
     }
-    lines::join_lines(engine, decoder, events, registry_path, events_path)
+    jsonl::join_lines(engine, decoder, events, registry_path, events_path)
 }

@@ -261,7 +261,7 @@ fn committed_traces_read_the_same() {
             continue;
         };
         for line in bytes.split(|&b| b == b'\n') {
-            let line = crate::lines::trim_json_whitespace(line);
+            let line = crate::parse::trim_json_whitespace(line);
             if line.is_empty() {
                 continue;
             }

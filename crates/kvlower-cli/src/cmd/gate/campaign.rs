@@ -102,8 +102,10 @@ pub fn run(
             err,
         )?);
     };
-    let (Ok(canon_root), Ok(canon_doc)) = (std::fs::canonicalize(root), std::fs::canonicalize(doc))
-    else {
+    let (Ok(canon_root), Ok(canon_doc)) = (
+        kvlower_fs::inspect::resolved(root),
+        kvlower_fs::inspect::resolved(doc),
+    ) else {
         let message = format!(
             "cannot read the campaign document {}",
             escape_control(&doc.display().to_string())

@@ -10,7 +10,7 @@ use kvlower_trace::{
 use crate::Exit;
 use crate::output::escape_control;
 
-use super::sinks::{Sink, code_of, tally};
+use super::sinks::{Sink, tally};
 
 /// A gate diagnostic for people, in `check`'s shape:
 /// `trace:line: error[code]: message` (the trace name and message escaped).
@@ -24,7 +24,7 @@ fn human_diagnostic(trace: &str, d: &Diagnostic, color: bool) -> String {
     format!(
         "{}{at}: {tag}[{}]: {}",
         escape_control(trace),
-        code_of(&d.problem),
+        d.code(),
         escape_control(&d.message())
     )
 }
@@ -150,7 +150,7 @@ impl Sink for HumanSink<'_> {
                 .replace(',', "%2C")
                 .replace(':', "%3A");
             let message = d.message().replace('%', "%25").replace('\n', "%0A");
-            let code = code_of(&d.problem);
+            let code = d.code();
             match d.line {
                 Some(line) => writeln!(
                     self.out,

@@ -1,11 +1,13 @@
 //! Finding, opening and judging `gate`'s inputs: the PATHs and the `*.jsonl` below
-//! directories, what is refused before reading, and the judging of one input (read
-//! whole on a pool thread, or streamed alone).
+//! directories (walked and opened by kvlower-fs, [`kvlower_fs::walk`]), what is
+//! refused before reading, and the judging of one input (read whole on a pool thread,
+//! or streamed alone).
 
 use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
 
+use kvlower_fs::walk::{Found, Named, Unread};
 use kvlower_trace::{ClaimVerdict, Diagnostic, Problem, TraceFamily, TraceOutline, TraceTally};
 
 /// Files up to this size are read whole and judged on the pool; larger ones stream alone.
@@ -16,23 +18,19 @@ const SMALL_FILE_BYTES: u64 = 16 << 20;
 pub(super) enum Input {
     /// Standard input (`-`).
     Stdin,
-    /// A regular file named on the command line or reached through a link, and its size.
-    File(PathBuf, u64),
-    /// A file a directory walk listed by its entry as a regular file (no link) below a
-    /// directory outside the kernel's pseudo-file systems: not stat-ed before it is opened
-    /// (the open tells its size), so it costs no system call until a pool thread opens it;
-    /// with the device of its directory, which the opened file must be on
-    /// ([`kvlower_fs::open_walked_regular`]).
-    Walked(PathBuf, u64),
-    /// Refused or unreadable before reading: reported, judged as nothing.
-    Refused(PathBuf, Problem),
+    /// A regular file named on the command line or reached through a link; a file a
+    /// directory walk listed by its entry as a regular file (no link), not stat-ed before
+    /// it is opened (the open tells its size), so it costs no system call until a pool
+    /// thread opens it; or an input refused or unreadable before reading: reported,
+    /// judged as nothing ([`Found`]).
+    Found(Found),
 }
 
 impl Input {
     pub(super) fn name(&self) -> String {
         match self {
             Input::Stdin => "-".to_owned(),
-            Input::File(p, _) | Input::Walked(p, _) | Input::Refused(p, _) => display(p),
+            Input::Found(found) => display(found.path()),
         }
     }
 
@@ -42,8 +40,8 @@ impl Input {
     pub(super) fn small(&self) -> bool {
         match self {
             Input::Stdin => false,
-            Input::File(_, len) => *len <= SMALL_FILE_BYTES,
-            Input::Walked(..) | Input::Refused(..) => true,
+            Input::Found(Found::File(_, len)) => *len <= SMALL_FILE_BYTES,
+            Input::Found(Found::Listed(..) | Found::Refused(..)) => true,
         }
     }
 }
@@ -60,14 +58,12 @@ pub(super) enum Opened {
 
 /// Opens one input, or says why it is refused.
 pub(super) fn open(input: &Input) -> Opened {
-    let opened = match input {
+    let found = match input {
         Input::Stdin => return Opened::Stdin,
-        Input::Refused(_, problem) => return Opened::Refused(problem.clone()),
-        Input::File(path, _) => open_regular(path),
-        Input::Walked(path, dev) => open_walked(path, *dev),
+        Input::Found(found) => found,
     };
-    match opened {
-        Err(problem) => Opened::Refused(problem),
+    match kvlower_fs::walk::open_found(found) {
+        Err(unread) => Opened::Refused(problem(unread)),
         Ok((file, len)) if len <= SMALL_FILE_BYTES => Opened::Small(file, len),
         Ok((file, _)) => Opened::Large(file),
     }
@@ -217,68 +213,12 @@ fn read_small(mut file: File, len: u64, max_bytes: u64, buf: &mut Vec<u8>) -> io
     Ok(filled)
 }
 
-/// Opens a file a directory walk listed as regular (see [`Input::Walked`]). When that
-/// does not simply give a regular file, it is checked as the walk and the open did before
-/// walked files were opened unchecked (stat through links, then open and check again), so
-/// every refusal and message is theirs.
-fn open_walked(path: &Path, dir_device: u64) -> Result<(File, u64), Problem> {
-    if let Some(opened) = kvlower_fs::open_walked_regular(path, dir_device) {
-        return Ok(opened);
+/// The trace gate's words for why an input is not read.
+fn problem(unread: Unread) -> Problem {
+    match unread {
+        Unread::NotRegular(what) => Problem::NotRegularFile(what),
+        Unread::Read(why) => Problem::Read(why),
     }
-    let meta = std::fs::metadata(path).map_err(|e| Problem::Read(e.to_string()))?;
-    if let Some(kind) = not_regular(&meta) {
-        return Err(Problem::NotRegularFile(kind));
-    }
-    // Replaced by a link since the walk: a link is opened the long way.
-    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
-        kvlower_fs::open_listed_regular(path, &meta).map_err(refusal_problem)
-    } else {
-        open_regular(path)
-    }
-}
-
-/// Opens `path` for reading only if it is a regular file (after links), through
-/// kvlower-fs like every other input: a FIFO or a device is refused before it is
-/// opened (so it cannot block), and the opened file is checked again (it may have
-/// been replaced in between). The size is bounded by `--max-bytes`, not a file cap.
-fn open_regular(path: &Path) -> Result<(File, u64), Problem> {
-    kvlower_fs::open_regular_unbounded(path).map_err(refusal_problem)
-}
-
-fn refusal_problem(refusal: kvlower_fs::Refusal) -> Problem {
-    match refusal {
-        kvlower_fs::Refusal::NotRegular { what, .. } => Problem::NotRegularFile(what),
-        kvlower_fs::Refusal::PseudoFile { .. } => Problem::NotRegularFile("a kernel pseudo-file"),
-        other => Problem::Read(other.to_string()),
-    }
-}
-
-/// What a non-regular file is, or `None` for a regular file.
-fn not_regular(meta: &std::fs::Metadata) -> Option<&'static str> {
-    let kind = meta.file_type();
-    if kind.is_file() {
-        return None;
-    }
-    if kind.is_dir() {
-        return Some("a directory");
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if kind.is_fifo() {
-            return Some("a FIFO");
-        }
-        if kind.is_char_device() {
-            return Some("a character device");
-        }
-        if kind.is_block_device() {
-            return Some("a block device");
-        }
-        if kind.is_socket() {
-            return Some("a socket");
-        }
-    }
-    Some("not a regular file")
 }
 
 /// The outline of an input refused or unreadable before any line was judged.
@@ -300,172 +240,29 @@ fn refused(name: &str, problem: Problem) -> TraceOutline {
 /// The traces named by `paths`, in order; directories expand to their `*.jsonl` files,
 /// sorted. Paths keep the form they were given in (never made absolute). A missing PATH
 /// or a directory without any `*.jsonl` is a usage error; anything unreadable or not a
-/// regular file below a directory is an input of its own, refused when judged.
+/// regular file below a directory is an input of its own, refused when judged. A PATH
+/// that cannot be read (missing, no permission) is a coded diagnostic
+/// (`unreadable-file`, exit 2) like any other refused input, not a bare error.
 pub(super) fn collect_traces(paths: &[PathBuf]) -> Result<Vec<Input>, String> {
     let mut traces = Vec::new();
+    let mut found = Vec::new();
     for path in paths {
         if path.as_os_str() == "-" {
             traces.push(Input::Stdin);
             continue;
         }
-        // A path that cannot be read (missing, no permission) is a coded diagnostic
-        // (`unreadable-file`, exit 2) like any other refused input, not a bare error.
-        let meta = match std::fs::metadata(path) {
-            Ok(meta) => meta,
-            Err(e) => {
-                traces.push(Input::Refused(path.clone(), Problem::Read(e.to_string())));
-                continue;
-            }
-        };
-        if meta.is_dir() {
-            let start = traces.len();
-            // Resolved once: a directory link below it is judged against this.
-            let top = std::fs::canonicalize(path).ok();
-            let walk = Walk {
-                listed_ok: kvlower_fs::outside_pseudo_fs(path),
-                top: top.as_deref(),
-            };
-            walk_jsonl(path, &walk, &mut traces);
-            let found = traces.get(start..).unwrap_or_default();
-            if found.is_empty() {
-                return Err(format!(
-                    "{}: no *.jsonl trace below this directory",
-                    display(path)
-                ));
-            }
-            debug_assert!(found.is_sorted_by(|a, b| input_path(a) <= input_path(b)));
-        } else {
-            traces.push(classify(path.clone(), &meta));
+        found.clear();
+        let named = kvlower_fs::walk::find_jsonl(path, &mut found);
+        if named == Named::Directory && found.is_empty() {
+            return Err(format!(
+                "{}: no *.jsonl trace below this directory",
+                display(path)
+            ));
         }
+        debug_assert!(found.is_sorted_by(|a, b| a.path() <= b.path()));
+        traces.extend(found.drain(..).map(Input::Found));
     }
     Ok(traces)
-}
-
-fn input_path(input: &Input) -> &Path {
-    match input {
-        Input::Stdin => Path::new("-"),
-        Input::File(p, _) | Input::Walked(p, _) | Input::Refused(p, _) => p,
-    }
-}
-
-fn classify(path: PathBuf, meta: &std::fs::Metadata) -> Input {
-    match not_regular(meta) {
-        None => Input::File(path, meta.len()),
-        Some(kind) => Input::Refused(path, Problem::NotRegularFile(kind)),
-    }
-}
-
-/// Adds every `*.jsonl` below `dir` to `found`, and every directory or entry that cannot
-/// be read as a refused input (so one unreadable subdirectory is reported and the rest
-/// still judged), sorted by path: each directory's entries are visited in the order of
-/// their names, a subdirectory's files where its name sorts, so the walk lists the paths
-/// in `Path`'s component order without comparing whole paths (sorting the campaign's
-/// paths afterwards cost more than listing them). Directory links are never followed, so
-/// a link cycle cannot loop, and no trace is dropped without a word: a link (of any name
-/// but `*.jsonl`) to a directory inside the walked directory adds nothing (the walk
-/// reaches that directory, and every trace in it, by its real path, once); a link to a
-/// directory outside it, and a link whose target cannot be reached (it may have been a
-/// directory), are refused inputs of their own (exit 2), so the tally never silently
-/// leaves reachable traces out.
-fn walk_jsonl(dir: &Path, walk: &Walk<'_>, found: &mut Vec<Input>) {
-    let unreadable = |e: io::Error| Problem::Read(format!("cannot read directory: {e}"));
-    let listing = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) => return found.push(Input::Refused(dir.to_path_buf(), unreadable(e))),
-    };
-    // Only what the walk uses is kept and sorted (directories, `*.jsonl` and entries
-    // whose type cannot be read): a campaign directory may hold many other files.
-    let mut entries = Vec::new();
-    for entry in listing {
-        match entry {
-            Ok(entry) => {
-                let name = entry.file_name();
-                let kind = entry.file_type();
-                let wanted = match &kind {
-                    Ok(kind) => kind.is_dir() || kind.is_symlink() || is_jsonl(&name),
-                    Err(_) => true,
-                };
-                if wanted {
-                    entries.push((name, entry.path(), kind));
-                }
-            }
-            // Named by `dir`, which sorts before everything below it.
-            Err(e) => found.push(Input::Refused(dir.to_path_buf(), unreadable(e))),
-        }
-    }
-    entries.sort_unstable_by(|(a, ..), (b, ..)| a.as_encoded_bytes().cmp(b.as_encoded_bytes()));
-    // Files listed here are opened without a stat when they are on this directory's device.
-    let device = if walk.listed_ok {
-        kvlower_fs::directory_device(dir)
-    } else {
-        None
-    };
-    for (name, path, kind) in entries {
-        let kind = match kind {
-            Ok(kind) => kind,
-            Err(e) => {
-                found.push(Input::Refused(path, Problem::Read(e.to_string())));
-                continue;
-            }
-        };
-        if kind.is_dir() {
-            walk_jsonl(&path, walk, found);
-        } else if kind.is_symlink() && !is_jsonl(&name) {
-            if let Some(refused) = unwalked_link(path, walk.top) {
-                found.push(refused);
-            }
-        } else if is_jsonl(&name) {
-            if let Some(device) = device.filter(|_| kind.is_file()) {
-                found.push(Input::Walked(path, device));
-                continue;
-            }
-            // Follow a link to see what it names; never open it here.
-            match std::fs::metadata(&path) {
-                Ok(meta) => found.push(classify(path, &meta)),
-                Err(e) => found.push(Input::Refused(path, Problem::Read(e.to_string()))),
-            }
-        }
-    }
-}
-
-/// What a directory walk carries down.
-struct Walk<'a> {
-    /// The walked directory is outside the kernel's pseudo-file systems, so a regular file
-    /// listed below it (no link) is not stat-ed here but opened directly ([`Input::Walked`]).
-    listed_ok: bool,
-    /// The walked directory, resolved (`None` when it cannot be: every directory link
-    /// below it is then refused).
-    top: Option<&'a Path>,
-}
-
-/// A link not named `*.jsonl` met by the walk: `None` when it names something other
-/// than a directory (not a trace, like any other file) or a directory inside the walked
-/// one (reached by its real path); otherwise a refused input saying why it was not walked.
-fn unwalked_link(path: PathBuf, top: Option<&Path>) -> Option<Input> {
-    let problem = match std::fs::metadata(&path) {
-        Ok(meta) if !meta.is_dir() => return None,
-        Ok(_) => {
-            let inside = std::fs::canonicalize(&path)
-                .ok()
-                .zip(top)
-                .is_some_and(|(target, top)| target.starts_with(top));
-            if inside {
-                return None;
-            }
-            Problem::NotRegularFile(
-                "a link to a directory outside the walked directory, not followed; name its target as a PATH of its own",
-            )
-        }
-        Err(e) => Problem::Read(format!(
-            "a link whose target cannot be reached (it is not walked): {e}"
-        )),
-    };
-    Some(Input::Refused(path, problem))
-}
-
-/// Whether a directory entry's name is a trace's: `*.jsonl`.
-fn is_jsonl(name: &std::ffi::OsStr) -> bool {
-    Path::new(name).extension().is_some_and(|e| e == "jsonl")
 }
 
 fn display(path: &Path) -> String {

@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::Exit;
 use crate::output::{JsonDiagnostic, OUTPUT_SCHEMA_VERSION};
 
-use super::sinks::{Sink, code_of, tally};
+use super::sinks::{Sink, tally};
 
 /// Writes the shared envelope incrementally: the payload's results one per line as
 /// they come, then the campaign counts, the tally as `summary`, the exit and the
@@ -87,8 +87,8 @@ impl Sink for JsonSink<'_> {
                 file,
                 line: d.line.and_then(|l| usize::try_from(l).ok()),
                 column: None,
-                code: code_of(&d.problem).name(),
-                severity: code_of(&d.problem).severity().name(),
+                code: d.code().name(),
+                severity: d.code().severity().name(),
                 yaml_path: "",
                 message,
                 hint: None,

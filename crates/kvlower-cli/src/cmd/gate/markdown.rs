@@ -8,7 +8,7 @@ use crate::Exit;
 use crate::output::{md_cell, md_code};
 
 use super::human::human_gates;
-use super::sinks::{Sink, code_of};
+use super::sinks::Sink;
 
 /// A Markdown report (e.g. for `$GITHUB_STEP_SUMMARY`): a table of verdicts, the
 /// campaign counts and the diagnostics.
@@ -110,7 +110,7 @@ impl Sink for MarkdownSink<'_> {
                     o,
                     "- {} `{}`: {}",
                     md_code(&at),
-                    code_of(&d.problem),
+                    d.code(),
                     md_cell(&d.message())
                 )?;
             }

@@ -50,7 +50,7 @@ use human::HumanSink;
 use inputs::{Done, Input, Judged, collect_traces, judge, judge_collected, open};
 use json::JsonSink;
 use markdown::MarkdownSink;
-use sinks::{Sink, code_of};
+use sinks::Sink;
 
 /// Small files judged per batch (the verdicts of at most a few batches are held at once).
 const BATCH: usize = 256;
@@ -144,7 +144,8 @@ fn run_buffered(args: &GateArgs, out: &mut dyn Write, err: &mut dyn Write) -> an
     };
     let opts = &args.report;
     let sink: Box<dyn Sink + '_> = match opts.format {
-        Format::Human | Format::Github => Box::new(HumanSink {
+        // `sarif` does not parse here (`Format::SHARED`).
+        Format::Human | Format::Github | Format::Sarif => Box::new(HumanSink {
             out,
             err,
             github: opts.format == Format::Github,
@@ -209,7 +210,7 @@ fn run_buffered(args: &GateArgs, out: &mut dyn Write, err: &mut dyn Write) -> an
     };
     let failed_runs = fail_on == FailOn::Fail && report.summary.failed > 0;
     // A refused or unreadable input exits 2, a malformed line (or a failed run) 1.
-    let exit = match Exit::of_codes(report.diagnostics.iter().map(|(_, d)| code_of(&d.problem))) {
+    let exit = match Exit::of_codes(report.diagnostics.iter().map(|(_, d)| d.code())) {
         Exit::Success if failed_runs => Exit::Findings,
         exit => exit,
     };

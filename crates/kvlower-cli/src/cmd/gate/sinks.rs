@@ -1,10 +1,9 @@
-//! What every output sink of `gate` shares: the [`Sink`] trait, the stable code of a
-//! diagnostic and the tally line.
+//! What every output sink of `gate` shares: the [`Sink`] trait and the tally line (a
+//! diagnostic's code is its own, `kvlower_trace::Problem::code`).
 
 use std::io;
 
-use kvlower_codes::Code;
-use kvlower_trace::{CampaignSummary, ClaimVerdict, Diagnostic, Problem};
+use kvlower_trace::{CampaignSummary, ClaimVerdict, Diagnostic};
 
 use crate::Exit;
 
@@ -20,17 +19,6 @@ pub(super) trait Sink {
         traces: usize,
         exit: Exit,
     ) -> io::Result<()>;
-}
-
-/// The stable code of a gate diagnostic: the file-level refusals share the
-/// codes `check` uses for them; anything wrong inside a trace is `malformed-trace`.
-pub(super) fn code_of(problem: &Problem) -> Code {
-    match problem {
-        Problem::NotRegularFile(_) => Code::NotARegularFile,
-        Problem::Read(_) => Code::UnreadableFile,
-        Problem::TraceTooLarge(_) => Code::FileTooLarge,
-        _ => Code::MalformedTrace,
-    }
 }
 
 /// The last line of human output: `N runs, N passed, N failed`.

@@ -6,7 +6,7 @@ use std::io::BufRead;
 use std::ops::ControlFlow;
 use std::path::Path;
 
-use kvlower_fs::lines::Line;
+use kvlower_fs::line_reader::Line;
 
 use super::stream_error;
 use crate::engine::Engine;
@@ -37,7 +37,7 @@ pub(super) fn join_lines<R: BufRead>(
     };
     // The one line reader (shared with the trace gate): a hostile line cannot exhaust
     // memory, and the first malformed line stops the join.
-    kvlower_fs::lines::for_each_line(&mut events, MAX_EVENT_LINE_BYTES, u64::MAX, |l| {
+    kvlower_fs::line_reader::for_each_line(&mut events, MAX_EVENT_LINE_BYTES, u64::MAX, |l| {
         line += 1;
         let bytes = match l {
             Line::Text(bytes) => bytes,

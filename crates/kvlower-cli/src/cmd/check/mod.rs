@@ -1,5 +1,20 @@
 //! `kvlower check`: validate every input and check that every generated
 //! result is fresh. Never writes.
+//!
+//! - this module: the arguments, the run and how its findings are reported;
+//! - [`freshness`]: each generated result against the committed one (stale, missing,
+//!   stray files, the bounded diff);
+//! - [`rows`]: the findings about the judged rows (blank non-claims, cited positives,
+//!   inert evidence);
+//! - [`verbose`]: the `-v` account of what it read.
+
+mod freshness;
+mod rows;
+mod verbose;
+
+pub use freshness::{
+    DIFF_DEADLINE, DIFF_MAX_LINES, DIFF_MAX_PRINTED_LINES, bounded_diff, freshness, stray_files,
+};
 
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -10,24 +25,7 @@ use kvlower_evidence::load_repository;
 use kvlower_load::{CAPABILITIES_DIR, LoadFailure};
 
 use crate::Exit;
-use crate::cmd::matrix::{GENERATED_DIRS, JOURNAL, STAGE_PREFIX};
-use crate::generated::{GeneratedFile, LazyFile};
 use crate::output::{ColorChoice, Format, ReportOptions, report, report_error, sarif};
-
-/// `check`'s output formats: every shared one, plus SARIF for code scanning.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum CheckFormat {
-    /// For people: `file:line:col: error[code]: message`, the source line with a caret, a hint
-    Human,
-    /// One JSON document on stdout (the shared envelope, with a `schema_version`)
-    Json,
-    /// GitHub Actions `::error` annotations, then the human report
-    Github,
-    /// A Markdown summary, e.g. for `$GITHUB_STEP_SUMMARY`
-    Markdown,
-    /// SARIF 2.1.0 for GitHub code scanning (rules = diagnostic codes)
-    Sarif,
-}
 
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
@@ -44,8 +42,8 @@ pub struct CheckArgs {
     #[arg(long)]
     pub require_verified: bool,
     /// Output format
-    #[arg(long, value_enum, default_value_t = CheckFormat::Human)]
-    pub format: CheckFormat,
+    #[arg(long, value_parser = Format::parser(Format::CHECK), default_value_t = Format::Human)]
+    pub format: Format,
     /// Colour for human output (honours NO_COLOR)
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
@@ -74,15 +72,10 @@ impl CheckArgs {
         }
     }
 
-    /// The shared report options (SARIF is printed by `check` itself).
+    /// The shared report options.
     fn report_options(&self) -> ReportOptions {
         ReportOptions {
-            format: match self.format {
-                CheckFormat::Human | CheckFormat::Sarif => Format::Human,
-                CheckFormat::Json => Format::Json,
-                CheckFormat::Github => Format::Github,
-                CheckFormat::Markdown => Format::Markdown,
-            },
+            format: self.format,
             color: self.color,
             quiet: self.quiet,
         }
@@ -91,7 +84,7 @@ impl CheckArgs {
 
 pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
     if args.verbose {
-        crate::cmd::check_extras::verbose_root(&args.root, err)?;
+        verbose::verbose_root(&args.root, err)?;
     }
     let config = match crate::config::load(&args.root) {
         Ok(config) => config,
@@ -129,8 +122,8 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
                 dir.display(),
                 args.root.display()
             );
-            if args.format == CheckFormat::Sarif {
-                write!(out, "{}", sarif(&[], Some(&message), None))?;
+            if args.format == Format::Sarif {
+                write!(out, "{}", sarif(&[], Some(&message)))?;
             } else {
                 report_error(
                     args.report_options().format,
@@ -154,10 +147,10 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
         }
     };
     if args.verbose {
-        crate::cmd::check_extras::check_inputs(&repo, err)?;
+        verbose::check_inputs(&repo, err)?;
     }
     let mut diffs = String::new();
-    let human = matches!(args.format, CheckFormat::Human | CheckFormat::Github);
+    let human = matches!(args.format, Format::Human | Format::Github);
     let want_diffs = human && !args.quiet;
     // Only the whole set of descriptors regenerates the results (`None`: compared).
     let partial = (!args.descriptors.is_empty()).then(|| {
@@ -173,11 +166,11 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
     let env = kvlower_evidence::FsEnvironment::new(repo.root.clone());
     // Every row judged once: for the results, the audit suites and the cited-positive rule.
     let rows = crate::results::judge_rows(&repo, &env);
-    let cited = cited_positives(&repo, require_verified, &rows);
-    let blank_non_claims = blank_non_claims(&repo.root, &rows);
+    let cited = rows::cited_positives(&repo, require_verified, &rows);
+    let blank_non_claims = rows::blank_non_claims(&repo.root, &rows);
     if diagnostics.is_empty() && partial.is_none() {
         // The audit suites run once; their failures are findings of the same run.
-        let audit = crate::audit::run_judged(&repo, &rows, &env);
+        let audit = crate::suites::run_judged(&repo, &rows, &env);
         // The committed matrix pins the catalog; when it equals the regenerated one
         // byte for byte, it records this catalog's digest and needs no second read.
         let mut matrix_fresh = false;
@@ -192,26 +185,23 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
             let sink = want_diffs.then_some(&mut diffs);
             match freshness(&repo.root, &file, sink) {
                 Some(d) => diagnostics.push(d),
-                None => matrix_fresh |= file.path == crate::cmd::catalog::PINNED_MATRIX,
+                None => matrix_fresh |= file.path == crate::layout::PINNED_MATRIX,
             }
         });
         diagnostics.extend(stray_files(&repo.root, &generated));
         diagnostics.extend(
-            crate::audit::diagnostics(&audit)
+            crate::suites::diagnostics(&audit)
                 .into_iter()
                 .filter(|d| config.keeps(&d.file)),
         );
         if !matrix_fresh {
-            diagnostics.extend(crate::cmd::catalog::pin_diagnostic(
-                &repo.root,
-                &repo.catalog,
-            ));
+            diagnostics.extend(crate::pin::pin_diagnostic(&repo.root, &repo.catalog));
         }
     }
     drop(rows);
     diagnostics.extend(cited);
     diagnostics.extend(blank_non_claims);
-    diagnostics.extend(crate::cmd::check_extras::inert_warnings_of(&repo, &env));
+    diagnostics.extend(rows::inert_warnings_of(&repo, &env));
     // Warnings a descriptor acknowledges (with a reason) no longer count; an
     // acknowledgement that matches nothing is a warning of its own.
     let kvlower_load::acknowledge::Acknowledged {
@@ -368,11 +358,11 @@ fn load_only(
 /// `path` with links and `..` resolved when it exists (else made absolute), so
 /// that a descriptor named from a subfolder matches the root's `capabilities/`.
 fn canonical(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path)
+    kvlower_fs::inspect::resolved(path)
         .or_else(|_| {
             // A missing file: resolve its directory, keep its name.
             let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
-            let dir = std::fs::canonicalize(parent.unwrap_or(Path::new(".")))?;
+            let dir = kvlower_fs::inspect::resolved(parent.unwrap_or(Path::new(".")))?;
             Ok::<_, std::io::Error>(dir.join(path.file_name().unwrap_or_default()))
         })
         .or_else(|_| std::path::absolute(path))
@@ -402,15 +392,15 @@ fn emit_with_error(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> std::io::Result<()> {
-    if args.format == CheckFormat::Json && error.is_some() {
+    if args.format == Format::Json && error.is_some() {
         return write!(
             out,
             "{}",
             crate::output::envelope_json::<()>("check", exit, summary, diagnostics, error, None)
         );
     }
-    if args.format == CheckFormat::Sarif {
-        return write!(out, "{}", sarif(diagnostics, None, Some(&args.root)));
+    if args.format == Format::Sarif {
+        return write!(out, "{}", sarif(diagnostics, None));
     }
     report(
         &args.report_options(),
@@ -418,7 +408,6 @@ fn emit_with_error(
         exit,
         diagnostics,
         summary,
-        Some(&args.root),
         out,
         err,
     )
@@ -438,270 +427,4 @@ fn descriptor_counts(
     let mut found: BTreeSet<&str> = repo.descriptors.iter().map(|d| d.path.as_str()).collect();
     found.extend(invalid.iter().copied());
     (found.len(), invalid.len())
-}
-
-/// Above this many lines (committed plus regenerated) a stale result gets a
-/// summary instead of a diff: a garbage or shuffled file would otherwise cost
-/// minutes of diffing for output nobody reads.
-pub const DIFF_MAX_LINES: usize = 20_000;
-/// The diff gives up on finding a minimal edit script after this long (it
-/// still prints a correct, if longer, diff).
-pub const DIFF_DEADLINE: std::time::Duration = std::time::Duration::from_millis(500);
-/// At most this many diff lines are printed per file.
-pub const DIFF_MAX_PRINTED_LINES: usize = 400;
-
-/// Compares one generated file with the committed one; appends a bounded
-/// unified diff (or a summary) when stale and `diffs` is wanted. With
-/// `diffs == None` (`-q`, `--format json`) no diff is computed at all.
-///
-/// A fresh result is streamed into the comparison as it is rendered, never
-/// held whole ([`crate::compare`]); only a result that differs (or is missing
-/// or unreadable) is rendered whole again and read whole, to say how.
-pub fn freshness(
-    root: &Path,
-    file: &LazyFile<'_>,
-    diffs: Option<&mut String>,
-) -> Option<Diagnostic> {
-    if crate::compare::equal_on_disk(root, file) {
-        return None;
-    }
-    stale_finding(root, &GeneratedFile::of(file), diffs)
-}
-
-/// What is wrong with a committed result that did not compare equal: missing,
-/// refused, or stale (with its diff); `None` if it turns out equal after all
-/// (a file rewritten while `check` ran).
-fn stale_finding(
-    root: &Path,
-    file: &GeneratedFile,
-    diffs: Option<&mut String>,
-) -> Option<Diagnostic> {
-    let bytes = match kvlower_fs::read_confined(root, file.path, kvlower_fs::FileKind::Result) {
-        Ok(bytes) => bytes,
-        Err(kvlower_fs::Refusal::Missing { .. }) => {
-            return Some(
-                Diagnostic::new(
-                    Code::MissingResult,
-                    file.path,
-                    "generated result is not committed",
-                )
-                .with_hint("run `kvlower matrix`"),
-            );
-        }
-        // Unreadable, a link out of the root, a FIFO, too large: say so.
-        Err(refusal) => return Some(Diagnostic::refused(file.path, &refusal)),
-    };
-    if bytes == file.contents.as_bytes() {
-        return None;
-    }
-    if let Some(diffs) = diffs {
-        diffs.push_str(&bounded_diff(file.path, &bytes, &file.contents));
-    }
-    let stale = Diagnostic::new(
-        Code::StaleResult,
-        file.path,
-        "committed result differs from the regenerated one",
-    )
-    .with_hint("run `kvlower matrix` and commit the result");
-    Some(crate::cmd::check_extras::with_stale_causes(
-        stale,
-        &bytes,
-        &file.contents,
-    ))
-}
-
-/// A unified diff of `committed` against `regenerated`, bounded in time
-/// ([`DIFF_DEADLINE`]), input ([`DIFF_MAX_LINES`]) and output
-/// ([`DIFF_MAX_PRINTED_LINES`]).
-pub fn bounded_diff(path: &str, committed: &[u8], regenerated: &str) -> String {
-    let committed = String::from_utf8_lossy(committed);
-    let old_lines = committed.lines().count();
-    let new_lines = regenerated.lines().count();
-    if old_lines + new_lines > DIFF_MAX_LINES {
-        return format!(
-            "--- a/{path} (committed): {old_lines} lines, {} bytes\n\
-             +++ b/{path} (regenerated): {new_lines} lines, {} bytes\n\
-             (diff not shown: more than {DIFF_MAX_LINES} lines in all)\n",
-            committed.len(),
-            regenerated.len()
-        );
-    }
-    let diff = similar::TextDiff::configure()
-        .algorithm(similar::Algorithm::Myers)
-        .timeout(DIFF_DEADLINE)
-        .diff_lines(committed.as_ref(), regenerated);
-    let text = diff
-        .unified_diff()
-        .context_radius(2)
-        .header(
-            &format!("a/{path} (committed)"),
-            &format!("b/{path} (regenerated)"),
-        )
-        .to_string();
-    let total = text.lines().count();
-    if total <= DIFF_MAX_PRINTED_LINES {
-        return text;
-    }
-    let mut out: String = text
-        .lines()
-        .take(DIFF_MAX_PRINTED_LINES)
-        .flat_map(|l| [l, "\n"])
-        .collect();
-    out.push_str(&format!(
-        "... {} more diff line(s) not shown\n",
-        total - DIFF_MAX_PRINTED_LINES
-    ));
-    out
-}
-
-/// A `stray-file` finding for every entry of `results/` and `schemas/` that
-/// is not in `generated` (leftover temporary files, an interrupted run's
-/// journal, hand-added files): `git add results/` would commit them.
-pub fn stray_files(root: &Path, generated: &[&str]) -> Vec<Diagnostic> {
-    let mut findings = Vec::new();
-    for dir in GENERATED_DIRS {
-        let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
-            continue;
-        };
-        for entry in entries {
-            // An entry the listing cannot read may be anything: say so, never skip it.
-            let entry = match entry {
-                Ok(entry) => entry,
-                Err(e) => {
-                    findings.push(
-                        Diagnostic::new(
-                            Code::UnreadableFile,
-                            *dir,
-                            format!("an entry of {dir}/ cannot be read: {e}"),
-                        )
-                        .with_hint("check the directory's permissions and file system"),
-                    );
-                    continue;
-                }
-            };
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            let rel = format!("{dir}/{name}");
-            if generated.iter().any(|path| *path == rel) {
-                continue;
-            }
-            let shown = kvlower_codes::diagnostic::excerpt(&rel, 200);
-            let hint = if rel == JOURNAL || name.starts_with(STAGE_PREFIX) {
-                "an interrupted `kvlower matrix` left it; run `kvlower matrix` to complete the set"
-            } else if name.starts_with(".tmp") {
-                "a leftover temporary file; run `kvlower matrix` (which removes it) or delete it"
-            } else {
-                "kvlower matrix does not generate it; delete it or move it out of this directory"
-            };
-            findings.push(
-                Diagnostic::new(
-                    Code::StrayFile,
-                    shown,
-                    format!("{dir}/ holds only generated files; this one is not generated"),
-                )
-                .with_hint(hint),
-            );
-        }
-    }
-    findings
-}
-
-/// One `blank-value` finding per blank non-claim (`non_claims.default`, or the
-/// mode's `non_claims.modes.<mode>` that replaces it) that a positive row carries,
-/// in every configuration: a positive row must say what it does not claim, and
-/// before this only the provenance audit (kept by few repositories) saw it.
-fn blank_non_claims(root: &Path, rows: &[kvlower_core::matrix::MatrixRow<'_>]) -> Vec<Diagnostic> {
-    let mut blank: std::collections::BTreeMap<(&str, String), Vec<String>> =
-        std::collections::BTreeMap::new();
-    for r in rows.iter().filter(|r| r.judgment.label.is_positive()) {
-        let mode = r.judgment.mode;
-        let claims = &r.descriptor.non_claims;
-        if kvlower_core::text::has_visible(claims.for_mode(mode)) {
-            continue;
-        }
-        let path = if claims.modes.contains_key(&mode) {
-            format!("non_claims.modes.{mode}")
-        } else {
-            "non_claims.default".to_string()
-        };
-        blank
-            .entry((r.descriptor_path, path))
-            .or_default()
-            .push(format!("{mode}@{}", r.judgment.depth));
-    }
-    blank
-        .into_iter()
-        .map(|((file, path), positive)| {
-            let d = Diagnostic::new(
-                Code::BlankValue,
-                file,
-                format!(
-                    "`{path}` is blank, but it is the non-claim of positive row(s) {}",
-                    positive.join(", ")
-                ),
-            )
-            .at_path(path)
-            .with_hint("say what the positive rows do not claim, in visible characters (docs/descriptor-format.md)");
-            // Located in the descriptor's text when it can be read again (best effort): at
-            // the key, or at `non_claims` when the key is written in flow style.
-            let Ok(bytes) = kvlower_fs::read_confined(root, file, kvlower_fs::FileKind::Descriptor)
-            else {
-                return d;
-            };
-            let text = String::from_utf8_lossy(&bytes);
-            let d = d.located_in(&text);
-            match d.location {
-                Some(_) => d,
-                None => match kvlower_codes::diagnostic::locate(&text, "non_claims") {
-                    Some((line, col)) => d.at(line, col),
-                    None => d,
-                },
-            }
-        })
-        .collect()
-}
-
-/// One finding per positive row that rests on a cited (not re-run) anchor, unless
-/// its descriptor allows cited positives with a reason (`allow_cited_positives`)
-/// and `--require-verified` is not given.
-fn cited_positives(
-    repo: &kvlower_load::Repository,
-    require_verified: bool,
-    rows: &[kvlower_core::matrix::MatrixRow<'_>],
-) -> Vec<Diagnostic> {
-    let allowed = |path: &str| {
-        !require_verified
-            && repo.descriptors.iter().any(|d| {
-                d.path == path
-                    && d.descriptor
-                        .allow_cited_positives
-                        .as_deref()
-                        .is_some_and(kvlower_core::text::has_visible)
-            })
-    };
-    rows.iter()
-        .filter(|r| r.judgment.grade == Some(kvlower_core::Grade::Cited))
-        .filter(|r| !allowed(r.descriptor_path))
-        .map(|r| {
-            Diagnostic::new(
-                Code::CitedPositive,
-                r.descriptor_path,
-                format!(
-                    "row {}@{} is {} but its grade is `cited`: some anchor was not re-run by `check`",
-                    r.judgment.mode, r.judgment.depth, r.judgment.label
-                ),
-            )
-            .with_hint(format!(
-                "run `kvlower explain {} --mode {} --depth {}` to see which anchors are cited; anchor them to evidence `check` re-runs{}",
-                r.descriptor_path,
-                r.judgment.mode,
-                r.judgment.depth,
-                if require_verified {
-                    ""
-                } else {
-                    ", or allow cited positives in the descriptor: `allow_cited_positives: <why>`"
-                }
-            ))
-        })
-        .collect()
 }

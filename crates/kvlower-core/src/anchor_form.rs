@@ -1,6 +1,6 @@
-//! The rules an anchor must meet before it can count for anything: which fields each
-//! kind needs and allows, well-formed commits, dates and paper sections, no self
-//! reference, no placeholder. Kept apart from the data types in `descriptor.rs` so a
+//! The form an anchor must have before it can count for anything, and its defects:
+//! which fields each kind needs and allows, well-formed commits, dates and paper
+//! sections, no self reference, no placeholder. Kept apart from the data types in `descriptor.rs` so a
 //! reader finds the format there and the rules here; whether a well-formed anchor
 //! *counts* for a use is [`crate::anchoring::anchor_counts`].
 

@@ -20,10 +20,10 @@ use crate::generated::{GeneratedFile, LazyFile};
 /// instead of silently dropping it.
 pub fn read_cases(root: &Path) -> Option<Vec<CaseSource>> {
     let dir = root.join(BAD_LOWERING_DIR);
-    if !dir.exists() {
+    if !kvlower_fs::inspect::exists(&dir) {
         return None;
     }
-    let Ok(entries) = std::fs::read_dir(&dir) else {
+    let Ok(entries) = kvlower_fs::walk::list(&dir) else {
         return Some(vec![CaseSource {
             path: BAD_LOWERING_DIR.to_string(),
             contents: String::new(),
@@ -65,7 +65,10 @@ pub fn read_cases(root: &Path) -> Option<Vec<CaseSource>> {
 /// A case file's text, or empty when it is refused, unreadable or not UTF-8
 /// (a non-UTF-8 name reads as a missing file, since `\u{fffd}` replaced a byte).
 fn read_case(root: &Path, rel: &str) -> String {
-    kvlower_fs::read_confined(root, rel, kvlower_fs::FileKind::BadLoweringCase)
+    kvlower_fs::FileKind::BadLoweringCase
+        .open()
+        .within(root)
+        .read(rel)
         .ok()
         .and_then(|bytes| String::from_utf8(bytes).ok())
         .unwrap_or_default()

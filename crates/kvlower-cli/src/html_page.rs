@@ -24,125 +24,23 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use kvlower_core::environment::RepoFile;
 use kvlower_core::judgment::{Judgment, LabelReason};
 use kvlower_core::matrix::{MatrixRow, judge_descriptor};
-use kvlower_core::{Anchor, AnchorKind, Depth, Descriptor, Label, Mode};
+use kvlower_core::{AnchorKind, Depth, Descriptor, Label, Mode};
 use kvlower_evidence::FsEnvironment;
 use kvlower_load::Repository;
 
+mod campaign;
+mod digest;
+mod links;
+
+use campaign::{CampaignView, campaign_view, write_campaign};
+use digest::sha256_base64;
+use links::anchor_at;
+pub use links::{docs_url, esc, public_source_url, repo_file_href};
+
 /// The page, relative to the repository root.
 pub const REPORT_HTML: &str = "results/lowering-matrix.html";
-
-/// HTML-escapes text for an element's content or a quoted attribute value.
-pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            // Control characters (descriptors refuse most; notes may hold
-            // line breaks): shown as a visible escape, never raw.
-            c if c.is_control() && c != '\n' && c != '\t' => {
-                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// Percent-encodes a relative path for an `href`: unreserved characters and
-/// `/` stay, every other byte is `%XX`.
-fn encode_path(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    for b in path.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
-            out.push(char::from(b));
-        } else {
-            let _ = write!(out, "%{b:02X}");
-        }
-    }
-    out
-}
-
-/// A relative path that may become a link: not empty, not absolute, no `..`
-/// or empty segment, no backslash or control character.
-fn safe_relative_path(path: &str) -> bool {
-    !path.is_empty()
-        && !path.starts_with('/')
-        && !path.contains('\\')
-        && !path.chars().any(char::is_control)
-        && path.split('/').all(|seg| !seg.is_empty() && seg != "..")
-}
-
-/// `https://github.com/OWNER/NAME/blob/COMMIT/PATH` for a `public_source`
-/// anchor whose fields are well formed (`owner/name`, 7–40 hex digits, a safe
-/// relative path); `None` otherwise. Every `repository` kvlower's descriptors
-/// name is a GitHub repository (docs/report.md says so).
-pub fn public_source_url(anchor: &Anchor) -> Option<String> {
-    let repo = anchor.repository.as_deref()?;
-    let commit = anchor.commit.as_deref()?;
-    let path = anchor.path.as_deref()?;
-    let name_ok = |s: &str| {
-        !s.is_empty()
-            && s != "."
-            && s != ".."
-            && s.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_'))
-    };
-    let (owner, name) = repo.split_once('/')?;
-    let commit_ok =
-        (7..=40).contains(&commit.len()) && commit.bytes().all(|b| b.is_ascii_hexdigit());
-    (name_ok(owner) && name_ok(name) && commit_ok && safe_relative_path(path)).then(|| {
-        format!(
-            "https://github.com/{owner}/{name}/blob/{commit}/{}",
-            encode_path(path)
-        )
-    })
-}
-
-/// `../PATH` (the page lives in `results/`) for a repository file; `None`
-/// for a path that is not a safe relative path.
-pub fn repo_file_href(path: &str) -> Option<String> {
-    safe_relative_path(path).then(|| format!("../{}", encode_path(path)))
-}
-
-/// A `docs_page` URL that may become a link: `http(s)://`, no whitespace,
-/// no control character, no quote or angle bracket.
-pub fn docs_url(url: &str) -> Option<&str> {
-    let scheme_ok = url.starts_with("https://") || url.starts_with("http://");
-    let clean = !url
-        .chars()
-        .any(|c| c.is_whitespace() || c.is_control() || matches!(c, '"' | '\'' | '<' | '>' | '`'));
-    (scheme_ok && clean).then_some(url)
-}
-
-/// The anchor of the evidence item at a judgment's YAML path
-/// (`native[2]`, `adapters[0].evidence[3]`, `atoms[1]`); `None` when the path
-/// names no such item.
-fn anchor_at<'d>(d: &'d Descriptor, path: &str) -> Option<&'d Anchor> {
-    fn index(s: &str, list: &str) -> Option<usize> {
-        s.strip_prefix(list)?
-            .strip_prefix('[')?
-            .strip_suffix(']')?
-            .parse()
-            .ok()
-    }
-    if let Some(i) = index(path, "native") {
-        return d.native.get(i).map(|e| &e.anchor);
-    }
-    if let Some(i) = index(path, "atoms") {
-        return d.atoms.get(i).map(|a| &a.anchor);
-    }
-    let (adapter, item) = path.split_once('.')?;
-    let a = index(adapter, "adapters")?;
-    let i = index(item, "evidence")?;
-    d.adapters.get(a)?.evidence.get(i).map(|e| &e.anchor)
-}
 
 /// The label's shape: the cell is readable without colour.
 fn shape(label: Label) -> &'static str {
@@ -218,17 +116,6 @@ fn kinds(d: &Descriptor) -> Vec<&'static str> {
     }
     kinds
 }
-
-/// What a committed gate campaign names: its scenarios, runs and controls.
-struct CampaignView {
-    held: bool,
-    witnessed: Vec<kvlower_core::vocab::TraceGate>,
-    scenarios: Vec<ScenarioView>,
-}
-
-/// A scenario of a campaign: its name, how many runs, and per gate whether it
-/// must pass in every run (`true`) or in none (`false`).
-type ScenarioView = (String, usize, Vec<(String, bool)>);
 
 /// Renders the page into `out`. `rows` is the matrix as `kvlower matrix`
 /// judged it (for the grid); each descriptor is judged again, in full, through
@@ -762,113 +649,6 @@ fn write_evidence(
     out.write_str("</span>")
 }
 
-/// The campaign a repository file is, when `env` recognised it as one.
-fn campaign_view(repo: &Repository, env: &FsEnvironment, path: &str) -> Option<CampaignView> {
-    use kvlower_core::environment::Environment as _;
-    let RepoFile::CampaignDocument(facts) = env.repo_file(path) else {
-        return None;
-    };
-    // Already resolved inside the root by the environment; read through the
-    // same confined, capped read as any anchored document.
-    let bytes =
-        kvlower_fs::read_confined(&repo.root, path, kvlower_fs::FileKind::JoinDocument).ok()?;
-    let doc: kvlower_trace::campaign_doc::CampaignDocument = serde_json::from_slice(&bytes).ok()?;
-    Some(CampaignView {
-        held: facts.held,
-        witnessed: facts.witnessed,
-        scenarios: doc
-            .scenarios
-            .iter()
-            .map(|s| {
-                let expect = s
-                    .expect
-                    .iter()
-                    .map(|(g, x)| {
-                        (
-                            g.name().to_string(),
-                            *x == kvlower_trace::campaign_doc::Expect::EveryRun,
-                        )
-                    })
-                    .collect();
-                (s.name.clone(), s.traces.len(), expect)
-            })
-            .collect(),
-    })
-}
-
-fn write_campaign(c: &CampaignView, out: &mut dyn std::fmt::Write) -> std::fmt::Result {
-    let runs: usize = c.scenarios.iter().map(|s| s.1).sum();
-    let witnessed: Vec<&str> = c.witnessed.iter().map(|g| g.name()).collect();
-    write!(
-        out,
-        "<details class=\"campaign\"><summary>gate campaign: {runs} runs in {} scenarios; {}; witnesses {}</summary><table><thead><tr><th scope=\"col\">scenario</th><th scope=\"col\">runs</th><th scope=\"col\">passes in every run</th><th scope=\"col\">passes in no run</th></tr></thead><tbody>",
-        c.scenarios.len(),
-        if c.held {
-            "re-run by check: holds"
-        } else {
-            "re-run by check: does NOT hold"
-        },
-        if witnessed.is_empty() {
-            "no gate".to_string()
-        } else {
-            witnessed.join(", ")
-        }
-    )?;
-    for (name, n, expect) in &c.scenarios {
-        let every: Vec<&str> = expect
-            .iter()
-            .filter(|(_, e)| *e)
-            .map(|(g, _)| g.as_str())
-            .collect();
-        // A control: a scenario in which a witnessed gate must pass in no run.
-        let none: Vec<String> = expect
-            .iter()
-            .filter(|(_, e)| !*e)
-            .map(|(g, _)| {
-                if witnessed.contains(&g.as_str()) {
-                    format!("{} (control)", esc(g))
-                } else {
-                    esc(g)
-                }
-            })
-            .collect();
-        write!(
-            out,
-            "<tr><td>{}</td><td>{n}</td><td>{}</td><td>{}</td></tr>",
-            esc(name),
-            esc(&every.join(", ")),
-            none.join(", ")
-        )?;
-    }
-    out.write_str("</tbody></table></details>")
-}
-
-/// SHA-256 of `text`, base64 (the CSP's `script-src` hash).
-fn sha256_base64(text: &str) -> String {
-    use sha2::Digest as _;
-    let digest = sha2::Sha256::digest(text.as_bytes());
-    base64(&digest)
-}
-
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let sym = |i: u32| char::from(ALPHABET.get((i & 63) as usize).copied().unwrap_or(b'='));
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk.first().copied().unwrap_or(0),
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        out.push(sym(n >> 18));
-        out.push(sym(n >> 12));
-        out.push(if chunk.len() > 1 { sym(n >> 6) } else { '=' });
-        out.push(if chunk.len() > 2 { sym(n) } else { '=' });
-    }
-    out
-}
-
 const LEGEND: &str = "<ul class=\"legend\" aria-label=\"Legend\">\
 <li class=\"lab-native_sound\"><span class=\"shape\" aria-hidden=\"true\">●</span> <b>native_sound</b>: the unmodified runtime supplies every obligation</li>\
 <li class=\"lab-sound_with_adapter\"><span class=\"shape\" aria-hidden=\"true\">◆</span> <b>sound_with_adapter</b>: with an adapter or patch at the row's depth</li>\
@@ -878,81 +658,5 @@ const LEGEND: &str = "<ul class=\"legend\" aria-label=\"Legend\">\
 <li class=\"grades\"><span class=\"grade verified\">✓ verified</span> every anchor re-run by <code>kvlower check</code> · <span class=\"grade cited\">❝ cited</span> rests on a cited source</li>\
 </ul>\n";
 
-const STYLE: &str = include_str!("report/page.css");
-const SCRIPT: &str = include_str!("report/page.js");
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn esc_makes_markup_inert() {
-        assert_eq!(
-            esc("<script>alert('x')</script> \"&"),
-            "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &quot;&amp;"
-        );
-        assert_eq!(esc("a\u{1b}b"), "a\\u{1b}b");
-    }
-
-    #[test]
-    fn base64_matches_the_rfc_vectors() {
-        for (plain, coded) in [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foobar", "Zm9vYmFy"),
-        ] {
-            assert_eq!(base64(plain.as_bytes()), coded);
-        }
-    }
-
-    fn anchor(repository: &str, commit: &str, path: &str) -> Anchor {
-        Anchor {
-            kind: Some(AnchorKind::PublicSource),
-            repository: Some(repository.into()),
-            commit: Some(commit.into()),
-            path: Some(path.into()),
-            ..Anchor::default()
-        }
-    }
-
-    /// Links are made only from well-formed fields: no `javascript:`, no
-    /// climbing out, no quote that could end the attribute.
-    #[test]
-    fn links_refuse_what_could_escape() {
-        assert_eq!(
-            public_source_url(&anchor("vllm-project/vllm", "9dc4946", "vllm/a b.py")).as_deref(),
-            Some("https://github.com/vllm-project/vllm/blob/9dc4946/vllm/a%20b.py")
-        );
-        for (repo, commit, path) in [
-            ("javascript:alert(1)//x/y", "9dc4946", "a.py"),
-            ("a/b", "zzzzzzz", "a.py"),
-            ("a/b", "9dc4946", "../../x"),
-            ("a/b", "9dc4946", "/etc/passwd"),
-            ("a\"/b", "9dc4946", "a.py"),
-            ("a/b/c", "9dc4946", "a.py"),
-        ] {
-            assert_eq!(
-                public_source_url(&anchor(repo, commit, path)),
-                None,
-                "{repo} {path}"
-            );
-        }
-        assert_eq!(
-            repo_file_href("evidence/x y.json").as_deref(),
-            Some("../evidence/x%20y.json")
-        );
-        assert_eq!(repo_file_href("../secret"), None);
-        assert_eq!(
-            repo_file_href("javascript:alert(1)").as_deref(),
-            Some("../javascript%3Aalert%281%29")
-        );
-        assert_eq!(docs_url("javascript:alert(1)"), None);
-        assert_eq!(docs_url("https://x.test/\"onmouseover=\"a"), None);
-        assert_eq!(
-            docs_url("https://docs.vllm.ai/en/v0.8/x.html#y"),
-            Some("https://docs.vllm.ai/en/v0.8/x.html#y")
-        );
-    }
-}
+const STYLE: &str = include_str!("html_page/page.css");
+const SCRIPT: &str = include_str!("html_page/page.js");
