@@ -227,7 +227,7 @@ fn the_render_scan_finds_a_planted_renderer() {
         std::fs::create_dir_all(crates.join(c)).unwrap();
     }
     std::fs::write(
-        crates.join("kvlower-join/src/report.rs"),
+        crates.join("kvlower-join/src/document.rs"),
         "impl R {\n    pub fn render_human(&self) -> String { todo!() }\n}\n",
     )
     .unwrap();
@@ -244,7 +244,7 @@ fn the_render_scan_finds_a_planted_renderer() {
     assert_eq!(
         renders_or_prints(crates),
         vec![
-            "kvlower-join/src/report.rs:2: pub fn render_human(&self) -> String { todo!() }"
+            "kvlower-join/src/document.rs:2: pub fn render_human(&self) -> String { todo!() }"
                 .to_string(),
             "kvlower-route/src/lib.rs:2: pub fn f() { println!(\"x\"); }".to_string(),
         ]

@@ -27,7 +27,7 @@
 //!   one module per phase of an event.
 //! - [`input`]: the input files, opened through the one safe read, and the drivers
 //!   that replay JSON Lines or capture files into the engine.
-//! - [`report`]: the JSON evidence document and its human rendering.
+//! - [`document`]: the JSON evidence document (its human rendering is the CLI's).
 //! - [`pressure`]: soft_priority pressure controls over many joined trials.
 //!
 //! The crate never prints; files are read only through the explicit path functions
@@ -44,7 +44,7 @@ pub mod msgpack;
 pub mod pressure;
 pub mod reason;
 pub mod registry;
-pub mod report;
+pub mod document;
 pub(crate) mod typed;
 
 use std::io::BufReader;
@@ -57,7 +57,7 @@ pub use registry::{
     AdapterIdentity, CacheIdentity, Claim, ClaimId, EventFormat, HashDomain, HashEncoding,
     ObjectId, Predicate, Registry, RuntimeIdentity, StreamPoint,
 };
-pub use report::{
+pub use document::{
     Change, ClaimResult, EventRef, JoinReport, Precondition, Reason, StreamSummary, TierCoverage,
     Transition, Verdict,
 };

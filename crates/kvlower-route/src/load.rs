@@ -8,7 +8,7 @@ use kvlower_join::{Registry, StreamPoint};
 
 use crate::error::RouteError;
 use crate::judge::{RegisteredClaim, judge};
-use crate::report::RouteReport;
+use crate::document::RouteReport;
 use crate::trace::{RouteTrace, parse_trace};
 
 /// The registry path a trace names, joined to the trace's folder, written with `/`

@@ -10,7 +10,7 @@ use super::Engine;
 use crate::blocks::{BlockRec, Copies, ParentKey, TierId, TierSet};
 use crate::events::{BlockHash, StoredBlock, Tier};
 use crate::registry::EventFormat;
-use crate::report::{EventRef, Reason};
+use crate::document::{EventRef, Reason};
 
 /// What a repeated store of a known hash on the same tier means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

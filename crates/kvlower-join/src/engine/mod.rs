@@ -33,7 +33,7 @@ use std::num::NonZeroU32;
 use crate::blocks::{BlockTable, FoldState, TierId};
 use crate::events::{Decoded, DecodedLine, Issue, KvEvent, Tier};
 use crate::registry::{EventFormat, HashEncoding, Registry, StreamPoint};
-use crate::report::{EventRef, Reason, StreamSummary};
+use crate::document::{EventRef, Reason, StreamSummary};
 use block_events::Origin;
 use claims::{ClaimIndex, ClaimTrack};
 use stream::CacheInstance;

@@ -12,7 +12,7 @@ use kvlower_core::catalog::TELEMETRY_JOIN_PRECONDITIONS;
 use super::Engine;
 use crate::events::{BlockHash, Tier};
 use crate::registry::{EventFormat, StreamPoint};
-use crate::report::{
+use crate::document::{
     Change, ClaimResult, EventRef, JoinReport, PreconditionTally, REPORT_SCHEMA_VERSION, Reason,
     StatusCounts, TierCoverage, Transition, Verdict,
 };

@@ -12,7 +12,7 @@ use super::stream_error;
 use crate::engine::Engine;
 use crate::error::JoinError;
 use crate::events::Decoder;
-use crate::report::JoinReport;
+use crate::document::JoinReport;
 
 /// The longest event line the join reads (one event batch), its `\n` not counted;
 /// longer lines are malformed.
