@@ -1,7 +1,7 @@
 //! One trace line parsed into a [`RawEvent`], or what is wrong with it, with serde_json's
 //! acceptance and messages (the evaluator judges what this gives it).
 
-use crate::diagnostic::Problem;
+use crate::problem::Problem;
 use crate::event::{InPlace, RawEvent};
 
 /// One line, parsed.

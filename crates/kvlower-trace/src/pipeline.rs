@@ -24,7 +24,7 @@ use std::sync::mpsc;
 use kvlower_fs::line_reader::{End, Line};
 use rayon::prelude::*;
 
-use crate::diagnostic::Problem;
+use crate::problem::Problem;
 use crate::evaluate::TraceEvaluator;
 use crate::parse::{Parsed, parse};
 use crate::{ClaimVerdict, MAX_LINE_BYTES, TraceOutline};

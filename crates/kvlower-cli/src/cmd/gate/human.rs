@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 
 use kvlower_trace::{
-    CampaignSummary, ClaimVerdict, Diagnostic, GateResult, Requirement, TraceGate,
+    CampaignSummary, ClaimVerdict, LocatedProblem, GateResult, Requirement, TraceGate,
 };
 
 use crate::Exit;
@@ -14,7 +14,7 @@ use super::sinks::{Sink, tally};
 
 /// A gate diagnostic for people, in `check`'s shape:
 /// `trace:line: error[code]: message` (the trace name and message escaped).
-fn human_diagnostic(trace: &str, d: &Diagnostic, color: bool) -> String {
+fn human_diagnostic(trace: &str, d: &LocatedProblem, color: bool) -> String {
     let tag = if color {
         "\x1b[1;31merror\x1b[0m"
     } else {
@@ -143,7 +143,7 @@ impl Sink for HumanSink<'_> {
         writeln!(o)
     }
 
-    fn diagnostic(&mut self, trace: &str, d: &Diagnostic) -> io::Result<()> {
+    fn diagnostic(&mut self, trace: &str, d: &LocatedProblem) -> io::Result<()> {
         if self.github {
             let file = trace
                 .replace('%', "%25")
@@ -172,7 +172,7 @@ impl Sink for HumanSink<'_> {
     fn end(
         &mut self,
         s: &CampaignSummary,
-        diagnostics: &[(String, Diagnostic)],
+        diagnostics: &[(String, LocatedProblem)],
         traces: usize,
         _exit: Exit,
     ) -> io::Result<()> {

@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 
 use kvlower_trace::{
-    CampaignSummary, ClaimVerdict, Control, Diagnostic, GateResult, TraceFamily, TraceGate,
+    CampaignSummary, ClaimVerdict, Control, LocatedProblem, GateResult, TraceFamily, TraceGate,
 };
 use serde::Serialize;
 
@@ -58,14 +58,14 @@ impl Sink for JsonSink<'_> {
         Ok(())
     }
 
-    fn diagnostic(&mut self, _trace: &str, _d: &Diagnostic) -> io::Result<()> {
+    fn diagnostic(&mut self, _trace: &str, _d: &LocatedProblem) -> io::Result<()> {
         Ok(())
     }
 
     fn end(
         &mut self,
         summary: &CampaignSummary,
-        diagnostics: &[(String, Diagnostic)],
+        diagnostics: &[(String, LocatedProblem)],
         _traces: usize,
         exit: Exit,
     ) -> io::Result<()> {

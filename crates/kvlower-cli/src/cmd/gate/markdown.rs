@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use kvlower_trace::{CampaignSummary, ClaimVerdict, Diagnostic};
+use kvlower_trace::{CampaignSummary, ClaimVerdict, LocatedProblem};
 
 use crate::Exit;
 use crate::output::{md_cell, md_code};
@@ -49,14 +49,14 @@ impl Sink for MarkdownSink<'_> {
         )
     }
 
-    fn diagnostic(&mut self, _trace: &str, _d: &Diagnostic) -> io::Result<()> {
+    fn diagnostic(&mut self, _trace: &str, _d: &LocatedProblem) -> io::Result<()> {
         Ok(())
     }
 
     fn end(
         &mut self,
         s: &CampaignSummary,
-        diagnostics: &[(String, Diagnostic)],
+        diagnostics: &[(String, LocatedProblem)],
         _traces: usize,
         _exit: Exit,
     ) -> io::Result<()> {

@@ -40,7 +40,7 @@ use std::io::{self, Write};
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
-use kvlower_trace::{CampaignSummary, ClaimVerdict, Diagnostic, MAX_TRACE_BYTES, TraceOutline};
+use kvlower_trace::{CampaignSummary, ClaimVerdict, LocatedProblem, MAX_TRACE_BYTES, TraceOutline};
 use rayon::prelude::*;
 
 use crate::Exit;
@@ -230,7 +230,7 @@ fn join(handle: std::thread::ScopedJoinHandle<'_, Vec<Judged>>) -> anyhow::Resul
 struct Report<'a> {
     sink: Box<dyn Sink + 'a>,
     summary: CampaignSummary,
-    diagnostics: Vec<(String, Diagnostic)>,
+    diagnostics: Vec<(String, LocatedProblem)>,
 }
 
 impl Report<'_> {

@@ -3,7 +3,7 @@
 
 use std::io;
 
-use kvlower_trace::{CampaignSummary, ClaimVerdict, Diagnostic};
+use kvlower_trace::{CampaignSummary, ClaimVerdict, LocatedProblem};
 
 use crate::Exit;
 
@@ -11,11 +11,11 @@ use crate::Exit;
 pub(super) trait Sink {
     fn begin(&mut self) -> io::Result<()>;
     fn verdict(&mut self, trace: &str, v: &ClaimVerdict) -> io::Result<()>;
-    fn diagnostic(&mut self, trace: &str, d: &Diagnostic) -> io::Result<()>;
+    fn diagnostic(&mut self, trace: &str, d: &LocatedProblem) -> io::Result<()>;
     fn end(
         &mut self,
         summary: &CampaignSummary,
-        diagnostics: &[(String, Diagnostic)],
+        diagnostics: &[(String, LocatedProblem)],
         traces: usize,
         exit: Exit,
     ) -> io::Result<()>;
