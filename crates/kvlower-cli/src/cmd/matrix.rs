@@ -133,7 +133,7 @@ pub fn run(args: &MatrixArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
 
 fn print_findings(
     err: &mut dyn Write,
-    diagnostics: &[kvlower_codes::Diagnostic],
+    diagnostics: &[kvlower_codes::Finding],
 ) -> std::io::Result<()> {
     for d in diagnostics {
         writeln!(err, "{d}")?;

@@ -19,7 +19,7 @@
 
 use std::io::{IsTerminal, Write};
 
-use kvlower_codes::Diagnostic;
+use kvlower_codes::Finding;
 use serde::Serialize;
 
 use crate::Exit;
@@ -234,8 +234,8 @@ pub struct JsonDiagnostic<'a> {
     pub hint: Option<&'a str>,
 }
 
-impl<'a> From<&'a Diagnostic> for JsonDiagnostic<'a> {
-    fn from(d: &'a Diagnostic) -> Self {
+impl<'a> From<&'a Finding> for JsonDiagnostic<'a> {
+    fn from(d: &'a Finding) -> Self {
         JsonDiagnostic {
             file: &d.file,
             line: d.location.map(|l| l.0),
@@ -272,7 +272,7 @@ pub fn envelope_json<P: Serialize>(
     command: &str,
     exit: Exit,
     summary: &str,
-    diagnostics: &[Diagnostic],
+    diagnostics: &[Finding],
     error: Option<&str>,
     payload: Option<P>,
 ) -> String {
@@ -338,7 +338,7 @@ pub fn report(
     opts: &ReportOptions,
     command: &str,
     exit: Exit,
-    diagnostics: &[Diagnostic],
+    diagnostics: &[Finding],
     summary: &str,
     out: &mut dyn Write,
     err: &mut dyn Write,

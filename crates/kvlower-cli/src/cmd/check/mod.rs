@@ -20,7 +20,7 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use kvlower_codes::{Code, Diagnostic};
+use kvlower_codes::{Code, Finding};
 use kvlower_evidence::load_repository;
 use kvlower_load::{CAPABILITIES_DIR, LoadFailure};
 
@@ -274,7 +274,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
 }
 
 /// Why `--deny-warnings` failed the run: the warnings, by code and place.
-fn denied_warnings(diagnostics: &[Diagnostic]) -> String {
+fn denied_warnings(diagnostics: &[Finding]) -> String {
     const SHOWN: usize = 5;
     let warnings: Vec<String> = diagnostics
         .iter()
@@ -308,7 +308,7 @@ fn denied_warnings(diagnostics: &[Diagnostic]) -> String {
 fn load_only(
     root: &Path,
     paths: &[PathBuf],
-) -> Result<Result<(kvlower_load::Repository, Vec<Diagnostic>), LoadFailure>, String> {
+) -> Result<Result<(kvlower_load::Repository, Vec<Finding>), LoadFailure>, String> {
     let base = canonical(&root.join(CAPABILITIES_DIR));
     let mut rels = Vec::new();
     for path in paths {
@@ -373,7 +373,7 @@ fn canonical(path: &Path) -> PathBuf {
 fn emit(
     args: &CheckArgs,
     exit: Exit,
-    diagnostics: &[Diagnostic],
+    diagnostics: &[Finding],
     summary: &str,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -386,7 +386,7 @@ fn emit(
 fn emit_with_error(
     args: &CheckArgs,
     exit: Exit,
-    diagnostics: &[Diagnostic],
+    diagnostics: &[Finding],
     summary: &str,
     error: Option<&str>,
     out: &mut dyn Write,
@@ -416,7 +416,7 @@ fn emit_with_error(
 /// How many descriptors were found (loaded or not) and how many of them have a finding.
 fn descriptor_counts(
     repo: &kvlower_load::Repository,
-    diagnostics: &[Diagnostic],
+    diagnostics: &[Finding],
 ) -> (usize, usize) {
     let prefix = format!("{CAPABILITIES_DIR}/");
     let invalid: BTreeSet<&str> = diagnostics
