@@ -299,3 +299,64 @@ fn the_cli_has_one_format_enum() {
         ]
     );
 }
+
+/// The crates under `crates/` (other than the CLI itself) whose `Cargo.toml` depends on
+/// `kvlower-cli` in any table, dev-dependencies included.
+fn cli_dependents(crates: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(crates)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let Ok(manifest) = std::fs::read_to_string(dir.join("Cargo.toml")) else {
+            continue;
+        };
+        if name == "kvlower-cli" {
+            continue;
+        }
+        let depends = manifest.lines().any(|l| {
+            let l = l.trim_start();
+            !l.starts_with('#')
+                && (l.starts_with("kvlower-cli ")
+                    || l.starts_with("kvlower-cli=")
+                    || l.starts_with("kvlower-cli.")
+                    || l.contains("dependencies.kvlower-cli]"))
+        });
+        if depends {
+            found.push(name);
+        }
+    }
+    found
+}
+
+/// Library crates do not depend on the CLI, not even for their tests: the tests that
+/// need its rendering (the join engine's snapshots) live in the tests crate
+/// (`tests/tests/join_engine.rs`), so the graph has no cycle through a dev-dependency.
+#[test]
+fn no_library_crate_depends_on_the_cli() {
+    assert_eq!(cli_dependents(&repo_root().join("crates")), Vec::<String>::new());
+    // The attack on the scan: the dev-dependency kvlower-join had, and a dotted table,
+    // are seen; the CLI's own manifest and a comment are not.
+    let dir = tempfile::tempdir().unwrap();
+    let plant = |name: &str, text: &str| {
+        std::fs::create_dir_all(dir.path().join(name)).unwrap();
+        std::fs::write(dir.path().join(name).join("Cargo.toml"), text).unwrap();
+    };
+    plant(
+        "kvlower-join",
+        "[dev-dependencies]\nkvlower-cli = { path = \"../kvlower-cli\" }\n",
+    );
+    plant(
+        "kvlower-route",
+        "[dev-dependencies.kvlower-cli]\npath = \"../kvlower-cli\"\n",
+    );
+    plant("kvlower-trace", "# kvlower-cli = no\n[dependencies]\n");
+    plant("kvlower-cli", "[package]\nname = \"kvlower-cli\"\nkvlower-cli = 1\n");
+    assert_eq!(
+        cli_dependents(dir.path()),
+        vec!["kvlower-join".to_string(), "kvlower-route".to_string()]
+    );
+}
