@@ -22,6 +22,7 @@ pub mod generated;
 pub mod html_page;
 pub mod human;
 pub mod layout;
+pub mod opening;
 pub mod output;
 pub mod pin;
 pub mod readme;

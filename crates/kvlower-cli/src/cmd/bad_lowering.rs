@@ -9,12 +9,12 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use kvlower_audit::BAD_LOWERING_DIR;
-use kvlower_evidence::{FsEnvironment, load_repository};
-use kvlower_load::LoadFailure;
+use kvlower_evidence::FsEnvironment;
 
 use crate::Exit;
 use crate::generated::GeneratedFile;
 use crate::layout::{report_outcome, write_set};
+use crate::opening::{Stop, load_or_stop, report_stop};
 use crate::output::{Format, envelope_json, report_error};
 use crate::suites::read_cases;
 
@@ -44,30 +44,22 @@ pub fn run(
     err: &mut dyn Write,
 ) -> anyhow::Result<Exit> {
     let json = args.format == Format::Json;
-    let repo = match load_repository(&args.root) {
-        Ok((repo, diagnostics)) if diagnostics.is_empty() => repo,
-        Ok((_, diagnostics)) | Err(LoadFailure::Invalid(diagnostics)) => {
-            let summary = format!(
-                "kvlower bad-lowering: {} finding(s); nothing written",
-                diagnostics.len()
-            );
-            let exit = Exit::stopped_by(&diagnostics);
-            if json {
-                let doc =
-                    envelope_json::<()>("bad-lowering", exit, &summary, &diagnostics, None, None);
-                write!(out, "{doc}")?;
-            } else {
-                for d in &diagnostics {
-                    writeln!(err, "{d}")?;
-                }
-                writeln!(err, "{summary}")?;
-            }
+    let repo = match load_or_stop(&args.root) {
+        Ok((repo, findings)) if findings.is_empty() => repo,
+        loaded => {
+            let stop = match loaded {
+                Ok((_, findings)) => Stop::Findings(findings),
+                Err(stop) => stop,
+            };
+            let exit = report_stop(
+                args.format,
+                "bad-lowering",
+                &stop,
+                "nothing written",
+                out,
+                err,
+            )?;
             return Ok(exit);
-        }
-        Err(LoadFailure::NoDescriptors { dir }) => {
-            let message = format!("no descriptors found in {}", dir.display());
-            report_error(args.format, "bad-lowering", Exit::Usage, &message, out, err)?;
-            return Ok(Exit::Usage);
         }
     };
     let env = FsEnvironment::new(repo.root.clone());

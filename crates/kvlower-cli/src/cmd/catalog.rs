@@ -11,7 +11,8 @@ use kvlower_load::{MODES_PATH, read_catalog};
 use serde::Serialize;
 
 use crate::Exit;
-use crate::output::{Format, ReportOptions, envelope_json, report};
+use crate::opening::report_findings_stop;
+use crate::output::{Format, ReportOptions, envelope_json};
 use crate::pin::short;
 use crate::results::CatalogPin;
 
@@ -57,22 +58,15 @@ struct JsonChange<'a> {
 fn diff(args: &DiffArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
     let mut diagnostics = Vec::new();
     let Some((catalog, src)) = read_catalog(&args.root, &mut diagnostics) else {
-        diagnostics.sort();
-        let summary = format!(
-            "kvlower catalog diff: {} finding(s); no catalog to compare",
-            diagnostics.len()
-        );
-        let exit = Exit::stopped_by(&diagnostics);
-        report(
+        let not_done = "no catalog to compare";
+        return Ok(report_findings_stop(
             &args.report,
             "catalog diff",
-            exit,
-            &diagnostics,
-            &summary,
+            diagnostics,
+            not_done,
             out,
             err,
-        )?;
-        return Ok(exit);
+        )?);
     };
     let changes = catalog.changes();
     let located: Vec<(&CatalogChange, Option<(usize, usize)>)> = changes

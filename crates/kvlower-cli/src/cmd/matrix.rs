@@ -6,14 +6,12 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use kvlower_evidence::load_repository;
-use kvlower_load::LoadFailure;
-
 use serde::Serialize;
 
 use crate::Exit;
 use crate::layout::{report_outcome, write_set};
-use crate::output::{Format, envelope_json, report_error};
+use crate::opening::{Stop, load_or_stop, report_stop};
+use crate::output::{Format, envelope_json};
 use crate::results::generate;
 
 #[derive(Debug, clap::Args)]
@@ -61,50 +59,37 @@ pub fn run(args: &MatrixArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
             return Ok(exit);
         }
     };
-    let (repo, diagnostics) = match load_repository(&args.root) {
-        Ok(loaded) => loaded,
-        Err(LoadFailure::NoDescriptors { dir }) => {
-            let message = format!("no descriptors found in {}", dir.display());
-            report_error(args.format, "matrix", Exit::Usage, &message, out, err)?;
-            return Ok(Exit::Usage);
+    let repo = match load_or_stop(&args.root) {
+        Ok((repo, findings)) if findings.is_empty() => repo,
+        Ok((_, findings)) => {
+            let stop = Stop::Findings(findings);
+            return Ok(report_stop(
+                args.format,
+                "matrix",
+                &stop,
+                "nothing written",
+                out,
+                err,
+            )?);
         }
-        Err(LoadFailure::Invalid(diagnostics)) => {
-            let summary = format!(
-                "kvlower matrix: {} finding(s); nothing written",
-                diagnostics.len()
-            );
-            let exit = Exit::stopped_by(&diagnostics);
-            if json {
-                write!(
-                    out,
-                    "{}",
-                    envelope_json::<()>("matrix", exit, &summary, &diagnostics, None, None)
-                )?;
-            } else {
-                print_findings(err, &diagnostics)?;
-                writeln!(err, "kvlower matrix: nothing written")?;
-            }
-            return Ok(exit);
+        // Invalid inputs: the findings, then `nothing written` (the summary is the
+        // envelope's only).
+        Err(Stop::Findings(findings)) if !json => {
+            print_findings(err, &findings)?;
+            writeln!(err, "kvlower matrix: nothing written")?;
+            return Ok(Exit::stopped_by(&findings));
+        }
+        Err(stop) => {
+            return Ok(report_stop(
+                args.format,
+                "matrix",
+                &stop,
+                "nothing written",
+                out,
+                err,
+            )?);
         }
     };
-    if !diagnostics.is_empty() {
-        let summary = format!(
-            "kvlower matrix: {} finding(s); nothing written",
-            diagnostics.len()
-        );
-        let exit = Exit::stopped_by(&diagnostics);
-        if json {
-            write!(
-                out,
-                "{}",
-                envelope_json::<()>("matrix", exit, &summary, &diagnostics, None, None)
-            )?;
-        } else {
-            print_findings(err, &diagnostics)?;
-            writeln!(err, "{summary}")?;
-        }
-        return Ok(exit);
-    }
     let files = generate(&repo, &config).files;
     let outcome = write_set(&args.root, &files)?;
     let unchanged = files.len() - outcome.written.len();

@@ -21,10 +21,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use kvlower_codes::{Code, Finding};
-use kvlower_evidence::load_repository;
 use kvlower_load::{CAPABILITIES_DIR, LoadFailure};
 
 use crate::Exit;
+use crate::opening::{Stop, stop_on};
 use crate::output::{ColorChoice, Format, ReportOptions, report, report_error, sarif};
 
 #[derive(Debug, clap::Args)]
@@ -97,7 +97,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
     };
     let require_verified = args.require_verified || config.check.require_verified;
     let loaded = if args.descriptors.is_empty() {
-        load_repository(&args.root)
+        kvlower_evidence::load_repository(&args.root)
     } else {
         match load_only(&args.root, &args.descriptors) {
             Ok(loaded) => loaded,
@@ -114,12 +114,12 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
             }
         }
     };
-    let (repo, mut diagnostics) = match loaded {
+    let (repo, mut diagnostics) = match stop_on(loaded) {
         Ok(loaded) => loaded,
-        Err(LoadFailure::NoDescriptors { dir }) => {
+        Err(Stop::NoDescriptors(dir)) => {
             let message = format!(
-                "no descriptors found in {} (expected capabilities/*.yaml under --root {})",
-                dir.display(),
+                "{} (expected capabilities/*.yaml under --root {})",
+                Stop::no_descriptors(&dir),
                 args.root.display()
             );
             if args.format == Format::Sarif {
@@ -136,7 +136,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
             }
             return Ok(Exit::Usage);
         }
-        Err(LoadFailure::Invalid(diagnostics)) => {
+        Err(Stop::Findings(diagnostics)) => {
             let summary = format!(
                 "kvlower check: {} finding(s); nothing judged",
                 diagnostics.len()
@@ -414,10 +414,7 @@ fn emit_with_error(
 }
 
 /// How many descriptors were found (loaded or not) and how many of them have a finding.
-fn descriptor_counts(
-    repo: &kvlower_load::Repository,
-    diagnostics: &[Finding],
-) -> (usize, usize) {
+fn descriptor_counts(repo: &kvlower_load::Repository, diagnostics: &[Finding]) -> (usize, usize) {
     let prefix = format!("{CAPABILITIES_DIR}/");
     let invalid: BTreeSet<&str> = diagnostics
         .iter()
