@@ -337,7 +337,10 @@ fn cli_dependents(crates: &Path) -> Vec<String> {
 /// (`tests/tests/join_engine.rs`), so the graph has no cycle through a dev-dependency.
 #[test]
 fn no_library_crate_depends_on_the_cli() {
-    assert_eq!(cli_dependents(&repo_root().join("crates")), Vec::<String>::new());
+    assert_eq!(
+        cli_dependents(&repo_root().join("crates")),
+        Vec::<String>::new()
+    );
     // The attack on the scan: the dev-dependency kvlower-join had, and a dotted table,
     // are seen; the CLI's own manifest and a comment are not.
     let dir = tempfile::tempdir().unwrap();
@@ -354,7 +357,10 @@ fn no_library_crate_depends_on_the_cli() {
         "[dev-dependencies.kvlower-cli]\npath = \"../kvlower-cli\"\n",
     );
     plant("kvlower-trace", "# kvlower-cli = no\n[dependencies]\n");
-    plant("kvlower-cli", "[package]\nname = \"kvlower-cli\"\nkvlower-cli = 1\n");
+    plant(
+        "kvlower-cli",
+        "[package]\nname = \"kvlower-cli\"\nkvlower-cli = 1\n",
+    );
     assert_eq!(
         cli_dependents(dir.path()),
         vec!["kvlower-join".to_string(), "kvlower-route".to_string()]

@@ -91,10 +91,9 @@ pub fn apply(
                     && d.code == code
                     && d.yaml_path == entry.path.trim()
             };
-            let (matched, rest): (Vec<Finding>, Vec<Finding>) =
-                std::mem::take(&mut out.findings)
-                    .into_iter()
-                    .partition(wanted);
+            let (matched, rest): (Vec<Finding>, Vec<Finding>) = std::mem::take(&mut out.findings)
+                .into_iter()
+                .partition(wanted);
             out.findings = rest;
             if matched.is_empty() {
                 out.findings.push(locate(

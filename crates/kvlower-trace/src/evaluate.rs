@@ -6,7 +6,6 @@ use indexmap::IndexMap;
 
 use crate::Pos;
 use crate::connector::ConnectorClaim;
-use crate::problem::{LocatedProblem, Problem};
 use crate::event::{EventKind, RawEvent, given};
 use crate::family;
 use crate::family::TraceFamily;
@@ -14,6 +13,7 @@ use crate::identity::{Bucket, ClaimIdentity, Interner};
 use crate::multi_claim::{Attribution, NonTargetFacts, TargetFacts};
 use crate::names::{Requirement, TraceGate};
 use crate::parse::{Parsed, parse_line, parse_line_into};
+use crate::problem::{LocatedProblem, Problem};
 use crate::reference::ReferenceClaim;
 use crate::residency::ResidencyClaim;
 use crate::verdict::{ClaimVerdict, GateResult, TraceOutline, TraceTally};

@@ -42,7 +42,6 @@ mod campaign;
 pub mod campaign_doc;
 mod caps;
 mod connector;
-mod problem;
 mod evaluate;
 mod event;
 mod family;
@@ -52,6 +51,7 @@ mod multi_claim;
 pub mod names;
 mod parse;
 mod pipeline;
+mod problem;
 mod reference;
 mod residency;
 mod scan;
@@ -61,11 +61,11 @@ mod verdict;
 
 pub use campaign::CampaignSummary;
 pub use caps::{MAX_LINE_BYTES, MAX_TRACE_BYTES};
-pub use problem::{LocatedProblem, Problem};
 pub use evaluate::MAX_DIAGNOSTICS;
 pub use family::TraceFamily;
 pub use header::{HEADER_KEY, TraceComponent, recorded_runtime};
 pub use names::{Control, Requirement, TraceGate};
+pub use problem::{LocatedProblem, Problem};
 pub use verdict::{ClaimVerdict, GateResult, TraceOutline, TraceReport, TraceTally};
 
 /// A position in a trace: the 1-based ordinal of an accepted event.

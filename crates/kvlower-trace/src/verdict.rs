@@ -4,9 +4,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::problem::LocatedProblem;
 use crate::family::TraceFamily;
 use crate::names::{Control, Requirement, TraceGate};
+use crate::problem::LocatedProblem;
 
 /// One gate's verdict for one claim.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

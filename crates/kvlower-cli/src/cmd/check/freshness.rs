@@ -27,11 +27,7 @@ pub const DIFF_MAX_PRINTED_LINES: usize = 400;
 /// A fresh result is streamed into the comparison as it is rendered, never
 /// held whole ([`crate::compare`]); only a result that differs (or is missing
 /// or unreadable) is rendered whole again and read whole, to say how.
-pub fn freshness(
-    root: &Path,
-    file: &LazyFile<'_>,
-    diffs: Option<&mut String>,
-) -> Option<Finding> {
+pub fn freshness(root: &Path, file: &LazyFile<'_>, diffs: Option<&mut String>) -> Option<Finding> {
     if crate::compare::equal_on_disk(root, file) {
         return None;
     }
@@ -41,11 +37,7 @@ pub fn freshness(
 /// What is wrong with a committed result that did not compare equal: missing,
 /// refused, or stale (with its diff); `None` if it turns out equal after all
 /// (a file rewritten while `check` ran).
-fn stale_finding(
-    root: &Path,
-    file: &GeneratedFile,
-    diffs: Option<&mut String>,
-) -> Option<Finding> {
+fn stale_finding(root: &Path, file: &GeneratedFile, diffs: Option<&mut String>) -> Option<Finding> {
     let bytes = match kvlower_fs::FileKind::Result
         .open()
         .within(root)

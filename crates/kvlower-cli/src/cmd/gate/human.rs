@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 
 use kvlower_trace::{
-    CampaignSummary, ClaimVerdict, LocatedProblem, GateResult, Requirement, TraceGate,
+    CampaignSummary, ClaimVerdict, GateResult, LocatedProblem, Requirement, TraceGate,
 };
 
 use crate::Exit;

@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 
 use kvlower_trace::{
-    CampaignSummary, ClaimVerdict, Control, LocatedProblem, GateResult, TraceFamily, TraceGate,
+    CampaignSummary, ClaimVerdict, Control, GateResult, LocatedProblem, TraceFamily, TraceGate,
 };
 use serde::Serialize;
 
