@@ -1,7 +1,8 @@
 //! Output formats, colour, escaping and the stream policy shared by every subcommand,
 //! and one emitter per format for a command's findings: [`human`] (for people, with
 //! the source line and caret), [`github`] (workflow annotations), [`markdown`] (a
-//! step summary), [`sarif`] (code scanning), and the JSON envelope here.
+//! step summary), [`sarif`] (code scanning), and the JSON envelope here; and
+//! [`gate`], the emitters of `kvlower gate`'s streamed verdicts.
 //!
 //! Stream policy (documented in the README, the same for every command):
 //! - **stdout** carries the command's result: the payload (rows, verdicts, a
@@ -24,6 +25,7 @@ use serde::Serialize;
 
 use crate::Exit;
 
+pub mod gate;
 pub mod github;
 pub mod human;
 pub mod markdown;

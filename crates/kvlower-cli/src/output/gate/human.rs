@@ -10,7 +10,7 @@ use kvlower_trace::{
 use crate::Exit;
 use crate::output::escape_control;
 
-use super::sinks::{Sink, tally};
+use super::{GateEmitter, tally};
 
 /// A gate diagnostic for people, in `check`'s shape:
 /// `trace:line: error[code]: message` (the trace name and message escaped).
@@ -29,7 +29,7 @@ fn human_diagnostic(trace: &str, d: &LocatedProblem, color: bool) -> String {
     )
 }
 
-pub(super) struct HumanSink<'a> {
+pub(super) struct HumanEmitter<'a> {
     pub(super) out: &'a mut dyn Write,
     pub(super) err: &'a mut dyn Write,
     /// Also print a GitHub Actions annotation per diagnostic.
@@ -112,7 +112,7 @@ pub(super) fn human_gates(v: &ClaimVerdict, color: bool) -> Vec<String> {
         .collect()
 }
 
-impl Sink for HumanSink<'_> {
+impl GateEmitter for HumanEmitter<'_> {
     fn begin(&mut self) -> io::Result<()> {
         Ok(())
     }
