@@ -11,7 +11,8 @@ use kvlower_codes::Finding;
 use kvlower_load::{LoadFailure, Repository};
 
 use crate::Exit;
-use crate::output::{Format, ReportOptions, envelope_json, report, report_error};
+use crate::output::outcome::{Outcome, emit};
+use crate::output::{Format, ReportOptions, report, report_error};
 
 /// Why a command stops before it judges anything.
 #[derive(Debug)]
@@ -46,39 +47,26 @@ pub fn load_or_stop(root: &Path) -> Result<(Repository, Vec<Finding>), Stop> {
 }
 
 /// Reports a stop for a command whose only machine format is the JSON envelope
-/// (`matrix`, `bad-lowering`): a usage error as [`report_error`]; findings as one
-/// envelope on stdout (`--format json`) or each finding on stderr followed by the
-/// summary `kvlower COMMAND: N finding(s); NOT_DONE`. Returns the exit.
+/// (`matrix`, `bad-lowering`): a usage error as [`report_error`]; findings as the
+/// [`Outcome`] of a stopped command, summary `kvlower COMMAND: N finding(s); NOT_DONE`
+/// ([`emit`]). Returns the exit.
 pub fn report_stop(
     format: Format,
-    command: &str,
-    stop: &Stop,
+    command: &'static str,
+    stop: Stop,
     not_done: &str,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> io::Result<Exit> {
     match stop {
         Stop::NoDescriptors(dir) => {
-            let message = Stop::no_descriptors(dir);
+            let message = Stop::no_descriptors(&dir);
             report_error(format, command, Exit::Usage, &message, out, err)?;
             Ok(Exit::Usage)
         }
         Stop::Findings(findings) => {
-            let summary = format!(
-                "kvlower {command}: {} finding(s); {not_done}",
-                findings.len()
-            );
-            let exit = Exit::stopped_by(findings);
-            if format == Format::Json {
-                let doc = envelope_json::<()>(command, exit, &summary, findings, None, None);
-                write!(out, "{doc}")?;
-            } else {
-                for d in findings {
-                    writeln!(err, "{d}")?;
-                }
-                writeln!(err, "{summary}")?;
-            }
-            Ok(exit)
+            let stopped = Outcome::<()>::stopped(command, findings, &format!("; {not_done}"));
+            emit(format, &stopped, out, err)
         }
     }
 }

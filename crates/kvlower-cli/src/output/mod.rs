@@ -29,6 +29,7 @@ pub mod gate;
 pub mod github;
 pub mod human;
 pub mod markdown;
+pub mod outcome;
 pub mod sarif;
 
 pub use github::github_annotation;
