@@ -135,13 +135,12 @@ fn run_buffered(args: &GateArgs, out: &mut dyn Write, err: &mut dyn Write) -> an
         None
     };
     let opts = &args.report;
-    let sink = emitter(opts, out, err);
     let mut report = Report {
-        sink,
+        emitter: emitter(opts, out, err),
         summary: CampaignSummary::default(),
         diagnostics: Vec::new(),
     };
-    report.sink.begin()?;
+    report.emitter.begin()?;
     let max_bytes = args.max_bytes;
     let mut rest = inputs.as_slice();
     while let Some(first) = rest.first() {
@@ -192,7 +191,7 @@ fn run_buffered(args: &GateArgs, out: &mut dyn Write, err: &mut dyn Write) -> an
         exit => exit,
     };
     report
-        .sink
+        .emitter
         .end(&report.summary, &report.diagnostics, inputs.len(), exit)?;
     Ok(exit)
 }
@@ -205,20 +204,20 @@ fn join(handle: std::thread::ScopedJoinHandle<'_, Vec<Judged>>) -> anyhow::Resul
 
 /// The emitter and the running totals of one `gate` run.
 struct Report<'a> {
-    sink: Box<dyn GateEmitter + 'a>,
+    emitter: Box<dyn GateEmitter + 'a>,
     summary: CampaignSummary,
     diagnostics: Vec<(String, LocatedProblem)>,
 }
 
 impl Report<'_> {
     fn verdict(&mut self, name: &str, v: &ClaimVerdict) -> io::Result<()> {
-        self.sink.verdict(name, v)
+        self.emitter.verdict(name, v)
     }
 
     fn finish_trace(&mut self, name: &str, outline: TraceOutline) -> io::Result<()> {
         self.summary.add(&outline);
         for d in outline.diagnostics {
-            self.sink.diagnostic(name, &d)?;
+            self.emitter.diagnostic(name, &d)?;
             self.diagnostics.push((name.to_owned(), d));
         }
         Ok(())
