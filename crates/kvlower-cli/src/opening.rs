@@ -76,18 +76,14 @@ pub fn report_stop(
 /// through [`report`]. Returns the exit.
 pub fn report_findings_stop(
     opts: &ReportOptions,
-    command: &str,
+    command: &'static str,
     mut findings: Vec<Finding>,
     not_done: &str,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> io::Result<Exit> {
     findings.sort();
-    let summary = format!(
-        "kvlower {command}: {} finding(s); {not_done}",
-        findings.len()
-    );
-    let exit = Exit::stopped_by(&findings);
-    report(opts, command, exit, &findings, &summary, out, err)?;
-    Ok(exit)
+    let stopped = Outcome::<()>::stopped(command, findings, &format!("; {not_done}"));
+    report(opts, &stopped, out, err)?;
+    Ok(stopped.exit)
 }

@@ -114,6 +114,7 @@ pub fn run(
             Exit::Findings
         },
         findings: Vec::new(),
+        error: None,
         summary: format!("kvlower bad-lowering: {}", suite.summary()),
         payload: Some(SuitePayload {
             written: &outcome.written,

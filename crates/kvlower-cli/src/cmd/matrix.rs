@@ -81,6 +81,7 @@ pub fn run(args: &MatrixArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
         command: "matrix",
         exit: Exit::Success,
         findings: Vec::new(),
+        error: None,
         summary: format!(
             "kvlower matrix: {} file(s) written, {unchanged} unchanged",
             outcome.written.len()

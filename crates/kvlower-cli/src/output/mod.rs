@@ -35,6 +35,7 @@ pub mod sarif;
 pub use github::github_annotation;
 pub use human::render_human;
 pub use markdown::{markdown_findings, md_cell, md_code};
+pub use outcome::Outcome;
 pub use sarif::{CODES_DOC, sarif};
 
 /// Version of the `--format json` envelope every command prints; bump on a breaking change.
@@ -335,22 +336,29 @@ pub fn report_error(
 
 // ------------------------------------------------------------------ reports
 
-/// Prints findings and the summary line in the chosen format (each finding carries
-/// its own source line: nothing is read again).
+/// Prints an outcome of findings (no payload) in the shared formats: the findings and
+/// the summary line, or the envelope (with the outcome's `error`, when one failed the
+/// run without an error finding), or SARIF. Each finding carries its own source line:
+/// nothing is read again.
 pub fn report(
     opts: &ReportOptions,
-    command: &str,
-    exit: Exit,
-    diagnostics: &[Finding],
-    summary: &str,
+    outcome: &Outcome<()>,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> std::io::Result<()> {
+    let Outcome {
+        command,
+        exit,
+        findings: diagnostics,
+        summary,
+        error,
+        payload: _,
+    } = outcome;
     match opts.format {
         Format::Json => write!(
             out,
             "{}",
-            envelope_json::<()>(command, exit, summary, diagnostics, None, None)
+            envelope_json::<()>(command, *exit, summary, diagnostics, error.as_deref(), None)
         ),
         Format::Markdown => {
             writeln!(out, "### kvlower {command}\n")?;

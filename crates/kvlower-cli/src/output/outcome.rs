@@ -20,6 +20,9 @@ pub struct Outcome<P> {
     pub exit: Exit,
     pub findings: Vec<Finding>,
     pub summary: String,
+    /// What failed the run without an error finding (`check --deny-warnings`): the
+    /// envelope's `error`; the other formats say it in the summary.
+    pub error: Option<String>,
     pub payload: Option<P>,
 }
 
@@ -45,6 +48,7 @@ impl<P> Outcome<P> {
             exit: Exit::stopped_by(&findings),
             summary: format!("kvlower {command}: {} finding(s){what}", findings.len()),
             findings,
+            error: None,
             payload: None,
         }
     }
@@ -68,7 +72,7 @@ pub fn emit<P: Payload>(
             outcome.exit,
             &outcome.summary,
             &outcome.findings,
-            None,
+            outcome.error.as_deref(),
             outcome.payload.as_ref(),
         );
         write!(out, "{doc}")?;
@@ -124,6 +128,7 @@ mod tests {
             exit: Exit::Success,
             findings: Vec::new(),
             summary: "kvlower matrix: 1 file(s) written".to_string(),
+            error: None,
             payload: Some(Rows(vec!["wrote a"])),
         };
         let (exit, out, err) = emitted(Format::Human, &done);

@@ -25,7 +25,7 @@ use kvlower_load::{CAPABILITIES_DIR, LoadFailure};
 
 use crate::Exit;
 use crate::opening::{Stop, stop_on};
-use crate::output::{ColorChoice, Format, ReportOptions, report, report_error, sarif};
+use crate::output::{ColorChoice, Format, Outcome, ReportOptions, report, report_error, sarif};
 
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
@@ -392,25 +392,15 @@ fn emit_with_error(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> std::io::Result<()> {
-    if args.format == Format::Json && error.is_some() {
-        return write!(
-            out,
-            "{}",
-            crate::output::envelope_json::<()>("check", exit, summary, diagnostics, error, None)
-        );
-    }
-    if args.format == Format::Sarif {
-        return write!(out, "{}", sarif(diagnostics, None));
-    }
-    report(
-        &args.report_options(),
-        "check",
+    let outcome = Outcome {
+        command: "check",
         exit,
-        diagnostics,
-        summary,
-        out,
-        err,
-    )
+        findings: diagnostics.to_vec(),
+        summary: summary.to_owned(),
+        error: error.map(str::to_owned),
+        payload: None,
+    };
+    report(&args.report_options(), &outcome, out, err)
 }
 
 /// How many descriptors were found (loaded or not) and how many of them have a finding.
