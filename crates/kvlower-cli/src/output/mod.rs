@@ -35,7 +35,7 @@ pub mod sarif;
 pub use github::github_annotation;
 pub use human::render_human;
 pub use markdown::{markdown_findings, md_cell, md_code};
-pub use outcome::Outcome;
+pub use outcome::{Outcome, Payload};
 pub use sarif::{CODES_DOC, sarif};
 
 /// Version of the `--format json` envelope every command prints; bump on a breaking change.
@@ -336,13 +336,14 @@ pub fn report_error(
 
 // ------------------------------------------------------------------ reports
 
-/// Prints an outcome of findings (no payload) in the shared formats: the findings and
-/// the summary line, or the envelope (with the outcome's `error`, when one failed the
-/// run without an error finding), or SARIF. Each finding carries its own source line:
-/// nothing is read again.
-pub fn report(
+/// Prints an outcome in the shared formats: the findings (on stderr, with their
+/// source line and caret), the payload's text (unless `--quiet`) and the summary line;
+/// or the envelope (with the outcome's `error`, when one failed the run without an
+/// error finding, and the payload); or a Markdown summary; or SARIF (findings only).
+/// Each finding carries its own source line: nothing is read again.
+pub fn report<P: Payload>(
     opts: &ReportOptions,
-    outcome: &Outcome<()>,
+    outcome: &Outcome<P>,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> std::io::Result<()> {
@@ -352,19 +353,31 @@ pub fn report(
         findings: diagnostics,
         summary,
         error,
-        payload: _,
+        payload,
     } = outcome;
     match opts.format {
         Format::Json => write!(
             out,
             "{}",
-            envelope_json::<()>(command, *exit, summary, diagnostics, error.as_deref(), None)
+            envelope_json(
+                command,
+                *exit,
+                summary,
+                diagnostics,
+                error.as_deref(),
+                payload.as_ref()
+            )
         ),
         Format::Markdown => {
             writeln!(out, "### kvlower {command}\n")?;
             writeln!(out, "{}\n", md_cell(summary))?;
-            if !diagnostics.is_empty() && !opts.quiet {
-                write!(out, "{}", markdown_findings(diagnostics))?;
+            if !opts.quiet {
+                if !diagnostics.is_empty() {
+                    write!(out, "{}", markdown_findings(diagnostics))?;
+                }
+                if let Some(payload) = payload {
+                    payload.markdown(out)?;
+                }
             }
             Ok(())
         }
@@ -379,6 +392,9 @@ pub fn report(
                 let color = opts.color.enabled();
                 for d in diagnostics {
                     writeln!(err, "{}", render_human(d, color))?;
+                }
+                if let Some(payload) = payload {
+                    payload.human(out)?;
                 }
             }
             writeln!(out, "{}", escape_control(summary))

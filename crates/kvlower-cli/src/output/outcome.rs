@@ -1,7 +1,8 @@
-//! What a command returns, and the emitter that renders it for the commands whose
-//! formats are [`Format::SIMPLE`] (human text or the JSON envelope): the command
-//! computes an [`Outcome`] (how it ends, its findings, its summary, its payload) and
-//! does not print; [`emit`] writes it in the chosen format.
+//! What a command returns: an [`Outcome`] (how it ends, its findings, its summary, its
+//! payload), which the command computes without printing. Two emitters write one:
+//! [`emit`] for the commands whose formats are [`Format::SIMPLE`] (human text or the
+//! JSON envelope; findings shown as one line each), and [`super::report`] for the
+//! shared formats (human with source line and caret, github, markdown, json, sarif).
 
 use std::io::{self, Write};
 
@@ -30,6 +31,12 @@ pub struct Outcome<P> {
 pub trait Payload: Serialize {
     /// The payload's human text, on stdout before the summary line.
     fn human(&self, out: &mut dyn Write) -> io::Result<()>;
+
+    /// The payload's Markdown, after the summary (and the findings) of
+    /// [`super::report`]'s Markdown; none unless the command has one.
+    fn markdown(&self, _out: &mut dyn Write) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 impl Payload for () {

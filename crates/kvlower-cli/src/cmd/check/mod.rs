@@ -392,7 +392,7 @@ fn emit_with_error(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> std::io::Result<()> {
-    let outcome = Outcome {
+    let outcome = Outcome::<()> {
         command: "check",
         exit,
         findings: diagnostics.to_vec(),
