@@ -366,3 +366,53 @@ fn no_library_crate_depends_on_the_cli() {
         vec!["kvlower-join".to_string(), "kvlower-route".to_string()]
     );
 }
+
+/// The lines under `cmd` that load a repository themselves instead of through
+/// `opening::load_or_stop` (a call of `load_repository`, or a match on
+/// `LoadFailure::NoDescriptors`), as `FILE:LINE`.
+fn own_openings(cmd: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(cmd, &mut files);
+    files.sort();
+    let mut found = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (n, line) in library_lines(&text) {
+            let code = line.split("//").next().unwrap_or_default();
+            if code.contains("load_repository(") || code.contains("LoadFailure::NoDescriptors") {
+                let rel = file
+                    .strip_prefix(cmd)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                found.push(format!("{rel}:{n}"));
+            }
+        }
+    }
+    found
+}
+
+/// One `load_or_stop` (issue 38): no command writes out "load the repository; none →
+/// usage; invalid → findings" itself.
+#[test]
+fn no_command_loads_the_repository_itself() {
+    let cmd = repo_root().join("crates/kvlower-cli/src/cmd");
+    assert_eq!(own_openings(&cmd), Vec::<String>::new());
+    // The attack on the scan: the openings matrix and check had are seen; a comment
+    // and a test tail are not.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("matrix.rs"),
+        "fn run() {\n    let r = match load_repository(&root) {\n        Err(LoadFailure::NoDescriptors { dir }) => todo!(),\n    };\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("explain.rs"),
+        "// load_repository(&root) is opening's\nfn f() {}\n#[cfg(test)]\nmod tests { fn g() { load_repository(&root); } }\n",
+    )
+    .unwrap();
+    assert_eq!(
+        own_openings(dir.path()),
+        vec!["matrix.rs:2".to_string(), "matrix.rs:3".to_string()]
+    );
+}

@@ -24,7 +24,7 @@ use kvlower_codes::{Code, Finding};
 use kvlower_load::{CAPABILITIES_DIR, LoadFailure};
 
 use crate::Exit;
-use crate::opening::{Stop, stop_on};
+use crate::opening::{Stop, load_or_stop, stop_on};
 use crate::output::{ColorChoice, Format, Outcome, ReportOptions, report, report_error, sarif};
 
 #[derive(Debug, clap::Args)]
@@ -97,10 +97,10 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
     };
     let require_verified = args.require_verified || config.check.require_verified;
     let loaded = if args.descriptors.is_empty() {
-        kvlower_evidence::load_repository(&args.root)
+        load_or_stop(&args.root)
     } else {
         match load_only(&args.root, &args.descriptors) {
-            Ok(loaded) => loaded,
+            Ok(loaded) => stop_on(loaded),
             Err(message) => {
                 report_error(
                     args.report_options().format,
@@ -114,7 +114,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
             }
         }
     };
-    let (repo, mut diagnostics) = match stop_on(loaded) {
+    let (repo, mut diagnostics) = match loaded {
         Ok(loaded) => loaded,
         Err(Stop::NoDescriptors(dir)) => {
             let message = format!(
