@@ -227,7 +227,7 @@ fn the_render_scan_finds_a_planted_renderer() {
         std::fs::create_dir_all(crates.join(c)).unwrap();
     }
     std::fs::write(
-        crates.join("kvlower-join/src/report.rs"),
+        crates.join("kvlower-join/src/document.rs"),
         "impl R {\n    pub fn render_human(&self) -> String { todo!() }\n}\n",
     )
     .unwrap();
@@ -244,7 +244,7 @@ fn the_render_scan_finds_a_planted_renderer() {
     assert_eq!(
         renders_or_prints(crates),
         vec![
-            "kvlower-join/src/report.rs:2: pub fn render_human(&self) -> String { todo!() }"
+            "kvlower-join/src/document.rs:2: pub fn render_human(&self) -> String { todo!() }"
                 .to_string(),
             "kvlower-route/src/lib.rs:2: pub fn f() { println!(\"x\"); }".to_string(),
         ]
@@ -297,5 +297,122 @@ fn the_cli_has_one_format_enum() {
             "route.rs: RouteFormat".to_string(),
             "route.rs: OutputArg".to_string(),
         ]
+    );
+}
+
+/// The crates under `crates/` (other than the CLI itself) whose `Cargo.toml` depends on
+/// `kvlower-cli` in any table, dev-dependencies included.
+fn cli_dependents(crates: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(crates)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let Ok(manifest) = std::fs::read_to_string(dir.join("Cargo.toml")) else {
+            continue;
+        };
+        if name == "kvlower-cli" {
+            continue;
+        }
+        let depends = manifest.lines().any(|l| {
+            let l = l.trim_start();
+            !l.starts_with('#')
+                && (l.starts_with("kvlower-cli ")
+                    || l.starts_with("kvlower-cli=")
+                    || l.starts_with("kvlower-cli.")
+                    || l.contains("dependencies.kvlower-cli]"))
+        });
+        if depends {
+            found.push(name);
+        }
+    }
+    found
+}
+
+/// Library crates do not depend on the CLI, not even for their tests: the tests that
+/// need its rendering (the join engine's snapshots) live in the tests crate
+/// (`tests/tests/join_engine.rs`), so the graph has no cycle through a dev-dependency.
+#[test]
+fn no_library_crate_depends_on_the_cli() {
+    assert_eq!(
+        cli_dependents(&repo_root().join("crates")),
+        Vec::<String>::new()
+    );
+    // The attack on the scan: the dev-dependency kvlower-join had, and a dotted table,
+    // are seen; the CLI's own manifest and a comment are not.
+    let dir = tempfile::tempdir().unwrap();
+    let plant = |name: &str, text: &str| {
+        std::fs::create_dir_all(dir.path().join(name)).unwrap();
+        std::fs::write(dir.path().join(name).join("Cargo.toml"), text).unwrap();
+    };
+    plant(
+        "kvlower-join",
+        "[dev-dependencies]\nkvlower-cli = { path = \"../kvlower-cli\" }\n",
+    );
+    plant(
+        "kvlower-route",
+        "[dev-dependencies.kvlower-cli]\npath = \"../kvlower-cli\"\n",
+    );
+    plant("kvlower-trace", "# kvlower-cli = no\n[dependencies]\n");
+    plant(
+        "kvlower-cli",
+        "[package]\nname = \"kvlower-cli\"\nkvlower-cli = 1\n",
+    );
+    assert_eq!(
+        cli_dependents(dir.path()),
+        vec!["kvlower-join".to_string(), "kvlower-route".to_string()]
+    );
+}
+
+/// The lines under `cmd` that load a repository themselves instead of through
+/// `opening::load_or_stop` (a call of `load_repository`, or a match on
+/// `LoadFailure::NoDescriptors`), as `FILE:LINE`.
+fn own_openings(cmd: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(cmd, &mut files);
+    files.sort();
+    let mut found = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (n, line) in library_lines(&text) {
+            let code = line.split("//").next().unwrap_or_default();
+            if code.contains("load_repository(") || code.contains("LoadFailure::NoDescriptors") {
+                let rel = file
+                    .strip_prefix(cmd)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                found.push(format!("{rel}:{n}"));
+            }
+        }
+    }
+    found
+}
+
+/// One `load_or_stop` (issue 38): no command writes out "load the repository; none →
+/// usage; invalid → findings" itself.
+#[test]
+fn no_command_loads_the_repository_itself() {
+    let cmd = repo_root().join("crates/kvlower-cli/src/cmd");
+    assert_eq!(own_openings(&cmd), Vec::<String>::new());
+    // The attack on the scan: the openings matrix and check had are seen; a comment
+    // and a test tail are not.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("matrix.rs"),
+        "fn run() {\n    let r = match load_repository(&root) {\n        Err(LoadFailure::NoDescriptors { dir }) => todo!(),\n    };\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("explain.rs"),
+        "// load_repository(&root) is opening's\nfn f() {}\n#[cfg(test)]\nmod tests { fn g() { load_repository(&root); } }\n",
+    )
+    .unwrap();
+    assert_eq!(
+        own_openings(dir.path()),
+        vec!["matrix.rs:2".to_string(), "matrix.rs:3".to_string()]
     );
 }

@@ -26,6 +26,7 @@ mod gate_formats;
 mod gate_inputs;
 mod join;
 mod join_capture;
+mod join_engine;
 mod join_fuzz;
 mod join_inputs;
 mod join_ownership;

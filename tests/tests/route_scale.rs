@@ -301,7 +301,7 @@ fn the_indexed_gate_agrees_with_the_direct_reading_on_two_thousand_claims() {
             assert!(
                 c.reasons
                     .iter()
-                    .any(|r| matches!(r, kvlower_route::report::RouteReason::NoClaimedRequest))
+                    .any(|r| matches!(r, kvlower_route::document::RouteReason::NoClaimedRequest))
             );
         }
     }

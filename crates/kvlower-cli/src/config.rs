@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kvlower_codes::{Code, Diagnostic};
+use kvlower_codes::{Code, Finding};
 use kvlower_load::MODES_PATH;
 use serde::Deserialize;
 
@@ -101,7 +101,7 @@ const KEYS: &[&str] = &[
 
 /// Reads `root/kvlower.toml`: the default when there is none, a located
 /// `config-invalid` finding when it cannot be read or does not parse.
-pub fn load(root: &Path) -> Result<Config, Box<Diagnostic>> {
+pub fn load(root: &Path) -> Result<Config, Box<Finding>> {
     // Read with the catalog's cap and refusals (a small hand-written file at the root).
     let bytes = match kvlower_fs::FileKind::Catalog
         .open()
@@ -118,7 +118,7 @@ pub fn load(root: &Path) -> Result<Config, Box<Diagnostic>> {
     };
     let Ok(text) = String::from_utf8(bytes) else {
         return Err(Box::new(
-            Diagnostic::new(Code::ConfigInvalid, CONFIG_FILE, "not UTF-8")
+            Finding::new(Code::ConfigInvalid, CONFIG_FILE, "not UTF-8")
                 .with_hint("kvlower.toml is TOML, which is UTF-8 text (docs/config.md)"),
         ));
     };
@@ -126,10 +126,10 @@ pub fn load(root: &Path) -> Result<Config, Box<Diagnostic>> {
 }
 
 /// Parses the text of a `kvlower.toml`.
-pub fn parse(text: &str) -> Result<Config, Box<Diagnostic>> {
+pub fn parse(text: &str) -> Result<Config, Box<Finding>> {
     toml::from_str::<Config>(text).map_err(|e| {
         let message = e.message().trim().to_string();
-        let mut d = Diagnostic::new(Code::ConfigInvalid, CONFIG_FILE, message.clone());
+        let mut d = Finding::new(Code::ConfigInvalid, CONFIG_FILE, message.clone());
         if let Some(span) = e.span() {
             let (line, col) = line_col(text, span.start);
             d = d.at(line, col).with_source(text);

@@ -5,8 +5,8 @@
 
 use std::fmt::Write as _;
 
+use kvlower_join::document::describe_reason;
 use kvlower_join::pressure::PressureReport;
-use kvlower_join::report::describe_reason;
 use kvlower_join::{JoinReport, Verdict};
 use kvlower_route::RouteReport;
 

@@ -22,6 +22,7 @@ pub mod generated;
 pub mod html_page;
 pub mod human;
 pub mod layout;
+pub mod opening;
 pub mod output;
 pub mod pin;
 pub mod readme;
@@ -69,7 +70,7 @@ impl Exit {
 
     /// The exit of a run that stops on `diagnostics` (nothing judged or written):
     /// [`Exit::Error`] when one says an input could not be read, else [`Exit::Findings`].
-    pub fn stopped_by(diagnostics: &[kvlower_codes::Diagnostic]) -> Exit {
+    pub fn stopped_by(diagnostics: &[kvlower_codes::Finding]) -> Exit {
         if diagnostics.iter().any(|d| d.code.is_unread_input()) {
             Exit::Error
         } else {
@@ -78,7 +79,7 @@ impl Exit {
     }
 
     /// [`Exit::of_codes`] of the errors (not the warnings) among `diagnostics`.
-    pub fn of_diagnostics(diagnostics: &[kvlower_codes::Diagnostic]) -> Exit {
+    pub fn of_diagnostics(diagnostics: &[kvlower_codes::Finding]) -> Exit {
         Exit::of_codes(
             diagnostics
                 .iter()

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use kvlower_audit::{Audit, BAD_LOWERING_DIR, CaseSource};
-use kvlower_codes::{Code, Diagnostic};
+use kvlower_codes::{Code, Finding};
 use kvlower_evidence::FsEnvironment;
 use kvlower_load::Repository;
 
@@ -118,12 +118,12 @@ pub fn each_file(audit: &Audit, each: &mut dyn FnMut(LazyFile<'_>)) {
 
 /// One `check` finding per way an audit suite does not pass (from an audit
 /// already run: the suites are the most expensive part of `check`).
-pub fn diagnostics(audit: &Audit) -> Vec<Diagnostic> {
+pub fn diagnostics(audit: &Audit) -> Vec<Finding> {
     audit
         .failures()
         .into_iter()
         .map(|(path, message)| {
-            Diagnostic::new(Code::AuditSuiteFailed, path, message)
+            Finding::new(Code::AuditSuiteFailed, path, message)
                 .with_hint("an audit suite does not pass; see the result file for the failing case")
         })
         .collect()

@@ -56,10 +56,6 @@ pub struct Finding {
     pub source: Option<SourceLine>,
 }
 
-/// The name the finding had before issue 38 gave every subsystem this one shape;
-/// kept so that code written against it still reads.
-pub type Diagnostic = Finding;
-
 impl Finding {
     pub fn new(code: Code, file: impl Into<String>, message: impl Into<String>) -> Finding {
         Finding {

@@ -22,4 +22,4 @@ mod names;
 pub mod text;
 
 pub use code_doc::{Code, CodeDoc};
-pub use diagnostic::{Diagnostic, Finding, Severity, SourceLine};
+pub use diagnostic::{Finding, Severity, SourceLine};

@@ -15,11 +15,11 @@ use kvlower_core::anchor_form::AnchorDefect;
 use kvlower_core::anchoring::{JoinDocumentFacts, RoutingDocumentFacts, TraceVerdictFacts};
 use kvlower_core::descriptor::ClaimedVerdict;
 use kvlower_core::environment::{Environment, RepoFile};
-use kvlower_load::{Diagnostic, LoadFailure, Repository};
+use kvlower_load::{Finding, LoadFailure, Repository};
 
 /// Loads the repository at `root` with the file system as its environment: what
 /// `check` and `matrix` do.
-pub fn load_repository(root: &Path) -> Result<(Repository, Vec<Diagnostic>), LoadFailure> {
+pub fn load_repository(root: &Path) -> Result<(Repository, Vec<Finding>), LoadFailure> {
     kvlower_load::load_repository(root, &FsEnvironment::new(root.to_path_buf()))
 }
 

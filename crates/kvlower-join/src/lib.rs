@@ -27,7 +27,7 @@
 //!   one module per phase of an event.
 //! - [`input`]: the input files, opened through the one safe read, and the drivers
 //!   that replay JSON Lines or capture files into the engine.
-//! - [`report`]: the JSON evidence document and its human rendering.
+//! - [`document`]: the JSON evidence document (its human rendering is the CLI's).
 //! - [`pressure`]: soft_priority pressure controls over many joined trials.
 //!
 //! The crate never prints; files are read only through the explicit path functions
@@ -35,6 +35,7 @@
 //! ([`join_reader`]).
 
 pub(crate) mod blocks;
+pub mod document;
 pub(crate) mod engine;
 pub mod error;
 pub mod events;
@@ -44,22 +45,21 @@ pub mod msgpack;
 pub mod pressure;
 pub mod reason;
 pub mod registry;
-pub mod report;
 pub(crate) mod typed;
 
 use std::io::BufReader;
 use std::path::Path;
 
+pub use document::{
+    Change, ClaimResult, EventRef, JoinReport, Precondition, Reason, StreamSummary, TierCoverage,
+    Transition, Verdict,
+};
 pub use error::JoinError;
 pub use events::Tier;
 pub use input::join_reader;
 pub use registry::{
     AdapterIdentity, CacheIdentity, Claim, ClaimId, EventFormat, HashDomain, HashEncoding,
     ObjectId, Predicate, Registry, RuntimeIdentity, StreamPoint,
-};
-pub use report::{
-    Change, ClaimResult, EventRef, JoinReport, Precondition, Reason, StreamSummary, TierCoverage,
-    Transition, Verdict,
 };
 
 /// Loads the registry at `registry`, streams the events at `events`, and joins them.

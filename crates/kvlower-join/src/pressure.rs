@@ -31,11 +31,11 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::document::{Change, ClaimResult, EventRef, Transition, Verdict};
 use crate::engine::JoinOptions;
 use crate::error::JoinError;
 use crate::input::join_reader_with;
 use crate::registry::{ClaimId, EventFormat, Registry, StreamPoint};
-use crate::report::{Change, ClaimResult, EventRef, Transition, Verdict};
 
 /// The three control runs of the paper's design.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

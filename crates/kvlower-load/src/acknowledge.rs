@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use kvlower_codes::{Code, Diagnostic, Severity};
+use kvlower_codes::{Code, Finding, Severity};
 
 use crate::{LoadedDescriptor, read_source, yaml};
 
@@ -18,16 +18,16 @@ use crate::{LoadedDescriptor, read_source, yaml};
 pub struct Acknowledged {
     /// The findings that stand: every error, every warning not acknowledged, and
     /// the findings about the acknowledgements themselves.
-    pub findings: Vec<Diagnostic>,
+    pub findings: Vec<Finding>,
     /// The warnings an acknowledgement matched, each with its reason in its hint.
-    pub acknowledged: Vec<Diagnostic>,
+    pub acknowledged: Vec<Finding>,
 }
 
 /// Applies every loaded descriptor's `acknowledge:` entries to `findings`.
 pub fn apply(
     root: &Path,
     descriptors: &[LoadedDescriptor],
-    findings: Vec<Diagnostic>,
+    findings: Vec<Finding>,
 ) -> Acknowledged {
     let mut out = Acknowledged {
         findings,
@@ -41,7 +41,7 @@ pub fn apply(
         let mut ignored = Vec::new();
         let src = read_source(root, &loaded.path, &mut ignored);
         let structure = src.as_deref().and_then(|s| yaml::structure(s).ok());
-        let locate = |d: Diagnostic| {
+        let locate = |d: Finding| {
             let location = structure.as_ref().and_then(|s| s.location_of(&d.yaml_path));
             let mut d = d;
             d.location = location;
@@ -78,27 +78,26 @@ pub fn apply(
             };
             if let Some((path, message, hint)) = invalid {
                 out.findings.push(locate(
-                    Diagnostic::new(Code::InvalidAcknowledgement, loaded.path.clone(), message)
+                    Finding::new(Code::InvalidAcknowledgement, loaded.path.clone(), message)
                         .at_path(path)
                         .with_hint(hint),
                 ));
                 continue;
             }
             let Some(code) = code else { continue };
-            let wanted = |d: &Diagnostic| {
+            let wanted = |d: &Finding| {
                 d.is_warning()
                     && d.file == loaded.path
                     && d.code == code
                     && d.yaml_path == entry.path.trim()
             };
-            let (matched, rest): (Vec<Diagnostic>, Vec<Diagnostic>) =
-                std::mem::take(&mut out.findings)
-                    .into_iter()
-                    .partition(wanted);
+            let (matched, rest): (Vec<Finding>, Vec<Finding>) = std::mem::take(&mut out.findings)
+                .into_iter()
+                .partition(wanted);
             out.findings = rest;
             if matched.is_empty() {
                 out.findings.push(locate(
-                    Diagnostic::new(
+                    Finding::new(
                         Code::UnusedAcknowledgement,
                         loaded.path.clone(),
                         format!(

@@ -1,5 +1,5 @@
 //! Reads kvlower's inputs from a repository root into kvlower-core's typed
-//! model, and reports every problem as a located, coded [`Diagnostic`].
+//! model, and reports every problem as a located, coded [`Finding`].
 //!
 //! Layout read: `modes/modes.yaml` and `capabilities/*.yaml` under the root.
 //! All YAML goes through [`yaml`]; this crate does the file-system I/O so that
@@ -17,7 +17,7 @@ mod validate;
 /// Every YAML call goes through this one crate (re-exported for callers).
 pub use kvlower_yaml as yaml;
 
-pub use kvlower_codes::{Code, CodeDoc, Diagnostic, Severity, code_doc, diagnostic};
+pub use kvlower_codes::{Code, CodeDoc, Finding, Severity, code_doc, diagnostic};
 
 /// Where the catalog lives, relative to the root.
 pub const MODES_PATH: &str = "modes/modes.yaml";
@@ -46,7 +46,7 @@ pub enum LoadFailure {
     /// Nothing to check: no `capabilities/*.yaml` (a usage problem, exit 2).
     NoDescriptors { dir: PathBuf },
     /// Input problems (exit 1). Sorted by file, line, code.
-    Invalid(Vec<Diagnostic>),
+    Invalid(Vec<Finding>),
 }
 
 /// Loads the catalog and every descriptor under `root`, asking `env` about what
@@ -59,7 +59,7 @@ pub enum LoadFailure {
 pub fn load_repository(
     root: &Path,
     env: &dyn Environment,
-) -> Result<(Repository, Vec<Diagnostic>), LoadFailure> {
+) -> Result<(Repository, Vec<Finding>), LoadFailure> {
     let mut diagnostics = Vec::new();
     let catalog = load_catalog(root, &mut diagnostics);
     let (files, misnamed) = descriptor_files(root).map_err(|d| LoadFailure::Invalid(vec![*d]))?;
@@ -76,7 +76,7 @@ pub fn load_repository(
     };
     // Each file read, parsed and validated on the thread pool; collected in file order.
     use rayon::prelude::*;
-    let loaded: Vec<(Option<LoadedDescriptor>, Vec<Diagnostic>)> = files
+    let loaded: Vec<(Option<LoadedDescriptor>, Vec<Finding>)> = files
         .into_par_iter()
         .map(|rel| {
             let mut found = Vec::new();
@@ -109,7 +109,7 @@ pub fn load_repository(
 /// Reads and validates `modes/modes.yaml` and holds it to the built-in
 /// baseline: a weakening or an alias is a finding and gives no catalog (so
 /// nothing is judged under it). Pushes diagnostics on failure.
-pub fn load_catalog(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Option<Catalog> {
+pub fn load_catalog(root: &Path, diagnostics: &mut Vec<Finding>) -> Option<Catalog> {
     let (catalog, src) = read_catalog(root, diagnostics)?;
     let before = diagnostics.len();
     floor_findings(&catalog, &src, diagnostics);
@@ -118,7 +118,7 @@ pub fn load_catalog(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Option<Ca
 
 /// Reads, parses and validates `modes/modes.yaml` without comparing it to the
 /// baseline (what `kvlower catalog diff` shows); returns the catalog and its text.
-pub fn read_catalog(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Option<(Catalog, String)> {
+pub fn read_catalog(root: &Path, diagnostics: &mut Vec<Finding>) -> Option<(Catalog, String)> {
     let before = diagnostics.len();
     let Some(src) = read_source(root, MODES_PATH, diagnostics) else {
         // No catalog at all: most likely not a kvlower repository yet.
@@ -137,7 +137,7 @@ pub fn read_catalog(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Option<(C
         Err(errors) => {
             for e in errors {
                 diagnostics.push(
-                    Diagnostic::new(Code::InvalidCatalog, MODES_PATH, e.message)
+                    Finding::new(Code::InvalidCatalog, MODES_PATH, e.message)
                         .at_path(e.path)
                         .located_in(&src),
                 );
@@ -165,7 +165,7 @@ pub fn baseline_catalog_text() -> Result<String, String> {
 /// The catalog's findings against the floor: every YAML alias (two modes or
 /// depths must not share one spec) and every weakening of the baseline, each
 /// located at its mode, depth or list in `modes/modes.yaml`.
-pub fn floor_findings(catalog: &Catalog, src: &str, diagnostics: &mut Vec<Diagnostic>) {
+pub fn floor_findings(catalog: &Catalog, src: &str, diagnostics: &mut Vec<Finding>) {
     let before = diagnostics.len();
     if let Ok(structure) = yaml::structure(src) {
         for alias in &structure.aliases {
@@ -175,7 +175,7 @@ pub fn floor_findings(catalog: &Catalog, src: &str, diagnostics: &mut Vec<Diagno
                 _ => "a shared node would change in every place at once",
             };
             diagnostics.push(
-                Diagnostic::new(
+                Finding::new(
                     Code::CatalogAlias,
                     MODES_PATH,
                     format!(
@@ -200,7 +200,7 @@ pub fn floor_findings(catalog: &Catalog, src: &str, diagnostics: &mut Vec<Diagno
         }
     }
     for ((path, what, source), items) in grouped {
-        let mut d = Diagnostic::new(
+        let mut d = Finding::new(
             Code::CatalogWeakened,
             MODES_PATH,
             format!("{path}: {what}: {} ({source})", items.join(", ")),
@@ -234,7 +234,7 @@ pub fn load_descriptor(
     rel: &str,
     catalog: &Catalog,
     env: &dyn Environment,
-    diagnostics: &mut Vec<Diagnostic>,
+    diagnostics: &mut Vec<Finding>,
 ) -> Option<Descriptor> {
     let src = read_source(root, rel, diagnostics)?;
     let before = diagnostics.len();
@@ -283,8 +283,8 @@ pub fn load_descriptor(
 /// One finding per defect: an anchor defect of a node reused through YAML
 /// aliases is reported once, at the anchored node's definition, listing the
 /// places that use it (instead of once per use, each at the alias).
-fn once_per_aliased_defect(found: Vec<Diagnostic>, structure: &yaml::Structure) -> Vec<Diagnostic> {
-    let mut out: Vec<Diagnostic> = Vec::new();
+fn once_per_aliased_defect(found: Vec<Finding>, structure: &yaml::Structure) -> Vec<Finding> {
+    let mut out: Vec<Finding> = Vec::new();
     let mut uses: Vec<Vec<String>> = Vec::new();
     for mut d in found {
         let used_at = d.yaml_path.clone();
@@ -331,13 +331,13 @@ fn once_per_aliased_defect(found: Vec<Diagnostic>, structure: &yaml::Structure) 
 /// finding for every `*.yaml` name that cannot be named safely (not UTF-8, or
 /// with control characters): such a file is reported, never silently skipped,
 /// so an invalid descriptor cannot pass `check` by its name.
-pub fn descriptor_files(root: &Path) -> Result<(Vec<String>, Vec<Diagnostic>), Box<Diagnostic>> {
+pub fn descriptor_files(root: &Path) -> Result<(Vec<String>, Vec<Finding>), Box<Finding>> {
     let dir = root.join(CAPABILITIES_DIR);
     let entries = match kvlower_fs::walk::list(&dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), Vec::new())),
         Err(e) => {
-            return Err(Box::new(Diagnostic::new(
+            return Err(Box::new(Finding::new(
                 Code::UnreadableFile,
                 CAPABILITIES_DIR,
                 format!("cannot list the directory: {e}"),
@@ -350,7 +350,7 @@ pub fn descriptor_files(root: &Path) -> Result<(Vec<String>, Vec<Diagnostic>), B
         let entry = match entry {
             Ok(entry) => entry,
             Err(e) => {
-                findings.push(Diagnostic::new(
+                findings.push(Finding::new(
                     Code::UnreadableFile,
                     CAPABILITIES_DIR,
                     format!("cannot list the directory: {e}"),
@@ -370,7 +370,7 @@ pub fn descriptor_files(root: &Path) -> Result<(Vec<String>, Vec<Diagnostic>), B
                 files.push(format!("{CAPABILITIES_DIR}/{name}"));
             }
             _ => findings.push(
-                Diagnostic::new(
+                Finding::new(
                     Code::InvalidFileName,
                     format!(
                         "{CAPABILITIES_DIR}/{}",
@@ -392,7 +392,7 @@ pub fn descriptor_files(root: &Path) -> Result<(Vec<String>, Vec<Diagnostic>), B
 ///
 /// Confined to `root`; an empty `root` means `rel` was given on the command
 /// line and is read as is (still regular files only, still capped).
-pub fn read_source(root: &Path, rel: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<String> {
+pub fn read_source(root: &Path, rel: &str, diagnostics: &mut Vec<Finding>) -> Option<String> {
     let kind = if rel == MODES_PATH {
         FileKind::Catalog
     } else {
@@ -417,7 +417,7 @@ pub fn read_source(root: &Path, rel: &str, diagnostics: &mut Vec<Diagnostic>) ->
             let line = 1 + valid.iter().filter(|b| **b == b'\n').count();
             let col = 1 + valid.iter().rev().take_while(|b| **b != b'\n').count();
             diagnostics.push(
-                Diagnostic::new(Code::InvalidUtf8, rel, "the file is not valid UTF-8")
+                Finding::new(Code::InvalidUtf8, rel, "the file is not valid UTF-8")
                     .at(line, col)
                     .with_hint("save the file as UTF-8")
                     .with_source(&String::from_utf8_lossy(e.as_bytes())),
@@ -428,7 +428,7 @@ pub fn read_source(root: &Path, rel: &str, diagnostics: &mut Vec<Diagnostic>) ->
     if src.contains('\0') {
         let (line, col) = diagnostic::line_col(&src, src.find('\0').unwrap_or(0));
         diagnostics.push(
-            Diagnostic::new(Code::InvalidUtf8, rel, "the file contains a NUL byte")
+            Finding::new(Code::InvalidUtf8, rel, "the file contains a NUL byte")
                 .at(line, col)
                 .with_hint("descriptors are YAML text; is this a binary file?")
                 .with_source(&src),
@@ -440,7 +440,7 @@ pub fn read_source(root: &Path, rel: &str, diagnostics: &mut Vec<Diagnostic>) ->
         .any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#') && l.trim() != "---");
     if !meaningful {
         diagnostics.push(
-            Diagnostic::new(Code::EmptyFile, rel, "the file has no YAML content")
+            Finding::new(Code::EmptyFile, rel, "the file has no YAML content")
                 .with_hint("start from an existing descriptor in capabilities/"),
         );
         return None;
@@ -452,7 +452,7 @@ pub fn read_source(root: &Path, rel: &str, diagnostics: &mut Vec<Diagnostic>) ->
 pub fn parse_yaml<T: serde::de::DeserializeOwned>(
     rel: &str,
     src: &str,
-    diagnostics: &mut Vec<Diagnostic>,
+    diagnostics: &mut Vec<Finding>,
 ) -> Option<T> {
     match yaml::from_str_all::<T>(src) {
         Ok(value) => Some(value),
@@ -472,7 +472,7 @@ pub fn inert_warnings(
     loaded: &LoadedDescriptor,
     catalog: &Catalog,
     env: &dyn Environment,
-) -> Vec<Diagnostic> {
+) -> Vec<Finding> {
     use kvlower_core::judgment::{Inert, inert_evidence};
     let found = inert_evidence(catalog, &loaded.descriptor, env);
     if found.is_empty() {
@@ -502,7 +502,7 @@ pub fn inert_warnings(
                     "add a `proposals:` entry when someone offers the primitive as that mode, so the row is `rejected` rather than `approximate`",
                 ),
             };
-            let mut d = Diagnostic::new(code, loaded.path.clone(), inert.why.to_string())
+            let mut d = Finding::new(code, loaded.path.clone(), inert.why.to_string())
                 .at_path(inert.path.clone())
                 .with_hint(hint);
             d.location = structure.as_ref().and_then(|s| s.location_of(&inert.path));

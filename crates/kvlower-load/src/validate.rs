@@ -12,7 +12,7 @@ use kvlower_core::environment::Environment;
 use kvlower_core::judgment::EvidenceDepth;
 use kvlower_core::{AnchorUse, Catalog, Depth, Descriptor, Status, anchor_counts};
 
-use crate::diagnostic::{Code, Diagnostic};
+use crate::diagnostic::{Code, Finding};
 
 pub(crate) fn descriptor(
     file: &str,
@@ -20,7 +20,7 @@ pub(crate) fn descriptor(
     d: &Descriptor,
     catalog: &Catalog,
     env: &dyn Environment,
-    out: &mut Vec<Diagnostic>,
+    out: &mut Vec<Finding>,
 ) {
     let mut anchor_findings = Vec::new();
     let mut anchor = |path: String, a: &Anchor, use_: AnchorUse, supported: bool| {
@@ -36,7 +36,7 @@ pub(crate) fn descriptor(
             let Some(code) = finding_code(&defect, supported) else {
                 continue;
             };
-            let mut diag = Diagnostic::new(code, file, defect.to_string())
+            let mut diag = Finding::new(code, file, defect.to_string())
                 .at_path(path.clone())
                 .located_in(src);
             let hint = hint(&defect, a);
@@ -91,7 +91,7 @@ pub(crate) fn descriptor(
         let path = format!("adapters[{ai}]");
         if adapter.depth == Depth::None {
             out.push(
-                Diagnostic::new(
+                Finding::new(
                     Code::AdapterAtNativeDepth,
                     file,
                     "an adapter cannot sit at depth `none`",
@@ -104,7 +104,7 @@ pub(crate) fn descriptor(
         }
         if seen_depths.contains(&adapter.depth) {
             out.push(
-                Diagnostic::new(
+                Finding::new(
                     Code::DuplicateAdapterDepth,
                     file,
                     format!("a second adapter at depth `{}`", adapter.depth),
@@ -128,7 +128,7 @@ pub(crate) fn descriptor(
         {
             let names: Vec<String> = allowed.iter().map(ToString::to_string).collect();
             out.push(
-                Diagnostic::new(
+                Finding::new(
                     Code::PreconditionWrongDepth,
                     file,
                     format!("`{p}` is not a precondition of depth `{}`", adapter.depth),
@@ -235,7 +235,7 @@ fn hint(defect: &AnchorDefect, a: &Anchor) -> String {
 
 /// A runtime is named: name and version have a visible character and no
 /// control character (a blank identity could carry a positive row for nobody).
-fn runtime_identity(file: &str, src: &str, d: &Descriptor, out: &mut Vec<Diagnostic>) {
+fn runtime_identity(file: &str, src: &str, d: &Descriptor, out: &mut Vec<Finding>) {
     let mut names: Vec<(String, &str)> = vec![
         ("runtime.name".into(), d.runtime.name.as_str()),
         ("runtime.version".into(), d.runtime.version.as_str()),
@@ -246,14 +246,14 @@ fn runtime_identity(file: &str, src: &str, d: &Descriptor, out: &mut Vec<Diagnos
     for (path, value) in names {
         if !kvlower_core::text::has_visible(value) {
             out.push(
-                Diagnostic::new(Code::BlankValue, file, format!("`{path}` is blank"))
+                Finding::new(Code::BlankValue, file, format!("`{path}` is blank"))
                     .at_path(path.clone())
                     .located_in(src)
                     .with_hint("name it with visible characters; invisible ones (U+200B, U+FEFF, NBSP) do not count"),
             );
         } else if kvlower_core::text::has_control(value) {
             out.push(
-                Diagnostic::new(
+                Finding::new(
                     Code::ControlCharacter,
                     file,
                     format!("`{path}` contains a control character"),
@@ -275,12 +275,12 @@ fn runtime_review_and_components(
     src: &str,
     d: &Descriptor,
     env: &dyn Environment,
-    out: &mut Vec<Diagnostic>,
+    out: &mut Vec<Finding>,
 ) {
     let reviewed = d.runtime.reviewed.as_str();
     match kvlower_core::anchor_form::parse_iso_date(reviewed) {
         None => out.push(
-            Diagnostic::new(
+            Finding::new(
                 Code::InvalidReviewDate,
                 file,
                 format!("`runtime.reviewed` is not an ISO date: `{reviewed}`"),
@@ -290,7 +290,7 @@ fn runtime_review_and_components(
             .with_hint("write the date you last checked this descriptor against the runtime's sources, as YYYY-MM-DD"),
         ),
         Some(date) if date > env.today() => out.push(
-            Diagnostic::new(
+            Finding::new(
                 Code::InvalidReviewDate,
                 file,
                 format!("`runtime.reviewed` is in the future: `{reviewed}`"),
@@ -303,7 +303,7 @@ fn runtime_review_and_components(
     }
     if d.runtime.identity.is_empty() {
         out.push(
-            Diagnostic::new(
+            Finding::new(
                 Code::InvalidRuntimeIdentity,
                 file,
                 "`runtime.identity` lists no component",
@@ -318,7 +318,7 @@ fn runtime_review_and_components(
         let at = format!("runtime.identity[{i}]");
         if kinds.contains(&c.kind) {
             out.push(
-                Diagnostic::new(
+                Finding::new(
                     Code::InvalidRuntimeIdentity,
                     file,
                     format!("`{}` is named twice in `runtime.identity`", c.kind),
@@ -331,7 +331,7 @@ fn runtime_review_and_components(
         kinds.push(c.kind);
         if kvlower_core::identity::normalize_version(&c.version).is_none() {
             out.push(
-                Diagnostic::new(
+                Finding::new(
                     Code::InvalidRuntimeIdentity,
                     file,
                     format!("`{at}.version` is not an exact version"),
@@ -346,7 +346,7 @@ fn runtime_review_and_components(
             .is_some_and(|p| kvlower_core::identity::normalize_patch(p).is_none())
         {
             out.push(
-                Diagnostic::new(
+                Finding::new(
                     Code::InvalidRuntimeIdentity,
                     file,
                     format!("`{at}.patch` is not a plain patch name"),
@@ -361,7 +361,7 @@ fn runtime_review_and_components(
 
 /// A `supported` item names the modes whose paths it exercised (or `all`): left
 /// out, the judgment gives it no mode, and this finding says why.
-fn modes_stated(file: &str, src: &str, d: &Descriptor, out: &mut Vec<Diagnostic>) {
+fn modes_stated(file: &str, src: &str, d: &Descriptor, out: &mut Vec<Finding>) {
     let lists = std::iter::once(("native".to_string(), &d.native)).chain(
         d.adapters
             .iter()
@@ -372,7 +372,7 @@ fn modes_stated(file: &str, src: &str, d: &Descriptor, out: &mut Vec<Diagnostic>
         for (i, e) in items.iter().enumerate() {
             if e.status == Status::Supported && e.modes.is_empty() {
                 out.push(
-                    Diagnostic::new(
+                    Finding::new(
                         Code::ModesNotStated,
                         file,
                         format!("`supported` evidence for `{}` names no mode", e.obligation),

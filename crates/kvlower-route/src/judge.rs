@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use crate::report::{
+use crate::document::{
     ClaimVerdict, DEPTH, Held, REPORT_KIND, RouteObligation, RoutePrecondition, RouteReason,
     RouteReport, RoutedRequest, Unattributed,
 };

@@ -13,17 +13,17 @@
 //! overlap.
 //!
 //! Layout: [`trace`] parses the trace into typed values (coded errors with line:col);
-//! [`judge`] is pure (no I/O); [`report`] is the evidence document; [`load`] is the only
+//! [`judge`] is pure (no I/O); [`document`] is the evidence document; [`load`] is the only
 //! module that reads files (bounded, through `kvlower-fs` and `kvlower-join`).
 
+pub mod document;
 pub mod error;
 pub mod judge;
 pub mod load;
-pub mod report;
 pub mod trace;
 
+pub use document::{RouteReport, is_route_report};
 pub use error::RouteError;
 pub use judge::{RegisteredClaim, judge};
 pub use load::{evaluate_path, evaluate_with, registry_path};
-pub use report::{RouteReport, is_route_report};
 pub use trace::{RouteTrace, parse_trace};

@@ -6,9 +6,9 @@ use std::path::{Component, Path, PathBuf};
 use kvlower_fs::FileKind;
 use kvlower_join::{Registry, StreamPoint};
 
+use crate::document::RouteReport;
 use crate::error::RouteError;
 use crate::judge::{RegisteredClaim, judge};
-use crate::report::RouteReport;
 use crate::trace::{RouteTrace, parse_trace};
 
 /// The registry path a trace names, joined to the trace's folder, written with `/`

@@ -6,7 +6,6 @@ use indexmap::IndexMap;
 
 use crate::Pos;
 use crate::connector::ConnectorClaim;
-use crate::diagnostic::{Diagnostic, Problem};
 use crate::event::{EventKind, RawEvent, given};
 use crate::family;
 use crate::family::TraceFamily;
@@ -14,6 +13,7 @@ use crate::identity::{Bucket, ClaimIdentity, Interner};
 use crate::multi_claim::{Attribution, NonTargetFacts, TargetFacts};
 use crate::names::{Requirement, TraceGate};
 use crate::parse::{Parsed, parse_line, parse_line_into};
+use crate::problem::{LocatedProblem, Problem};
 use crate::reference::ReferenceClaim;
 use crate::residency::ResidencyClaim;
 use crate::verdict::{ClaimVerdict, GateResult, TraceOutline, TraceTally};
@@ -143,7 +143,7 @@ pub(crate) struct TraceEvaluator {
     last_sequence: Option<u64>,
     events: u64,
     nonblank_lines: u64,
-    diagnostics: Vec<Diagnostic>,
+    diagnostics: Vec<LocatedProblem>,
     suppressed: u64,
     /// A diagnostic touched no claim in particular, so it touches every claim.
     taint_all: bool,
@@ -176,7 +176,7 @@ impl TraceEvaluator {
 
     fn diagnose(&mut self, line: Option<u64>, problem: Problem) {
         if self.diagnostics.len() < MAX_DIAGNOSTICS {
-            self.diagnostics.push(Diagnostic { line, problem });
+            self.diagnostics.push(LocatedProblem { line, problem });
         } else {
             self.suppressed = self.suppressed.saturating_add(1);
         }
@@ -410,7 +410,7 @@ impl TraceEvaluator {
         }
         if self.suppressed > 0 {
             let n = self.suppressed;
-            self.diagnostics.push(Diagnostic {
+            self.diagnostics.push(LocatedProblem {
                 line: None,
                 problem: Problem::Suppressed(n),
             });

@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::diagnostic::Problem;
+use crate::problem::Problem;
 
 /// The key that makes a first line a header, and the only format version so far.
 pub const HEADER_KEY: &str = "kvlower_trace_header";

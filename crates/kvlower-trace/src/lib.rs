@@ -20,7 +20,7 @@
 //! Memory therefore grows with the number of claims, never with the number of events.
 //!
 //! # Fail-closed rules
-//! - Every problem with a line becomes a [`Diagnostic`] with its 1-based line number.
+//! - Every problem with a line becomes a [`LocatedProblem`] with its 1-based line number.
 //! - A diagnostic on a line tied to a claim taints that claim; one on a line that cannot be
 //!   tied to any claim (not JSON, …) taints every claim of the trace. No gate of a tainted
 //!   claim passes (`well_formed_trace` is then listed as missing).
@@ -42,7 +42,6 @@ mod campaign;
 pub mod campaign_doc;
 mod caps;
 mod connector;
-mod diagnostic;
 mod evaluate;
 mod event;
 mod family;
@@ -52,6 +51,7 @@ mod multi_claim;
 pub mod names;
 mod parse;
 mod pipeline;
+mod problem;
 mod reference;
 mod residency;
 mod scan;
@@ -61,11 +61,11 @@ mod verdict;
 
 pub use campaign::CampaignSummary;
 pub use caps::{MAX_LINE_BYTES, MAX_TRACE_BYTES};
-pub use diagnostic::{Diagnostic, Problem};
 pub use evaluate::MAX_DIAGNOSTICS;
 pub use family::TraceFamily;
 pub use header::{HEADER_KEY, TraceComponent, recorded_runtime};
 pub use names::{Control, Requirement, TraceGate};
+pub use problem::{LocatedProblem, Problem};
 pub use verdict::{ClaimVerdict, GateResult, TraceOutline, TraceReport, TraceTally};
 
 /// A position in a trace: the 1-based ordinal of an accepted event.

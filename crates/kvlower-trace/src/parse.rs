@@ -1,8 +1,8 @@
 //! One trace line parsed into a [`RawEvent`], or what is wrong with it, with serde_json's
 //! acceptance and messages (the evaluator judges what this gives it).
 
-use crate::diagnostic::Problem;
 use crate::event::{InPlace, RawEvent};
+use crate::problem::Problem;
 
 /// One line, parsed.
 // Nearly every line is an event, so boxing it would only add an allocation per line.

@@ -24,9 +24,9 @@ use std::sync::mpsc;
 use kvlower_fs::line_reader::{End, Line};
 use rayon::prelude::*;
 
-use crate::diagnostic::Problem;
 use crate::evaluate::TraceEvaluator;
 use crate::parse::{Parsed, parse};
+use crate::problem::Problem;
 use crate::{ClaimVerdict, MAX_LINE_BYTES, TraceOutline};
 
 /// Bytes of whole lines gathered per block before it is handed over.

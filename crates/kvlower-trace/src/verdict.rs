@@ -4,9 +4,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::diagnostic::Diagnostic;
 use crate::family::TraceFamily;
 use crate::names::{Control, Requirement, TraceGate};
+use crate::problem::LocatedProblem;
 
 /// One gate's verdict for one claim.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -141,7 +141,7 @@ pub struct TraceOutline {
     pub events: u64,
     /// Malformed-line and trace-level diagnostics, in line order (capped; see
     /// [`crate::MAX_DIAGNOSTICS`]).
-    pub diagnostics: Vec<Diagnostic>,
+    pub diagnostics: Vec<LocatedProblem>,
     /// Campaign counts for this trace.
     pub tally: TraceTally,
 }
@@ -164,7 +164,7 @@ pub struct TraceReport {
     /// One verdict per claim, in order of first appearance; the unclaimed row (if any) last.
     pub claims: Vec<ClaimVerdict>,
     /// Malformed-line and trace-level diagnostics. Any diagnostic makes the trace invalid.
-    pub diagnostics: Vec<Diagnostic>,
+    pub diagnostics: Vec<LocatedProblem>,
     /// Campaign counts for this trace.
     pub tally: TraceTally,
 }

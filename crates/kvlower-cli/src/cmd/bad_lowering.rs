@@ -9,13 +9,14 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use kvlower_audit::BAD_LOWERING_DIR;
-use kvlower_evidence::{FsEnvironment, load_repository};
-use kvlower_load::LoadFailure;
+use kvlower_evidence::FsEnvironment;
 
 use crate::Exit;
 use crate::generated::GeneratedFile;
-use crate::layout::{report_outcome, write_set};
-use crate::output::{Format, envelope_json, report_error};
+use crate::layout::{WriteOutcome, report_outcome, write_set};
+use crate::opening::{Stop, load_or_stop, report_stop};
+use crate::output::outcome::{Outcome, Payload, emit};
+use crate::output::{Format, report_error};
 use crate::suites::read_cases;
 
 #[derive(Debug, clap::Args)]
@@ -31,11 +32,33 @@ pub struct BadLoweringArgs {
 
 /// The `payload` of `bad-lowering --format json`.
 #[derive(Debug, serde::Serialize)]
-struct Payload<'a> {
+struct SuitePayload<'a> {
     /// Result files replaced, relative to the root.
     written: &'a [String],
     /// Every case with its expected and actual outcome.
     cases: &'a [kvlower_audit::bad_lowering::CaseResult],
+    /// What [`write_set`] did, for the human text.
+    #[serde(skip)]
+    outcome: &'a WriteOutcome,
+}
+
+impl Payload for SuitePayload<'_> {
+    /// The files written, then one line per case.
+    fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        report_outcome(self.outcome, out)?;
+        for c in self.cases {
+            writeln!(
+                out,
+                "{} {}: expected {}, got {}",
+                if c.pass { "ok  " } else { "FAIL" },
+                c.id,
+                c.expected
+                    .map_or("(unreadable)".to_string(), |e| e.to_string()),
+                c.actual
+            )?;
+        }
+        Ok(())
+    }
 }
 
 pub fn run(
@@ -43,31 +66,22 @@ pub fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> anyhow::Result<Exit> {
-    let json = args.format == Format::Json;
-    let repo = match load_repository(&args.root) {
-        Ok((repo, diagnostics)) if diagnostics.is_empty() => repo,
-        Ok((_, diagnostics)) | Err(LoadFailure::Invalid(diagnostics)) => {
-            let summary = format!(
-                "kvlower bad-lowering: {} finding(s); nothing written",
-                diagnostics.len()
-            );
-            let exit = Exit::stopped_by(&diagnostics);
-            if json {
-                let doc =
-                    envelope_json::<()>("bad-lowering", exit, &summary, &diagnostics, None, None);
-                write!(out, "{doc}")?;
-            } else {
-                for d in &diagnostics {
-                    writeln!(err, "{d}")?;
-                }
-                writeln!(err, "{summary}")?;
-            }
+    let repo = match load_or_stop(&args.root) {
+        Ok((repo, findings)) if findings.is_empty() => repo,
+        loaded => {
+            let stop = match loaded {
+                Ok((_, findings)) => Stop::Findings(findings),
+                Err(stop) => stop,
+            };
+            let exit = report_stop(
+                args.format,
+                "bad-lowering",
+                stop,
+                "nothing written",
+                out,
+                err,
+            )?;
             return Ok(exit);
-        }
-        Err(LoadFailure::NoDescriptors { dir }) => {
-            let message = format!("no descriptors found in {}", dir.display());
-            report_error(args.format, "bad-lowering", Exit::Usage, &message, out, err)?;
-            return Ok(Exit::Usage);
         }
     };
     let env = FsEnvironment::new(repo.root.clone());
@@ -92,36 +106,21 @@ pub fn run(
         },
     ];
     let outcome = write_set(&args.root, &files)?;
-    let exit = if suite.failures().is_empty() {
-        Exit::Success
-    } else {
-        Exit::Findings
-    };
-    if json {
-        let summary = format!("kvlower bad-lowering: {}", suite.summary());
-        let payload = Payload {
+    let done = Outcome {
+        command: "bad-lowering",
+        exit: if suite.failures().is_empty() {
+            Exit::Success
+        } else {
+            Exit::Findings
+        },
+        findings: Vec::new(),
+        error: None,
+        summary: format!("kvlower bad-lowering: {}", suite.summary()),
+        payload: Some(SuitePayload {
             written: &outcome.written,
             cases: &suite.cases,
-        };
-        write!(
-            out,
-            "{}",
-            envelope_json("bad-lowering", exit, &summary, &[], None, Some(payload))
-        )?;
-        return Ok(exit);
-    }
-    report_outcome(&outcome, out)?;
-    for c in &suite.cases {
-        writeln!(
-            out,
-            "{} {}: expected {}, got {}",
-            if c.pass { "ok  " } else { "FAIL" },
-            c.id,
-            c.expected
-                .map_or("(unreadable)".to_string(), |e| e.to_string()),
-            c.actual
-        )?;
-    }
-    writeln!(out, "kvlower bad-lowering: {}", suite.summary())?;
-    Ok(exit)
+            outcome: &outcome,
+        }),
+    };
+    Ok(emit(args.format, &done, out, err)?)
 }

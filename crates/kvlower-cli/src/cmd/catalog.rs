@@ -11,7 +11,8 @@ use kvlower_load::{MODES_PATH, read_catalog};
 use serde::Serialize;
 
 use crate::Exit;
-use crate::output::{Format, ReportOptions, envelope_json, report};
+use crate::opening::report_findings_stop;
+use crate::output::{Outcome, Payload, ReportOptions, report};
 use crate::pin::short;
 use crate::results::CatalogPin;
 
@@ -57,22 +58,15 @@ struct JsonChange<'a> {
 fn diff(args: &DiffArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
     let mut diagnostics = Vec::new();
     let Some((catalog, src)) = read_catalog(&args.root, &mut diagnostics) else {
-        diagnostics.sort();
-        let summary = format!(
-            "kvlower catalog diff: {} finding(s); no catalog to compare",
-            diagnostics.len()
-        );
-        let exit = Exit::stopped_by(&diagnostics);
-        report(
+        let not_done = "no catalog to compare";
+        return Ok(report_findings_stop(
             &args.report,
             "catalog diff",
-            exit,
-            &diagnostics,
-            &summary,
+            diagnostics,
+            not_done,
             out,
             err,
-        )?;
-        return Ok(exit);
+        )?);
     };
     let changes = catalog.changes();
     let located: Vec<(&CatalogChange, Option<(usize, usize)>)> = changes
@@ -101,71 +95,80 @@ fn diff(args: &DiffArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Re
     } else {
         Exit::Findings
     };
-    match args.report.format {
-        Format::Json => {
-            /// The payload of `catalog diff --format json` (the envelope's `summary`,
-            /// `ok` and `exit_code` say whether anything was weakened).
-            #[derive(Serialize)]
-            struct Payload<'a> {
-                digest: &'a str,
-                baseline_digest: &'a str,
-                equals_baseline: bool,
-                changes: Vec<JsonChange<'a>>,
-            }
-            let payload = Payload {
-                digest: &pin.digest,
-                baseline_digest: &pin.baseline_digest,
-                equals_baseline: pin.equals_baseline,
-                changes: located
-                    .iter()
-                    .map(|(c, at)| JsonChange {
-                        direction: c.direction,
-                        path: &c.path,
-                        line: at.map(|l| l.0),
-                        column: at.map(|l| l.1),
-                        what: &c.what,
-                        item: &c.item,
-                        source: c.source,
-                    })
-                    .collect(),
-            };
-            write!(
+    let payload = DiffPayload {
+        digest: &pin.digest,
+        baseline_digest: &pin.baseline_digest,
+        equals_baseline: pin.equals_baseline,
+        changes: located
+            .iter()
+            .map(|(c, at)| JsonChange {
+                direction: c.direction,
+                path: &c.path,
+                line: at.map(|l| l.0),
+                column: at.map(|l| l.1),
+                what: &c.what,
+                item: &c.item,
+                source: c.source,
+            })
+            .collect(),
+        located: &located,
+    };
+    let outcome = Outcome {
+        command: "catalog diff",
+        exit,
+        findings: Vec::new(),
+        summary,
+        error: None,
+        payload: Some(payload),
+    };
+    report(&args.report, &outcome, out, err)?;
+    Ok(exit)
+}
+
+/// The payload of `catalog diff --format json` (the envelope's `summary`, `ok` and
+/// `exit_code` say whether anything was weakened), and its human and Markdown text.
+#[derive(Serialize)]
+struct DiffPayload<'a> {
+    digest: &'a str,
+    baseline_digest: &'a str,
+    equals_baseline: bool,
+    changes: Vec<JsonChange<'a>>,
+    /// The changes with where they are in the catalog, for the text.
+    #[serde(skip)]
+    located: &'a [(&'a CatalogChange, Option<(usize, usize)>)],
+}
+
+impl Payload for DiffPayload<'_> {
+    /// One line per change: `modes/modes.yaml:LINE:COL: change`.
+    fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        for (c, at) in self.located {
+            let at = at.map_or(String::new(), |(l, col)| format!(":{l}:{col}"));
+            writeln!(out, "{MODES_PATH}{at}: {c}")?;
+        }
+        Ok(())
+    }
+
+    /// A table of the changes (none when there are none).
+    fn markdown(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        if self.located.is_empty() {
+            return Ok(());
+        }
+        writeln!(out, "| line | direction | where | change | source |")?;
+        writeln!(out, "|---|---|---|---|---|")?;
+        for (c, at) in self.located {
+            writeln!(
                 out,
-                "{}",
-                envelope_json("catalog diff", exit, &summary, &[], None, Some(payload))
+                "| {} | {} | {} | {} {} | {} |",
+                at.map_or("—".to_string(), |l| l.0.to_string()),
+                direction_word(c.direction),
+                crate::output::md_code(&c.path),
+                crate::output::md_cell(&c.what),
+                crate::output::md_code(&c.item),
+                crate::output::md_cell(c.source)
             )?;
         }
-        Format::Markdown => {
-            writeln!(out, "### kvlower catalog diff\n\n{summary}\n")?;
-            if !changes.is_empty() && !args.report.quiet {
-                writeln!(out, "| line | direction | where | change | source |")?;
-                writeln!(out, "|---|---|---|---|---|")?;
-                for (c, at) in &located {
-                    writeln!(
-                        out,
-                        "| {} | {} | {} | {} {} | {} |",
-                        at.map_or("—".to_string(), |l| l.0.to_string()),
-                        direction_word(c.direction),
-                        crate::output::md_code(&c.path),
-                        crate::output::md_cell(&c.what),
-                        crate::output::md_code(&c.item),
-                        crate::output::md_cell(c.source)
-                    )?;
-                }
-            }
-        }
-        // `sarif` does not parse here (`Format::SHARED`).
-        Format::Human | Format::Github | Format::Sarif => {
-            if !args.report.quiet {
-                for (c, at) in &located {
-                    let at = at.map_or(String::new(), |(l, col)| format!(":{l}:{col}"));
-                    writeln!(out, "{MODES_PATH}{at}: {c}")?;
-                }
-            }
-            writeln!(out, "{summary}")?;
-        }
+        Ok(())
     }
-    Ok(exit)
 }
 
 fn direction_word(d: Direction) -> &'static str {

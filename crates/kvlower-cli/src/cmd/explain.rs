@@ -12,8 +12,9 @@ use kvlower_load::{load_catalog, load_descriptor};
 use serde::Serialize;
 
 use crate::Exit;
+use crate::opening::report_findings_stop;
 use crate::output::{
-    Format, ReportOptions, envelope_json, escape_control, md_cell, md_code, report, report_error,
+    Format, ReportOptions, envelope_json, escape_control, md_cell, md_code, report_error,
 };
 
 #[derive(Debug, clap::Args)]
@@ -96,22 +97,15 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
         load_descriptor(Path::new(""), &shown, catalog, &env, &mut diagnostics)
     });
     let (Some(catalog), Some(descriptor)) = (catalog, descriptor) else {
-        diagnostics.sort();
-        let summary = format!(
-            "kvlower explain: {} finding(s); nothing explained",
-            diagnostics.len()
-        );
-        let exit = Exit::stopped_by(&diagnostics);
-        report(
+        let not_done = "nothing explained";
+        return Ok(report_findings_stop(
             &args.report,
             "explain",
-            exit,
-            &diagnostics,
-            &summary,
+            diagnostics,
+            not_done,
             out,
             err,
-        )?;
-        return Ok(exit);
+        )?);
     };
     let env = FsEnvironment::new(args.root.clone());
     let judgments: Vec<Judgment> = Mode::ALL

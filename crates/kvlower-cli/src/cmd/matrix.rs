@@ -6,14 +6,13 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use kvlower_evidence::load_repository;
-use kvlower_load::LoadFailure;
-
 use serde::Serialize;
 
 use crate::Exit;
-use crate::layout::{report_outcome, write_set};
-use crate::output::{Format, envelope_json, report_error};
+use crate::layout::{WriteOutcome, report_outcome, write_set};
+use crate::opening::{Stop, load_or_stop, report_stop};
+use crate::output::Format;
+use crate::output::outcome::{Outcome, Payload, emit};
 use crate::results::generate;
 
 #[derive(Debug, clap::Args)]
@@ -38,105 +37,62 @@ pub struct MatrixPayload<'a> {
     pub completed: &'a [String],
     /// Leftover temporary files of an earlier run, removed.
     pub removed: &'a [String],
+    /// What [`write_set`] did, for the human text.
+    #[serde(skip)]
+    pub outcome: &'a WriteOutcome,
+}
+
+impl Payload for MatrixPayload<'_> {
+    fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        report_outcome(self.outcome, out)
+    }
 }
 
 pub fn run(args: &MatrixArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
-    let json = args.format == Format::Json;
     let config = match crate::config::load(&args.root) {
         Ok(config) => config,
         Err(finding) => {
-            let summary = "kvlower matrix: 1 finding(s) in kvlower.toml; nothing written";
-            let findings = [*finding];
-            let exit = Exit::stopped_by(&findings);
-            if json {
-                write!(
-                    out,
-                    "{}",
-                    envelope_json::<()>("matrix", exit, summary, &findings, None, None)
-                )?;
-            } else {
-                print_findings(err, &findings)?;
-                writeln!(err, "{summary}")?;
+            let what = " in kvlower.toml; nothing written";
+            let stopped = Outcome::<()>::stopped("matrix", vec![*finding], what);
+            return Ok(emit(args.format, &stopped, out, err)?);
+        }
+    };
+    let repo = match load_or_stop(&args.root) {
+        Ok((repo, findings)) if findings.is_empty() => repo,
+        // Invalid inputs, in human text: the findings, then `nothing written` (the
+        // summary with the count is the envelope's only).
+        Err(Stop::Findings(findings)) if args.format != Format::Json => {
+            for d in &findings {
+                writeln!(err, "{d}")?;
             }
+            writeln!(err, "kvlower matrix: nothing written")?;
+            return Ok(Exit::stopped_by(&findings));
+        }
+        loaded => {
+            let stop = loaded.map_or_else(|stop| stop, |(_, findings)| Stop::Findings(findings));
+            let exit = report_stop(args.format, "matrix", stop, "nothing written", out, err)?;
             return Ok(exit);
         }
     };
-    let (repo, diagnostics) = match load_repository(&args.root) {
-        Ok(loaded) => loaded,
-        Err(LoadFailure::NoDescriptors { dir }) => {
-            let message = format!("no descriptors found in {}", dir.display());
-            report_error(args.format, "matrix", Exit::Usage, &message, out, err)?;
-            return Ok(Exit::Usage);
-        }
-        Err(LoadFailure::Invalid(diagnostics)) => {
-            let summary = format!(
-                "kvlower matrix: {} finding(s); nothing written",
-                diagnostics.len()
-            );
-            let exit = Exit::stopped_by(&diagnostics);
-            if json {
-                write!(
-                    out,
-                    "{}",
-                    envelope_json::<()>("matrix", exit, &summary, &diagnostics, None, None)
-                )?;
-            } else {
-                print_findings(err, &diagnostics)?;
-                writeln!(err, "kvlower matrix: nothing written")?;
-            }
-            return Ok(exit);
-        }
-    };
-    if !diagnostics.is_empty() {
-        let summary = format!(
-            "kvlower matrix: {} finding(s); nothing written",
-            diagnostics.len()
-        );
-        let exit = Exit::stopped_by(&diagnostics);
-        if json {
-            write!(
-                out,
-                "{}",
-                envelope_json::<()>("matrix", exit, &summary, &diagnostics, None, None)
-            )?;
-        } else {
-            print_findings(err, &diagnostics)?;
-            writeln!(err, "{summary}")?;
-        }
-        return Ok(exit);
-    }
     let files = generate(&repo, &config).files;
     let outcome = write_set(&args.root, &files)?;
     let unchanged = files.len() - outcome.written.len();
-    let summary = format!(
-        "kvlower matrix: {} file(s) written, {unchanged} unchanged",
-        outcome.written.len()
-    );
-    if json {
-        let payload = MatrixPayload {
+    let done = Outcome {
+        command: "matrix",
+        exit: Exit::Success,
+        findings: Vec::new(),
+        error: None,
+        summary: format!(
+            "kvlower matrix: {} file(s) written, {unchanged} unchanged",
+            outcome.written.len()
+        ),
+        payload: Some(MatrixPayload {
             written: &outcome.written,
             unchanged,
             completed: &outcome.completed,
             removed: &outcome.removed,
-        };
-        write!(
-            out,
-            "{}",
-            envelope_json("matrix", Exit::Success, &summary, &[], None, Some(payload))
-        )?;
-    } else {
-        report_outcome(&outcome, out)?;
-        writeln!(out, "{summary}")?;
-    }
-    Ok(Exit::Success)
-}
-
-fn print_findings(
-    err: &mut dyn Write,
-    diagnostics: &[kvlower_codes::Diagnostic],
-) -> std::io::Result<()> {
-    for d in diagnostics {
-        writeln!(err, "{d}")?;
-    }
-    Ok(())
+            outcome: &outcome,
+        }),
+    };
+    Ok(emit(args.format, &done, out, err)?)
 }

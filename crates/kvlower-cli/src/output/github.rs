@@ -1,11 +1,11 @@
 //! The GitHub Actions emitter of findings: one `::error`/`::warning` workflow command
 //! per finding, escaped as the runner expects.
 
-use kvlower_codes::Diagnostic;
+use kvlower_codes::Finding;
 use kvlower_codes::text::escape_control;
 
 /// A GitHub Actions workflow command; properties and data escaped as the runner expects.
-pub fn github_annotation(d: &Diagnostic) -> String {
+pub fn github_annotation(d: &Finding) -> String {
     let prop = |s: &str| {
         s.replace('%', "%25")
             .replace('\r', "%0D")

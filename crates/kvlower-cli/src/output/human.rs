@@ -2,7 +2,7 @@
 //! the source line the finding carries with a caret under the offending span, the
 //! hint; every value from the input escaped.
 
-use kvlower_codes::Diagnostic;
+use kvlower_codes::Finding;
 use kvlower_codes::text::escape_control;
 
 /// Makes a source line safe to print (control characters become their
@@ -49,7 +49,7 @@ pub(super) fn token_span(line: &str, col: usize) -> std::ops::Range<usize> {
 /// source line, [`kvlower_codes::SourceLine`]) that line with a caret under the
 /// offending span, then the hint. Every value from the input is escaped; no input
 /// is opened again.
-pub fn render_human(d: &Diagnostic, color: bool) -> String {
+pub fn render_human(d: &Finding, color: bool) -> String {
     use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 
     let file = escape_control(&d.file);

@@ -1,7 +1,7 @@
 //! The Markdown emitter of findings (a table for `$GITHUB_STEP_SUMMARY`), and the
 //! escaping every Markdown output of kvlower uses for a cell or a code span.
 
-use kvlower_codes::Diagnostic;
+use kvlower_codes::Finding;
 
 /// Text for one Markdown table cell: `|` escaped, line breaks as `<br>`, HTML's
 /// `<`, `>` and `&` as entities (GitHub renders raw HTML in a step summary, so a
@@ -50,7 +50,7 @@ pub fn md_code(s: &str) -> String {
 }
 
 /// The findings as a Markdown table (every cell escaped).
-pub fn markdown_findings(diagnostics: &[Diagnostic]) -> String {
+pub fn markdown_findings(diagnostics: &[Finding]) -> String {
     let mut s = String::from("| file | line | code | finding |\n|---|---|---|---|\n");
     for d in diagnostics {
         let line = d

@@ -1,7 +1,8 @@
 //! Output formats, colour, escaping and the stream policy shared by every subcommand,
 //! and one emitter per format for a command's findings: [`human`] (for people, with
 //! the source line and caret), [`github`] (workflow annotations), [`markdown`] (a
-//! step summary), [`sarif`] (code scanning), and the JSON envelope here.
+//! step summary), [`sarif`] (code scanning), and the JSON envelope here; and
+//! [`gate`], the emitters of `kvlower gate`'s streamed verdicts.
 //!
 //! Stream policy (documented in the README, the same for every command):
 //! - **stdout** carries the command's result: the payload (rows, verdicts, a
@@ -19,19 +20,22 @@
 
 use std::io::{IsTerminal, Write};
 
-use kvlower_codes::Diagnostic;
+use kvlower_codes::Finding;
 use serde::Serialize;
 
 use crate::Exit;
 
+pub mod gate;
 pub mod github;
 pub mod human;
 pub mod markdown;
+pub mod outcome;
 pub mod sarif;
 
 pub use github::github_annotation;
 pub use human::render_human;
 pub use markdown::{markdown_findings, md_cell, md_code};
+pub use outcome::{Outcome, Payload};
 pub use sarif::{CODES_DOC, sarif};
 
 /// Version of the `--format json` envelope every command prints; bump on a breaking change.
@@ -234,8 +238,8 @@ pub struct JsonDiagnostic<'a> {
     pub hint: Option<&'a str>,
 }
 
-impl<'a> From<&'a Diagnostic> for JsonDiagnostic<'a> {
-    fn from(d: &'a Diagnostic) -> Self {
+impl<'a> From<&'a Finding> for JsonDiagnostic<'a> {
+    fn from(d: &'a Finding) -> Self {
         JsonDiagnostic {
             file: &d.file,
             line: d.location.map(|l| l.0),
@@ -272,7 +276,7 @@ pub fn envelope_json<P: Serialize>(
     command: &str,
     exit: Exit,
     summary: &str,
-    diagnostics: &[Diagnostic],
+    diagnostics: &[Finding],
     error: Option<&str>,
     payload: Option<P>,
 ) -> String {
@@ -332,28 +336,48 @@ pub fn report_error(
 
 // ------------------------------------------------------------------ reports
 
-/// Prints findings and the summary line in the chosen format (each finding carries
-/// its own source line: nothing is read again).
-pub fn report(
+/// Prints an outcome in the shared formats: the findings (on stderr, with their
+/// source line and caret), the payload's text (unless `--quiet`) and the summary line;
+/// or the envelope (with the outcome's `error`, when one failed the run without an
+/// error finding, and the payload); or a Markdown summary; or SARIF (findings only).
+/// Each finding carries its own source line: nothing is read again.
+pub fn report<P: Payload>(
     opts: &ReportOptions,
-    command: &str,
-    exit: Exit,
-    diagnostics: &[Diagnostic],
-    summary: &str,
+    outcome: &Outcome<P>,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> std::io::Result<()> {
+    let Outcome {
+        command,
+        exit,
+        findings: diagnostics,
+        summary,
+        error,
+        payload,
+    } = outcome;
     match opts.format {
         Format::Json => write!(
             out,
             "{}",
-            envelope_json::<()>(command, exit, summary, diagnostics, None, None)
+            envelope_json(
+                command,
+                *exit,
+                summary,
+                diagnostics,
+                error.as_deref(),
+                payload.as_ref()
+            )
         ),
         Format::Markdown => {
             writeln!(out, "### kvlower {command}\n")?;
             writeln!(out, "{}\n", md_cell(summary))?;
-            if !diagnostics.is_empty() && !opts.quiet {
-                write!(out, "{}", markdown_findings(diagnostics))?;
+            if !opts.quiet {
+                if !diagnostics.is_empty() {
+                    write!(out, "{}", markdown_findings(diagnostics))?;
+                }
+                if let Some(payload) = payload {
+                    payload.markdown(out)?;
+                }
             }
             Ok(())
         }
@@ -368,6 +392,9 @@ pub fn report(
                 let color = opts.color.enabled();
                 for d in diagnostics {
                     writeln!(err, "{}", render_human(d, color))?;
+                }
+                if let Some(payload) = payload {
+                    payload.human(out)?;
                 }
             }
             writeln!(out, "{}", escape_control(summary))

@@ -2,7 +2,7 @@
 //! per diagnostic code and one result per finding, its region the token the human
 //! caret covers.
 
-use kvlower_codes::{Code, Diagnostic};
+use kvlower_codes::{Code, Finding};
 
 use super::human::{token_span, visible};
 
@@ -10,7 +10,7 @@ use super::human::{token_span, visible};
 /// (its `explain-code` text), one result per finding with its location.
 /// `error` marks a run that could not judge (exit 2): the invocation is then
 /// `executionSuccessful: false` with the message as a notification.
-pub fn sarif(diagnostics: &[Diagnostic], error: Option<&str>) -> String {
+pub fn sarif(diagnostics: &[Finding], error: Option<&str>) -> String {
     use serde_json::{Value, json};
     let rules: Vec<Value> = Code::ALL
         .iter()
@@ -104,7 +104,7 @@ pub const CODES_DOC: &str = "docs/diagnostic-codes.md";
 /// A SARIF region for a finding at `line`:`col` of `file`: the token the caret of
 /// the human report covers (end column exclusive, 1-based), one character when the
 /// finding carries no source line.
-fn sarif_region(d: &Diagnostic, line: usize, col: usize) -> serde_json::Value {
+fn sarif_region(d: &Finding, line: usize, col: usize) -> serde_json::Value {
     let end = d
         .source
         .as_ref()
@@ -158,7 +158,7 @@ mod tests {
     #[test]
     fn the_caret_comes_from_the_finding_not_the_file() {
         let src = "runtime:\n  name: vllm\n  version: [\n";
-        let d = Diagnostic::new(Code::WrongType, "no/such/file.yaml", "expected a string")
+        let d = Finding::new(Code::WrongType, "no/such/file.yaml", "expected a string")
             .at_path("runtime.version")
             .located_in(src);
         let shown = render_human(&d, false);

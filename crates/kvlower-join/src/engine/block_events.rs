@@ -8,9 +8,9 @@ use std::collections::BTreeSet;
 
 use super::Engine;
 use crate::blocks::{BlockRec, Copies, ParentKey, TierId, TierSet};
+use crate::document::{EventRef, Reason};
 use crate::events::{BlockHash, StoredBlock, Tier, kept_through_vllm_clear};
 use crate::registry::EventFormat;
-use crate::report::{EventRef, Reason};
 
 /// What a repeated store of a known hash on the same tier means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,9 +6,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::num::NonZeroU32;
 
 use super::{Engine, push_once};
+use crate::document::{ClaimResult, EventRef, Reason, Transition};
 use crate::events::BlockHash;
 use crate::registry::{Claim, EventFormat, StreamPoint, required_chunks};
-use crate::report::{ClaimResult, EventRef, Reason, Transition};
 
 /// The join's running state for one registered claim (same index as in the registry).
 pub(super) struct ClaimTrack {

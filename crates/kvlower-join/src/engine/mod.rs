@@ -31,9 +31,9 @@ use std::mem::{Discriminant, discriminant};
 use std::num::NonZeroU32;
 
 use crate::blocks::{BlockTable, FoldState, TierId};
+use crate::document::{EventRef, Reason, StreamSummary};
 use crate::events::{Decoded, DecodedLine, Issue, KvEvent, Tier};
 use crate::registry::{EventFormat, HashEncoding, Registry, StreamPoint};
-use crate::report::{EventRef, Reason, StreamSummary};
 use block_events::Origin;
 use claims::{ClaimIndex, ClaimTrack};
 use stream::CacheInstance;

@@ -6,9 +6,9 @@
 //! select are counted and left out.
 
 use super::Engine;
+use crate::document::{EventRef, IgnoredGroup, IgnoredInstance, Reason};
 use crate::events::{BatchMeta, BlockHash, Decoded, StoredBlock};
 use crate::registry::{AdapterIdentity, EventFormat};
-use crate::report::{EventRef, IgnoredGroup, IgnoredInstance, Reason};
 
 /// The cache instance an event belongs to, as far as the event says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,12 +10,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use kvlower_core::catalog::TELEMETRY_JOIN_PRECONDITIONS;
 
 use super::Engine;
-use crate::events::{BlockHash, Tier};
-use crate::registry::{EventFormat, StreamPoint};
-use crate::report::{
+use crate::document::{
     Change, ClaimResult, EventRef, JoinReport, PreconditionTally, REPORT_SCHEMA_VERSION, Reason,
     StatusCounts, TierCoverage, Transition, Verdict,
 };
+use crate::events::{BlockHash, Tier};
+use crate::registry::{EventFormat, StreamPoint};
 
 impl Engine<'_> {
     /// At least one copy is certainly resident.

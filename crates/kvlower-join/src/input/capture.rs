@@ -5,11 +5,11 @@
 use std::io::BufRead;
 use std::path::Path;
 
+use crate::document::{EventRef, JoinReport};
 use crate::engine::Engine;
 use crate::error::JoinError;
 use crate::events::Decoder;
 use crate::registry::EventFormat;
-use crate::report::{EventRef, JoinReport};
 
 /// Replays a capture file (`kvlower capture`): frame by frame, each frame's payload
 /// decoded from msgpack. An event's `line` is its frame's number (1-based).

@@ -9,10 +9,10 @@ use std::path::Path;
 use kvlower_fs::line_reader::Line;
 
 use super::stream_error;
+use crate::document::JoinReport;
 use crate::engine::Engine;
 use crate::error::JoinError;
 use crate::events::Decoder;
-use crate::report::JoinReport;
 
 /// The longest event line the join reads (one event batch), its `\n` not counted;
 /// longer lines are malformed.

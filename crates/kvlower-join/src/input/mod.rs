@@ -10,11 +10,11 @@ mod jsonl;
 use std::io::BufRead;
 use std::path::Path;
 
+use crate::document::JoinReport;
 use crate::engine::{Engine, JoinOptions};
 use crate::error::JoinError;
 use crate::events::Decoder;
 use crate::registry::{EventFormat, Registry};
-use crate::report::JoinReport;
 
 pub use files::{MAX_REGISTRY_BYTES, confine, open_events, read_text, stream_error};
 pub use jsonl::MAX_EVENT_LINE_BYTES;

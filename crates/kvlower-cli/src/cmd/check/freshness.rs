@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use kvlower_codes::{Code, Diagnostic};
+use kvlower_codes::{Code, Finding};
 
 use crate::generated::{GeneratedFile, LazyFile};
 use crate::layout::{GENERATED_DIRS, JOURNAL, STAGE_PREFIX};
@@ -27,11 +27,7 @@ pub const DIFF_MAX_PRINTED_LINES: usize = 400;
 /// A fresh result is streamed into the comparison as it is rendered, never
 /// held whole ([`crate::compare`]); only a result that differs (or is missing
 /// or unreadable) is rendered whole again and read whole, to say how.
-pub fn freshness(
-    root: &Path,
-    file: &LazyFile<'_>,
-    diffs: Option<&mut String>,
-) -> Option<Diagnostic> {
+pub fn freshness(root: &Path, file: &LazyFile<'_>, diffs: Option<&mut String>) -> Option<Finding> {
     if crate::compare::equal_on_disk(root, file) {
         return None;
     }
@@ -41,11 +37,7 @@ pub fn freshness(
 /// What is wrong with a committed result that did not compare equal: missing,
 /// refused, or stale (with its diff); `None` if it turns out equal after all
 /// (a file rewritten while `check` ran).
-fn stale_finding(
-    root: &Path,
-    file: &GeneratedFile,
-    diffs: Option<&mut String>,
-) -> Option<Diagnostic> {
+fn stale_finding(root: &Path, file: &GeneratedFile, diffs: Option<&mut String>) -> Option<Finding> {
     let bytes = match kvlower_fs::FileKind::Result
         .open()
         .within(root)
@@ -54,7 +46,7 @@ fn stale_finding(
         Ok(bytes) => bytes,
         Err(kvlower_fs::Refusal::Missing { .. }) => {
             return Some(
-                Diagnostic::new(
+                Finding::new(
                     Code::MissingResult,
                     file.path,
                     "generated result is not committed",
@@ -71,7 +63,7 @@ fn stale_finding(
     if let Some(diffs) = diffs {
         diffs.push_str(&bounded_diff(file.path, &bytes, &file.contents));
     }
-    let stale = Diagnostic::new(
+    let stale = Finding::new(
         Code::StaleResult,
         file.path,
         "committed result differs from the regenerated one",
@@ -127,7 +119,7 @@ pub fn bounded_diff(path: &str, committed: &[u8], regenerated: &str) -> String {
 /// A `stray-file` finding for every entry of `results/` and `schemas/` that
 /// is not in `generated` (leftover temporary files, an interrupted run's
 /// journal, hand-added files): `git add results/` would commit them.
-pub fn stray_files(root: &Path, generated: &[&str]) -> Vec<Diagnostic> {
+pub fn stray_files(root: &Path, generated: &[&str]) -> Vec<Finding> {
     let mut findings = Vec::new();
     for dir in GENERATED_DIRS {
         let Ok(entries) = kvlower_fs::walk::list(&root.join(dir)) else {
@@ -139,7 +131,7 @@ pub fn stray_files(root: &Path, generated: &[&str]) -> Vec<Diagnostic> {
                 Ok(entry) => entry,
                 Err(e) => {
                     findings.push(
-                        Diagnostic::new(
+                        Finding::new(
                             Code::UnreadableFile,
                             *dir,
                             format!("an entry of {dir}/ cannot be read: {e}"),
@@ -164,7 +156,7 @@ pub fn stray_files(root: &Path, generated: &[&str]) -> Vec<Diagnostic> {
                 "kvlower matrix does not generate it; delete it or move it out of this directory"
             };
             findings.push(
-                Diagnostic::new(
+                Finding::new(
                     Code::StrayFile,
                     shown,
                     format!("{dir}/ holds only generated files; this one is not generated"),
@@ -183,7 +175,7 @@ const STALE_CAUSES_MAX: usize = 20;
 /// JSON result (`{"rows": [{"descriptor": ...}, ...]}`, e.g.
 /// results/lowering-matrix.json): in the message and as related files (SARIF's
 /// `relatedLocations`). Other results are returned unchanged (cause unknown).
-pub fn with_stale_causes(mut d: Diagnostic, committed: &[u8], regenerated: &str) -> Diagnostic {
+pub fn with_stale_causes(mut d: Finding, committed: &[u8], regenerated: &str) -> Finding {
     let causes = stale_causes(committed, regenerated);
     if causes.is_empty() {
         return d;

@@ -20,12 +20,12 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use kvlower_codes::{Code, Diagnostic};
-use kvlower_evidence::load_repository;
+use kvlower_codes::{Code, Finding};
 use kvlower_load::{CAPABILITIES_DIR, LoadFailure};
 
 use crate::Exit;
-use crate::output::{ColorChoice, Format, ReportOptions, report, report_error, sarif};
+use crate::opening::{Stop, load_or_stop, stop_on};
+use crate::output::{ColorChoice, Format, Outcome, ReportOptions, report, report_error, sarif};
 
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
@@ -97,10 +97,10 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
     };
     let require_verified = args.require_verified || config.check.require_verified;
     let loaded = if args.descriptors.is_empty() {
-        load_repository(&args.root)
+        load_or_stop(&args.root)
     } else {
         match load_only(&args.root, &args.descriptors) {
-            Ok(loaded) => loaded,
+            Ok(loaded) => stop_on(loaded),
             Err(message) => {
                 report_error(
                     args.report_options().format,
@@ -116,10 +116,10 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
     };
     let (repo, mut diagnostics) = match loaded {
         Ok(loaded) => loaded,
-        Err(LoadFailure::NoDescriptors { dir }) => {
+        Err(Stop::NoDescriptors(dir)) => {
             let message = format!(
-                "no descriptors found in {} (expected capabilities/*.yaml under --root {})",
-                dir.display(),
+                "{} (expected capabilities/*.yaml under --root {})",
+                Stop::no_descriptors(&dir),
                 args.root.display()
             );
             if args.format == Format::Sarif {
@@ -136,7 +136,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
             }
             return Ok(Exit::Usage);
         }
-        Err(LoadFailure::Invalid(diagnostics)) => {
+        Err(Stop::Findings(diagnostics)) => {
             let summary = format!(
                 "kvlower check: {} finding(s); nothing judged",
                 diagnostics.len()
@@ -274,7 +274,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
 }
 
 /// Why `--deny-warnings` failed the run: the warnings, by code and place.
-fn denied_warnings(diagnostics: &[Diagnostic]) -> String {
+fn denied_warnings(diagnostics: &[Finding]) -> String {
     const SHOWN: usize = 5;
     let warnings: Vec<String> = diagnostics
         .iter()
@@ -308,7 +308,7 @@ fn denied_warnings(diagnostics: &[Diagnostic]) -> String {
 fn load_only(
     root: &Path,
     paths: &[PathBuf],
-) -> Result<Result<(kvlower_load::Repository, Vec<Diagnostic>), LoadFailure>, String> {
+) -> Result<Result<(kvlower_load::Repository, Vec<Finding>), LoadFailure>, String> {
     let base = canonical(&root.join(CAPABILITIES_DIR));
     let mut rels = Vec::new();
     for path in paths {
@@ -373,7 +373,7 @@ fn canonical(path: &Path) -> PathBuf {
 fn emit(
     args: &CheckArgs,
     exit: Exit,
-    diagnostics: &[Diagnostic],
+    diagnostics: &[Finding],
     summary: &str,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -386,38 +386,25 @@ fn emit(
 fn emit_with_error(
     args: &CheckArgs,
     exit: Exit,
-    diagnostics: &[Diagnostic],
+    diagnostics: &[Finding],
     summary: &str,
     error: Option<&str>,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> std::io::Result<()> {
-    if args.format == Format::Json && error.is_some() {
-        return write!(
-            out,
-            "{}",
-            crate::output::envelope_json::<()>("check", exit, summary, diagnostics, error, None)
-        );
-    }
-    if args.format == Format::Sarif {
-        return write!(out, "{}", sarif(diagnostics, None));
-    }
-    report(
-        &args.report_options(),
-        "check",
+    let outcome = Outcome::<()> {
+        command: "check",
         exit,
-        diagnostics,
-        summary,
-        out,
-        err,
-    )
+        findings: diagnostics.to_vec(),
+        summary: summary.to_owned(),
+        error: error.map(str::to_owned),
+        payload: None,
+    };
+    report(&args.report_options(), &outcome, out, err)
 }
 
 /// How many descriptors were found (loaded or not) and how many of them have a finding.
-fn descriptor_counts(
-    repo: &kvlower_load::Repository,
-    diagnostics: &[Diagnostic],
-) -> (usize, usize) {
+fn descriptor_counts(repo: &kvlower_load::Repository, diagnostics: &[Finding]) -> (usize, usize) {
     let prefix = format!("{CAPABILITIES_DIR}/");
     let invalid: BTreeSet<&str> = diagnostics
         .iter()

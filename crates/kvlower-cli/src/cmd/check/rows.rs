@@ -4,15 +4,15 @@
 
 use std::path::Path;
 
-use kvlower_codes::{Code, Diagnostic};
+use kvlower_codes::{Code, Finding};
 use kvlower_evidence::FsEnvironment;
 use kvlower_load::{Repository, inert_warnings};
 
 /// Warnings for every loaded descriptor's inert evidence (evidence the judgment
 /// never counts; they change no label). Sorted with the other findings by `check`.
-pub fn inert_warnings_of(repo: &Repository, env: &FsEnvironment) -> Vec<Diagnostic> {
+pub fn inert_warnings_of(repo: &Repository, env: &FsEnvironment) -> Vec<Finding> {
     use rayon::prelude::*;
-    let per_descriptor: Vec<Vec<Diagnostic>> = repo
+    let per_descriptor: Vec<Vec<Finding>> = repo
         .descriptors
         .par_iter()
         .map(|d| inert_warnings(&repo.root, d, &repo.catalog, env))
@@ -27,7 +27,7 @@ pub fn inert_warnings_of(repo: &Repository, env: &FsEnvironment) -> Vec<Diagnost
 pub(super) fn blank_non_claims(
     root: &Path,
     rows: &[kvlower_core::matrix::MatrixRow<'_>],
-) -> Vec<Diagnostic> {
+) -> Vec<Finding> {
     let mut blank: std::collections::BTreeMap<(&str, String), Vec<String>> =
         std::collections::BTreeMap::new();
     for r in rows.iter().filter(|r| r.judgment.label.is_positive()) {
@@ -49,7 +49,7 @@ pub(super) fn blank_non_claims(
     blank
         .into_iter()
         .map(|((file, path), positive)| {
-            let d = Diagnostic::new(
+            let d = Finding::new(
                 Code::BlankValue,
                 file,
                 format!(
@@ -84,7 +84,7 @@ pub(super) fn cited_positives(
     repo: &kvlower_load::Repository,
     require_verified: bool,
     rows: &[kvlower_core::matrix::MatrixRow<'_>],
-) -> Vec<Diagnostic> {
+) -> Vec<Finding> {
     let allowed = |path: &str| {
         !require_verified
             && repo.descriptors.iter().any(|d| {
@@ -99,7 +99,7 @@ pub(super) fn cited_positives(
         .filter(|r| r.judgment.grade == Some(kvlower_core::Grade::Cited))
         .filter(|r| !allowed(r.descriptor_path))
         .map(|r| {
-            Diagnostic::new(
+            Finding::new(
                 Code::CitedPositive,
                 r.descriptor_path,
                 format!(

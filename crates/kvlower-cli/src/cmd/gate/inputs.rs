@@ -8,7 +8,7 @@ use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use kvlower_fs::walk::{Found, Named, Unread};
-use kvlower_trace::{ClaimVerdict, Diagnostic, Problem, TraceFamily, TraceOutline, TraceTally};
+use kvlower_trace::{ClaimVerdict, LocatedProblem, Problem, TraceFamily, TraceOutline, TraceTally};
 
 /// Files up to this size are read whole and judged on the pool; larger ones stream alone.
 const SMALL_FILE_BYTES: u64 = 16 << 20;
@@ -229,7 +229,7 @@ fn refused(name: &str, problem: Problem) -> TraceOutline {
         runtime: None,
         source_digest: None,
         events: 0,
-        diagnostics: vec![Diagnostic {
+        diagnostics: vec![LocatedProblem {
             line: None,
             problem,
         }],

@@ -25,32 +25,24 @@
 //! multi-claim attribution gate (where it applies) passes, and no control row passes the
 //! failure gate. The last line of human output tallies them: `N runs, N passed, N failed`.
 //!
-//! Here: the arguments and `run`. `inputs` finds, opens and judges the traces; `sinks`
-//! holds what the output formats share, and `human` (with `github`), `json` and
-//! `markdown` write them.
+//! Here: the arguments and `run`. `inputs` finds, opens and judges the traces; the
+//! outcome is written by the emitter of the chosen format (`crate::output::gate`).
 
 mod campaign;
-mod human;
 mod inputs;
-mod json;
-mod markdown;
-mod sinks;
 
 use std::io::{self, Write};
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
-use kvlower_trace::{CampaignSummary, ClaimVerdict, Diagnostic, MAX_TRACE_BYTES, TraceOutline};
+use kvlower_trace::{CampaignSummary, ClaimVerdict, LocatedProblem, MAX_TRACE_BYTES, TraceOutline};
 use rayon::prelude::*;
 
 use crate::Exit;
-use crate::output::{Format, ReportOptions, Stream, report_error};
+use crate::output::gate::{GateEmitter, emitter};
+use crate::output::{ReportOptions, report_error};
 
-use human::HumanSink;
 use inputs::{Done, Input, Judged, collect_traces, judge, judge_collected, open};
-use json::JsonSink;
-use markdown::MarkdownSink;
-use sinks::Sink;
 
 /// Small files judged per batch (the verdicts of at most a few batches are held at once).
 const BATCH: usize = 256;
@@ -143,28 +135,12 @@ fn run_buffered(args: &GateArgs, out: &mut dyn Write, err: &mut dyn Write) -> an
         None
     };
     let opts = &args.report;
-    let sink: Box<dyn Sink + '_> = match opts.format {
-        // `sarif` does not parse here (`Format::SHARED`).
-        Format::Human | Format::Github | Format::Sarif => Box::new(HumanSink {
-            out,
-            err,
-            github: opts.format == Format::Github,
-            quiet: opts.quiet,
-            color_out: opts.color.enabled_for(Stream::Stdout),
-            color_err: opts.color.enabled_for(Stream::Stderr),
-        }),
-        Format::Json => Box::new(JsonSink::new(out)),
-        Format::Markdown => Box::new(MarkdownSink {
-            out,
-            quiet: opts.quiet,
-        }),
-    };
     let mut report = Report {
-        sink,
+        emitter: emitter(opts, out, err),
         summary: CampaignSummary::default(),
         diagnostics: Vec::new(),
     };
-    report.sink.begin()?;
+    report.emitter.begin()?;
     let max_bytes = args.max_bytes;
     let mut rest = inputs.as_slice();
     while let Some(first) = rest.first() {
@@ -215,7 +191,7 @@ fn run_buffered(args: &GateArgs, out: &mut dyn Write, err: &mut dyn Write) -> an
         exit => exit,
     };
     report
-        .sink
+        .emitter
         .end(&report.summary, &report.diagnostics, inputs.len(), exit)?;
     Ok(exit)
 }
@@ -226,22 +202,22 @@ fn join(handle: std::thread::ScopedJoinHandle<'_, Vec<Judged>>) -> anyhow::Resul
         .map_err(|_| anyhow::anyhow!("a gate worker thread stopped unexpectedly"))
 }
 
-/// The sink and the running totals of one `gate` run.
+/// The emitter and the running totals of one `gate` run.
 struct Report<'a> {
-    sink: Box<dyn Sink + 'a>,
+    emitter: Box<dyn GateEmitter + 'a>,
     summary: CampaignSummary,
-    diagnostics: Vec<(String, Diagnostic)>,
+    diagnostics: Vec<(String, LocatedProblem)>,
 }
 
 impl Report<'_> {
     fn verdict(&mut self, name: &str, v: &ClaimVerdict) -> io::Result<()> {
-        self.sink.verdict(name, v)
+        self.emitter.verdict(name, v)
     }
 
     fn finish_trace(&mut self, name: &str, outline: TraceOutline) -> io::Result<()> {
         self.summary.add(&outline);
         for d in outline.diagnostics {
-            self.sink.diagnostic(name, &d)?;
+            self.emitter.diagnostic(name, &d)?;
             self.diagnostics.push((name.to_owned(), d));
         }
         Ok(())

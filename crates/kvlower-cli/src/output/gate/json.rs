@@ -3,26 +3,26 @@
 use std::io::{self, Write};
 
 use kvlower_trace::{
-    CampaignSummary, ClaimVerdict, Control, Diagnostic, GateResult, TraceFamily, TraceGate,
+    CampaignSummary, ClaimVerdict, Control, GateResult, LocatedProblem, TraceFamily, TraceGate,
 };
 use serde::Serialize;
 
 use crate::Exit;
 use crate::output::{JsonDiagnostic, OUTPUT_SCHEMA_VERSION};
 
-use super::sinks::{Sink, tally};
+use super::{GateEmitter, tally};
 
 /// Writes the shared envelope incrementally: the payload's results one per line as
 /// they come, then the campaign counts, the tally as `summary`, the exit and the
 /// diagnostics (keys in that order; a JSON reader does not depend on it).
-pub(super) struct JsonSink<'a> {
+pub(super) struct JsonEmitter<'a> {
     out: &'a mut dyn Write,
     rows: u64,
 }
 
-impl<'a> JsonSink<'a> {
+impl<'a> JsonEmitter<'a> {
     pub(super) fn new(out: &'a mut dyn Write) -> Self {
-        JsonSink { out, rows: 0 }
+        JsonEmitter { out, rows: 0 }
     }
 }
 
@@ -35,7 +35,7 @@ struct JsonRow<'a> {
     controls_rejected: &'a [Control],
 }
 
-impl Sink for JsonSink<'_> {
+impl GateEmitter for JsonEmitter<'_> {
     fn begin(&mut self) -> io::Result<()> {
         write!(
             self.out,
@@ -58,14 +58,14 @@ impl Sink for JsonSink<'_> {
         Ok(())
     }
 
-    fn diagnostic(&mut self, _trace: &str, _d: &Diagnostic) -> io::Result<()> {
+    fn diagnostic(&mut self, _trace: &str, _d: &LocatedProblem) -> io::Result<()> {
         Ok(())
     }
 
     fn end(
         &mut self,
         summary: &CampaignSummary,
-        diagnostics: &[(String, Diagnostic)],
+        diagnostics: &[(String, LocatedProblem)],
         _traces: usize,
         exit: Exit,
     ) -> io::Result<()> {

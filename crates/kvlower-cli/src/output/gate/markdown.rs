@@ -2,22 +2,22 @@
 
 use std::io::{self, Write};
 
-use kvlower_trace::{CampaignSummary, ClaimVerdict, Diagnostic};
+use kvlower_trace::{CampaignSummary, ClaimVerdict, LocatedProblem};
 
 use crate::Exit;
 use crate::output::{md_cell, md_code};
 
+use super::GateEmitter;
 use super::human::human_gates;
-use super::sinks::Sink;
 
 /// A Markdown report (e.g. for `$GITHUB_STEP_SUMMARY`): a table of verdicts, the
 /// campaign counts and the diagnostics.
-pub(super) struct MarkdownSink<'a> {
+pub(super) struct MarkdownEmitter<'a> {
     pub(super) out: &'a mut dyn Write,
     pub(super) quiet: bool,
 }
 
-impl Sink for MarkdownSink<'_> {
+impl GateEmitter for MarkdownEmitter<'_> {
     fn begin(&mut self) -> io::Result<()> {
         writeln!(self.out, "### kvlower gate\n")?;
         if !self.quiet {
@@ -49,14 +49,14 @@ impl Sink for MarkdownSink<'_> {
         )
     }
 
-    fn diagnostic(&mut self, _trace: &str, _d: &Diagnostic) -> io::Result<()> {
+    fn diagnostic(&mut self, _trace: &str, _d: &LocatedProblem) -> io::Result<()> {
         Ok(())
     }
 
     fn end(
         &mut self,
         s: &CampaignSummary,
-        diagnostics: &[(String, Diagnostic)],
+        diagnostics: &[(String, LocatedProblem)],
         _traces: usize,
         _exit: Exit,
     ) -> io::Result<()> {

@@ -1,4 +1,4 @@
-//! The evidence document a join produces, and its human rendering.
+//! The evidence document a join produces (its human rendering is `kvlower_cli::human`).
 //!
 //! The JSON form is what a descriptor's `telemetry_join` evidence anchors to; `kvlower
 //! check` can re-run the join on the committed event file and compare with `==`, so every

@@ -4,17 +4,17 @@
 use std::io::{self, Write};
 
 use kvlower_trace::{
-    CampaignSummary, ClaimVerdict, Diagnostic, GateResult, Requirement, TraceGate,
+    CampaignSummary, ClaimVerdict, GateResult, LocatedProblem, Requirement, TraceGate,
 };
 
 use crate::Exit;
 use crate::output::escape_control;
 
-use super::sinks::{Sink, tally};
+use super::{GateEmitter, tally};
 
 /// A gate diagnostic for people, in `check`'s shape:
 /// `trace:line: error[code]: message` (the trace name and message escaped).
-fn human_diagnostic(trace: &str, d: &Diagnostic, color: bool) -> String {
+fn human_diagnostic(trace: &str, d: &LocatedProblem, color: bool) -> String {
     let tag = if color {
         "\x1b[1;31merror\x1b[0m"
     } else {
@@ -29,7 +29,7 @@ fn human_diagnostic(trace: &str, d: &Diagnostic, color: bool) -> String {
     )
 }
 
-pub(super) struct HumanSink<'a> {
+pub(super) struct HumanEmitter<'a> {
     pub(super) out: &'a mut dyn Write,
     pub(super) err: &'a mut dyn Write,
     /// Also print a GitHub Actions annotation per diagnostic.
@@ -112,7 +112,7 @@ pub(super) fn human_gates(v: &ClaimVerdict, color: bool) -> Vec<String> {
         .collect()
 }
 
-impl Sink for HumanSink<'_> {
+impl GateEmitter for HumanEmitter<'_> {
     fn begin(&mut self) -> io::Result<()> {
         Ok(())
     }
@@ -143,7 +143,7 @@ impl Sink for HumanSink<'_> {
         writeln!(o)
     }
 
-    fn diagnostic(&mut self, trace: &str, d: &Diagnostic) -> io::Result<()> {
+    fn diagnostic(&mut self, trace: &str, d: &LocatedProblem) -> io::Result<()> {
         if self.github {
             let file = trace
                 .replace('%', "%25")
@@ -172,7 +172,7 @@ impl Sink for HumanSink<'_> {
     fn end(
         &mut self,
         s: &CampaignSummary,
-        diagnostics: &[(String, Diagnostic)],
+        diagnostics: &[(String, LocatedProblem)],
         traces: usize,
         _exit: Exit,
     ) -> io::Result<()> {

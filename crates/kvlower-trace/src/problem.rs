@@ -1,7 +1,12 @@
-//! Malformed-input findings, each tied to a line of the trace. The gate keeps its own
-//! compact [`Diagnostic`] while it reads (a line number and a [`Problem`]); each has its
-//! code from the one table ([`Problem::code`]) and becomes a [`Finding`] for reporting
-//! ([`Diagnostic::finding`]), here, not in the CLI.
+//! What is wrong with a trace: a [`Problem`], and a [`LocatedProblem`] (a problem at a
+//! line of the trace, or of the trace as a whole).
+//!
+//! The gate keeps this compact shape while it reads, not a [`Finding`]: a located problem
+//! is a line number and a problem, without the trace's name, its severity or a source
+//! line, so a trace with millions of malformed lines, judged on many threads, holds
+//! little per line, and the campaign counts are kept as the traces stream. Each problem
+//! has its code from the one table ([`Problem::code`]) and becomes a [`Finding`] for
+//! reporting ([`LocatedProblem::finding`]), here, not in the CLI.
 
 use kvlower_codes::{Code, Finding};
 use serde::{Serialize, Serializer};
@@ -72,9 +77,9 @@ pub enum Problem {
     Suppressed(u64),
 }
 
-/// One finding: where (1-based line, `None` for the trace as a whole) and what.
+/// A problem at a line: where (1-based line, `None` for the trace as a whole) and what.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Diagnostic {
+pub struct LocatedProblem {
     /// 1-based line number in the trace; `None` when the finding is about the whole trace.
     pub line: Option<u64>,
     /// What is wrong.
@@ -95,7 +100,7 @@ impl Problem {
     }
 }
 
-impl Diagnostic {
+impl LocatedProblem {
     /// The human-readable message (without the location).
     pub fn message(&self) -> String {
         self.problem.to_string()
@@ -117,10 +122,10 @@ impl Diagnostic {
     }
 }
 
-impl Serialize for Diagnostic {
+impl Serialize for LocatedProblem {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut st = s.serialize_struct("Diagnostic", 2)?;
+        let mut st = s.serialize_struct("LocatedProblem", 2)?;
         st.serialize_field("line", &self.line)?;
         st.serialize_field("message", &self.message())?;
         st.end()
@@ -144,7 +149,7 @@ mod tests {
         for p in unread {
             assert!(p.code().is_unread_input(), "{p}");
         }
-        let d = Diagnostic {
+        let d = LocatedProblem {
             line: Some(3),
             problem: Problem::MissingEvent,
         };

@@ -1,10 +1,13 @@
 //! The engine's rules, one small synthetic stream each: copies and tiers, sequence
 //! numbers and timestamps, adapters and salts, cache instances and groups.
 //!
-//! Each join reads a registry from `tests/fixtures/engine/registries/` and an event
-//! file from `tests/fixtures/engine/<case>/` (see that folder's README). Every test
-//! asserts its verdicts outright; every join's human rendering is also a snapshot
-//! (`tests/snapshots/`), so a change in what the join explains shows up in review.
+//! Each join reads a registry from `crates/kvlower-join/tests/fixtures/engine/registries/`
+//! and an event file from `crates/kvlower-join/tests/fixtures/engine/<case>/` (see that
+//! folder's README). Every test asserts its verdicts outright; every join's human
+//! rendering (the CLI's, `kvlower_cli::human::join`) is also a snapshot
+//! (`tests/tests/snapshots/integration__join_engine__*.snap`), so a change in what the
+//! join explains shows up in review. The tests live here, not in kvlower-join, so that
+//! the join crate does not depend on the CLI that renders it.
 
 // A test binary: helpers outside `#[test]` functions may unwrap and panic too.
 #![expect(
@@ -19,14 +22,14 @@ use kvlower_join::{
     EventFormat, EventRef, JoinReport, Reason, Registry, Tier, TierCoverage, Verdict, join_reader,
 };
 
-/// The fixtures, relative to this crate: the join records them under these labels,
-/// so the snapshots do not depend on where the repository lies.
+/// The fixtures, relative to the kvlower-join crate: the join records them under these
+/// labels, so the snapshots do not depend on where the repository lies.
 const FIXTURES: &str = "tests/fixtures/engine";
 
 /// Joins `events` (`<case>/<variant>.jsonl`) to `registries/<registry>.yaml` as
 /// `format`, and snapshots the report's human rendering as `<case>__<variant>__<registry>`.
 fn join(registry: &str, events: &str, format: EventFormat) -> JoinReport {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/kvlower-join");
     let registry_label = format!("{FIXTURES}/registries/{registry}.yaml");
     let events_label = format!("{FIXTURES}/{events}");
     let reg = Registry::load(&root.join(&registry_label)).unwrap();

@@ -1,0 +1,89 @@
+//! The opening the commands that judge a repository share (issue 38, "one
+//! `load_or_stop`"): load the repository; no descriptors → a usage error (exit 2);
+//! invalid inputs → findings that stop the command (exit 1, or 2 when one says an
+//! input could not be read). Each command says what it did not do ("nothing
+//! written", "nothing explained"); the rest is here, once.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use kvlower_codes::Finding;
+use kvlower_load::{LoadFailure, Repository};
+
+use crate::Exit;
+use crate::output::outcome::{Outcome, emit};
+use crate::output::{Format, ReportOptions, report, report_error};
+
+/// Why a command stops before it judges anything.
+#[derive(Debug)]
+pub enum Stop {
+    /// No descriptor under the root: a wrong command line (exit 2).
+    NoDescriptors(PathBuf),
+    /// Findings in the inputs.
+    Findings(Vec<Finding>),
+}
+
+impl Stop {
+    /// The usage message of [`Stop::NoDescriptors`]: `no descriptors found in DIR`.
+    pub fn no_descriptors(dir: &Path) -> String {
+        format!("no descriptors found in {}", dir.display())
+    }
+}
+
+/// A load's result as the commands see it: the repository and its non-stopping
+/// findings (warnings, stale acknowledgements), or why the command stops.
+pub fn stop_on(
+    loaded: Result<(Repository, Vec<Finding>), LoadFailure>,
+) -> Result<(Repository, Vec<Finding>), Stop> {
+    loaded.map_err(|failure| match failure {
+        LoadFailure::NoDescriptors { dir } => Stop::NoDescriptors(dir),
+        LoadFailure::Invalid(findings) => Stop::Findings(findings),
+    })
+}
+
+/// Loads the repository at `root` (every descriptor under `capabilities/`).
+pub fn load_or_stop(root: &Path) -> Result<(Repository, Vec<Finding>), Stop> {
+    stop_on(kvlower_evidence::load_repository(root))
+}
+
+/// Reports a stop for a command whose only machine format is the JSON envelope
+/// (`matrix`, `bad-lowering`): a usage error as [`report_error`]; findings as the
+/// [`Outcome`] of a stopped command, summary `kvlower COMMAND: N finding(s); NOT_DONE`
+/// ([`emit`]). Returns the exit.
+pub fn report_stop(
+    format: Format,
+    command: &'static str,
+    stop: Stop,
+    not_done: &str,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> io::Result<Exit> {
+    match stop {
+        Stop::NoDescriptors(dir) => {
+            let message = Stop::no_descriptors(&dir);
+            report_error(format, command, Exit::Usage, &message, out, err)?;
+            Ok(Exit::Usage)
+        }
+        Stop::Findings(findings) => {
+            let stopped = Outcome::<()>::stopped(command, findings, &format!("; {not_done}"));
+            emit(format, &stopped, out, err)
+        }
+    }
+}
+
+/// Reports the findings that stop a command with the shared formats (`explain`,
+/// `catalog diff`): sorted, with the summary `kvlower COMMAND: N finding(s); NOT_DONE`,
+/// through [`report`]. Returns the exit.
+pub fn report_findings_stop(
+    opts: &ReportOptions,
+    command: &'static str,
+    mut findings: Vec<Finding>,
+    not_done: &str,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> io::Result<Exit> {
+    findings.sort();
+    let stopped = Outcome::<()>::stopped(command, findings, &format!("; {not_done}"));
+    report(opts, &stopped, out, err)?;
+    Ok(stopped.exit)
+}
