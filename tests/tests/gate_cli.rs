@@ -389,3 +389,65 @@ fn shared_examples_give_the_published_verdicts() {
     ));
     assert_eq!(doc["diagnostics"], serde_json::json!([]));
 }
+
+/// Every way `gate --campaign` can refuse its document is a coded finding (issue 38:
+/// every error kvlower prints has a code from the one table), in human and JSON output:
+/// a document that is not a campaign, a malformed one, one that cannot be read, and one
+/// outside the root.
+#[test]
+fn every_campaign_refusal_is_a_coded_finding() {
+    let root = repo_root();
+    let root_arg = root.display().to_string();
+    let outside = tempfile::tempdir().unwrap();
+    let outside_doc = outside.path().join("gate-campaign.json");
+    std::fs::write(&outside_doc, "{}\n").unwrap();
+    let malformed = tempfile::tempdir_in(root.join("target")).unwrap();
+    let malformed_doc = malformed.path().join("gate-campaign.json");
+    std::fs::write(
+        &malformed_doc,
+        r#"{"schema":"kvlower-gate-campaign/2","schema":"kvlower-gate-campaign/2"}"#,
+    )
+    .unwrap();
+    let cases: [(String, &str, u8); 4] = [
+        (
+            root.join("README.md").display().to_string(),
+            "campaign-document-invalid",
+            1,
+        ),
+        (
+            malformed_doc.display().to_string(),
+            "campaign-document-invalid",
+            1,
+        ),
+        (
+            root.join("no-such-campaign.json").display().to_string(),
+            "unreadable-file",
+            2,
+        ),
+        (outside_doc.display().to_string(), "file-outside-root", 2),
+    ];
+    for (doc, code, exit) in &cases {
+        let human = kvlower(&["gate", "--root", &root_arg, "--campaign", doc]);
+        assert_eq!(human.code, *exit, "{doc}: {}", human.stderr);
+        assert!(
+            human.stderr.contains(&format!("error[{code}]")),
+            "{doc}: {}",
+            human.stderr
+        );
+        let run = kvlower(&[
+            "gate",
+            "--format",
+            "json",
+            "--root",
+            &root_arg,
+            "--campaign",
+            doc,
+        ]);
+        assert_eq!(run.code, *exit, "{doc}");
+        let envelope: Value = serde_json::from_str(&run.stdout).unwrap();
+        assert_eq!(
+            envelope["diagnostics"][0]["code"], *code,
+            "{doc}: {envelope}"
+        );
+    }
+}

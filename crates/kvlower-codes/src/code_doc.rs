@@ -394,6 +394,14 @@ code_table! {
         example: "A token map with a trailing comma, or a token id written as a string (`\"101\"`).",
         fix: "Regenerate the token map with the run that wrote the events, or fix the line given.",
     },
+    CampaignDocumentInvalid = "campaign-document-invalid" {
+        severity: Error,
+        unread_input: false,
+        what: "`kvlower gate --campaign`: the file named is not a gate campaign document, or is a malformed one (a repeated key, a wrong schema, a field of the wrong type; docs/conformance.md).",
+        why: "A campaign report re-runs exactly the traces, truth and digests a campaign document names; a file that is not one names nothing to re-run, and a guessed reading could report a campaign that does not exist.",
+        example: "`kvlower gate --campaign README.md`, or a campaign document with `schema` written twice.",
+        fix: "Name the campaign's `gate-campaign.json` (docs/conformance.md), or regenerate it with the campaign's verify script.",
+    },
     RouteTraceRefused = "route-trace-refused" {
         severity: Error,
         unread_input: true,

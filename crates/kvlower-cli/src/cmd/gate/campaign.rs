@@ -5,7 +5,8 @@
 //! the campaign does not hold (the run, gate and fact of a disagreement with the truth).
 //!
 //! Exit status: 0 the campaign holds (whatever it witnesses); 1 it does not hold, or is
-//! not a campaign document; 2 usage, or a document or catalog it could not read.
+//! not a (well-formed) campaign document; 2 a document or catalog it could not read.
+//! Every refusal is a coded finding.
 
 use std::io::Write;
 use std::path::Path;
@@ -15,7 +16,10 @@ use kvlower_core::environment::CampaignDocumentFacts;
 use serde::Serialize;
 
 use crate::Exit;
-use crate::output::{Format, ReportOptions, envelope_json, escape_control, report_error};
+use kvlower_codes::{Code, Finding};
+
+use crate::opening::report_findings_stop;
+use crate::output::{Format, ReportOptions, envelope_json, escape_control};
 
 #[derive(Serialize)]
 struct GateLine {
@@ -90,27 +94,33 @@ pub fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> anyhow::Result<Exit> {
-    let fail = |message: &str, exit: Exit, out: &mut dyn Write, err: &mut dyn Write| {
-        report_error(opts.format, "gate", exit, message, out, err).map(|()| exit)
+    // Every refusal is a coded finding (docs/diagnostic-codes.md), never bare text.
+    let stop = |findings: Vec<Finding>, out: &mut dyn Write, err: &mut dyn Write| {
+        report_findings_stop(opts, "gate", findings, "no campaign judged", out, err)
     };
+    let shown = escape_control(&doc.display().to_string()).into_owned();
     let mut diagnostics = Vec::new();
     let Some(catalog) = kvlower_load::load_catalog(root, &mut diagnostics) else {
-        return Ok(fail(
-            "the catalog (modes/modes.yaml) could not be read",
-            Exit::Usage,
-            out,
-            err,
-        )?);
+        if diagnostics.is_empty() {
+            diagnostics.push(Finding::new(
+                Code::InvalidCatalog,
+                kvlower_load::MODES_PATH,
+                "the catalog (modes/modes.yaml) could not be read",
+            ));
+        }
+        return Ok(stop(diagnostics, out, err)?);
     };
     let (Ok(canon_root), Ok(canon_doc)) = (
         kvlower_fs::inspect::resolved(root),
         kvlower_fs::inspect::resolved(doc),
     ) else {
-        let message = format!(
-            "cannot read the campaign document {}",
-            escape_control(&doc.display().to_string())
-        );
-        return Ok(fail(&message, Exit::Usage, out, err)?);
+        let finding = Finding::new(
+            Code::UnreadableFile,
+            shown,
+            "cannot read the campaign document: it does not exist (or is a broken link)",
+        )
+        .with_hint("name a gate campaign document (docs/conformance.md), e.g. evidence/<run>/gate-campaign.json");
+        return Ok(stop(vec![finding], out, err)?);
     };
     let Some(rel) = canon_doc
         .strip_prefix(&canon_root)
@@ -118,25 +128,31 @@ pub fn run(
         .and_then(|p| p.to_str())
         .map(str::to_owned)
     else {
-        return Ok(fail(
+        let finding = Finding::new(
+            Code::FileOutsideRoot,
+            shown,
             "the campaign document is not inside the repository root",
-            Exit::Usage,
-            out,
-            err,
-        )?);
+        )
+        .with_hint("a campaign re-runs files of the repository: name one under --root");
+        return Ok(stop(vec![finding], out, err)?);
     };
     let env = kvlower_evidence::FsEnvironment::new(root.to_path_buf());
     let facts = match env.campaign_facts(&rel) {
         Ok(Some(facts)) => facts,
         Ok(None) => {
-            return Ok(fail(
-                &format!("{rel} is not a kvlower-gate-campaign document"),
-                Exit::Findings,
-                out,
-                err,
-            )?);
+            let finding = Finding::new(
+                Code::CampaignDocumentInvalid,
+                rel.as_str(),
+                "not a kvlower-gate-campaign document",
+            )
+            .with_hint("docs/conformance.md describes the campaign document");
+            return Ok(stop(vec![finding], out, err)?);
         }
-        Err(why) => return Ok(fail(&format!("{rel}: {why}"), Exit::Usage, out, err)?),
+        Err(why) => {
+            let finding = Finding::new(Code::CampaignDocumentInvalid, rel.as_str(), why)
+                .with_hint("docs/conformance.md describes the campaign document");
+            return Ok(stop(vec![finding], out, err)?);
+        }
     };
     let gates = lines(&catalog, &facts);
     let exit = if facts.held {
