@@ -537,7 +537,11 @@ fn a_non_null_locality_in_either_encoding_fails_closed() {
             serde_json::json!([
                 "BlockStored",
                 [11 + i],
-                if i == 0 { null.clone() } else { serde_json::json!(10 + i) },
+                if i == 0 {
+                    null.clone()
+                } else {
+                    serde_json::json!(10 + i)
+                },
                 [2 * i + 1, 2 * i + 2],
                 2,
                 null,
@@ -582,4 +586,25 @@ fn a_repeated_key_in_a_json_lines_event_is_refused() {
     .expect_err("a repeated key must be refused");
     assert!(e.to_string().contains("repeated"), "{e}");
     assert_eq!(e.code().name(), "malformed-trace", "{e}");
+}
+
+#[test]
+fn a_stream_naming_more_than_64_tiers_fails_closed() {
+    // H2: every medium string was a tier of its own, without bound (and every clear cost
+    // records × tiers). Beyond 64 distinct tiers a stream is unknown_tier.
+    let kvcr = stored("CPU", Some("kvcr"));
+    let many: Vec<serde_json::Value> = (0..64u64)
+        .map(|i| {
+            serde_json::json!({"type": "BlockStored", "block_hashes": [5000 + i], "parent_block_hash": null, "token_ids": [200 + 2 * i, 201 + 2 * i], "block_size": 2, "lora_id": null, "medium": format!("M{i}"), "lora_name": null})
+        })
+        .collect();
+    // KVCR's tier, the tail marker's GPU and 64 media: 66 > 64.
+    let r = join(&[("a", 8, END)], &[&kvcr, &many]);
+    assert_unknown_tier(&r, "66 tiers");
+    // 62 media: 64 tiers in all, still within the cap.
+    let r = join(&[("a", 8, END)], &[&kvcr, &many[..62]]);
+    assert!(
+        matches!(verdict(&r, "a"), Verdict::Materialized { .. }),
+        "{r:#?}"
+    );
 }
