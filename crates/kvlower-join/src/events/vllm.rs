@@ -344,8 +344,7 @@ fn decode_removed(
     block_hashes: Option<&Value>,
     medium: Option<&Value>,
     group_idx: Option<&Value>,
-    locality: Option<&Value>,
-    ownership: Option<&Value>,
+    (locality, ownership): (Option<&Value>, Option<&Value>),
     path: &str,
     positional: bool,
     issues: &mut Vec<Issue>,
@@ -398,8 +397,7 @@ pub(super) fn decode_vllm_event(
                     a.get(1),
                     a.get(2),
                     a.get(3),
-                    a.get(4),
-                    a.get(5),
+                    (a.get(4), a.get(5)),
                     path,
                     true,
                     issues,
@@ -455,8 +453,7 @@ pub(super) fn decode_vllm_event(
                     m.get("block_hashes"),
                     m.get("medium"),
                     m.get("group_idx"),
-                    m.get("locality"),
-                    m.get("ownership"),
+                    (m.get("locality"), m.get("ownership")),
                     path,
                     false,
                     issues,
@@ -512,7 +509,9 @@ pub(super) fn decode_sglang_event(
             };
             build_stored(f, path, true, issues)
         }
-        "BlockRemoved" => decode_removed(a.get(1), a.get(2), None, None, None, path, true, issues),
+        "BlockRemoved" => {
+            decode_removed(a.get(1), a.get(2), None, (None, None), path, true, issues)
+        }
         "AllBlocksCleared" => Ok(KvEvent::Cleared),
         other => Err(err(
             &format!("{path}[0]"),
