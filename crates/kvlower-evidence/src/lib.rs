@@ -340,6 +340,34 @@ impl FsEnvironment {
         let Ok(registry) = kvlower_join::Registry::load(&registry_path) else {
             return false;
         };
+        // A patched identity anchors only a capture whose header records the patch and
+        // each of its files' sha256, recomputed here from the repository (red-team H1);
+        // the join itself compares the header's runtime and patch with the registry's.
+        let Ok(meta) = kvlower_join::input::open_events(&events_path)
+            .map_err(|_| ())
+            .and_then(|f| kvlower_join::input::capture_meta(std::io::BufReader::new(f)))
+        else {
+            return false;
+        };
+        let Ok(files) = kvlower_join::input::patch_files_to_verify(
+            meta.as_ref(),
+            registry.cache_identity.runtime.as_ref(),
+        ) else {
+            return false;
+        };
+        for (path, sha) in files {
+            // Confined to the root and read through the one safe read.
+            let Some(bytes) = self
+                .resolve(path)
+                .ok()
+                .and_then(|r| kvlower_fs::FileKind::JoinDocument.open().read(&r).ok())
+            else {
+                return false;
+            };
+            if kvlower_core::catalog::sha256_hex(&bytes) != sha {
+                return false;
+            }
+        }
         // Resolved inside the root above; opened through the one safe read.
         let Ok(events) = kvlower_join::input::open_events(&events_path) else {
             return false;

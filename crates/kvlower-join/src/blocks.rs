@@ -171,6 +171,40 @@ impl TierSet {
         }
     }
 
+    /// Keeps the tiers `keep` says to keep; whether any was dropped. Costs this
+    /// record's own copies, whatever the number of tiers the stream named.
+    pub(crate) fn retain(&mut self, mut keep: impl FnMut(TierId) -> bool) -> bool {
+        match self {
+            TierSet::Empty => false,
+            TierSet::One(t, _) => {
+                if keep(*t) {
+                    false
+                } else {
+                    *self = TierSet::Empty;
+                    true
+                }
+            }
+            TierSet::Many(v) => {
+                let before = v.len();
+                v.retain(|(t, _)| keep(*t));
+                let dropped = v.len() != before;
+                if v.is_empty() {
+                    *self = TierSet::Empty;
+                }
+                dropped
+            }
+        }
+    }
+
+    /// How many tiers hold a copy.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            TierSet::Empty => 0,
+            TierSet::One(..) => 1,
+            TierSet::Many(v) => v.len(),
+        }
+    }
+
     pub(crate) fn remove(&mut self, t: TierId) -> Option<Copies> {
         match self {
             TierSet::Empty => None,

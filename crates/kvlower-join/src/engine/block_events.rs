@@ -97,8 +97,8 @@ impl Engine<'_> {
             }
             None if b.tokens.is_empty() => {
                 // Hash only: kept so that a later removal or child is known, never joined.
-                let tiers = match b.tier {
-                    Some(t) => TierSet::single(self.tier_id(t), Copies::one(b.priority)),
+                let tiers = match b.tier.and_then(|t| self.tier_id(t, origin.here)) {
+                    Some(t) => TierSet::single(t, Copies::one(b.priority)),
                     None => TierSet::Empty,
                 };
                 self.blocks
@@ -125,8 +125,9 @@ impl Engine<'_> {
         let claims_touched = rec.claim_positions().to_vec();
         if let Some(t) = b.tier.clone() {
             let r = self.repeat(&t);
-            let t = self.tier_id(t);
-            if let Some(rec) = self.blocks.get_mut(&hash) {
+            if let Some(t) = self.tier_id(t, origin.here)
+                && let Some(rec) = self.blocks.get_mut(&hash)
+            {
                 add_copy(&mut rec.tiers, t, b.priority, r);
             }
         }
@@ -162,8 +163,8 @@ impl Engine<'_> {
         dirty: &mut BTreeSet<usize>,
     ) {
         let here = origin.here;
-        let tiers = match b.tier.clone() {
-            Some(t) => TierSet::single(self.tier_id(t), Copies::one(b.priority)),
+        let tiers = match b.tier.clone().and_then(|t| self.tier_id(t, here)) {
+            Some(t) => TierSet::single(t, Copies::one(b.priority)),
             None => TierSet::Empty,
         };
         if self.format == EventFormat::Trtllm
@@ -377,7 +378,7 @@ impl Engine<'_> {
         let levels = cache_level.map(|(old, new)| {
             (
                 self.find_tier(&Tier::CacheLevel(old)),
-                self.tier_id(Tier::CacheLevel(new)),
+                self.tier_id(Tier::CacheLevel(new), here),
             )
         });
         let Some(rec) = self.blocks.get_mut(h) else {
@@ -386,11 +387,14 @@ impl Engine<'_> {
         };
         let mut ok = !rec.tiers.is_empty();
         if let Some((old, new)) = levels {
-            match old.and_then(|old| rec.tiers.remove(old)) {
-                Some(p) => {
+            // A new level beyond the stream's tier cap is already `unknown_tier`; the
+            // copy leaves its old level either way.
+            match (old.and_then(|old| rec.tiers.remove(old)), new) {
+                (Some(p), Some(new)) => {
                     rec.tiers.insert(new, p);
                 }
-                None => ok = false,
+                (Some(_), None) => {}
+                (None, _) => ok = false,
             }
         }
         if let Some((old, new)) = priority {
@@ -421,42 +425,108 @@ impl Engine<'_> {
     /// are never counted past the clear (fail closed). Each claim holding a cleared copy
     /// is re-judged; only the records claims still need or a tier still holds are kept.
     pub(super) fn clear(&mut self, here: EventRef, ts: Option<f64>, dirty: &mut BTreeSet<usize>) {
-        // The tiers emptied (vLLM), or `None`: every tier (SGLang).
-        let emptied: Option<Vec<TierId>> = (self.format == EventFormat::Vllm).then(|| {
-            (0..self.tier_names.len())
-                .filter_map(|i| {
-                    let id = TierId::try_from(i).ok()?;
-                    let kept = self.tier_name(id).is_some_and(kept_through_vllm_clear);
-                    (!kept).then_some(id)
-                })
+        // Whether each interned tier keeps its copies (vLLM), or `None`: no tier does
+        // (SGLang). Computed once per clear (at most `MAX_TIERS` entries); each record
+        // then looks only at its own copies, so a clear costs the copies held, never
+        // records × tiers.
+        let kept: Option<Vec<bool>> = (self.format == EventFormat::Vllm).then(|| {
+            self.tier_names
+                .iter()
+                .map(kept_through_vllm_clear)
                 .collect()
         });
         let mut touched = Vec::new();
+        let mut steps: u64 = 0;
         for rec in self.blocks.values_mut() {
-            let cleared = match &emptied {
+            steps = steps.saturating_add(1 + rec.tiers.len() as u64);
+            let cleared = match &kept {
                 None => {
                     let had = !rec.tiers.is_empty();
                     rec.tiers.clear();
                     had
                 }
-                Some(ids) => {
-                    // Every listed tier is emptied (no short circuit).
-                    let mut had = false;
-                    for &t in ids {
-                        had |= rec.tiers.remove(t).is_some();
-                    }
-                    had
-                }
+                Some(kept) => rec
+                    .tiers
+                    .retain(|t| kept.get(t as usize).copied().unwrap_or(false)),
             };
             if cleared {
                 touched.extend(rec.claim_positions().iter().map(|&(c, _)| c));
             }
         }
+        self.clear_steps = self.clear_steps.saturating_add(steps);
         self.blocks
             .retain(|r| !r.claim_positions().is_empty() || !r.tiers.is_empty());
         for c in touched {
             self.relevant_event(c, here, ts);
             dirty.insert(c);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::super::{Engine, JoinOptions, MAX_TIERS};
+    use crate::events::Decoder;
+    use crate::registry::{EventFormat, Registry};
+
+    /// Red-team H2: KVCR's copies survive every vLLM clear, and each new medium string
+    /// was a new tier, so a clear cost records × tiers (50 clears over 20k KVCR blocks
+    /// and 20k media: minutes). Now the tier table stops at `MAX_TIERS` and a clear costs
+    /// one step per record plus one per copy it holds.
+    #[test]
+    fn a_clear_costs_the_copies_held_not_records_times_tiers() {
+        let registry = Registry::parse(
+            "schema_version: 1\ncache_identity:\n  model: synthetic/m\n  tokenizer: synthetic/t\n  hash_domain: {name: synthetic, encoding: int}\n  runtime: {kind: vllm, version: \"0.32.0\"}\n  namespace: default\n  adapter: {kind: base_model}\n  block_size: 2\n  kv_cache_report_mode: incremental\nclaims:\n  - claim_id: a\n    reusable_object_id: prompt-a\n    token_ids: [1, 2]\n    predicate: leading_prefix_at_least(2)\n    registered_before: {event_index: 0}\n",
+            Path::new("registry.yaml"),
+        )
+        .unwrap();
+        let mut engine = Engine::new(&registry, EventFormat::Vllm, JoinOptions::default());
+        let mut decoder = Decoder::new(EventFormat::Vllm);
+        let n: u64 = 20_000;
+        let clears: u64 = 50;
+        let mut line = 0u64;
+        let mut feed = |engine: &mut Engine<'_>, events: String| {
+            line += 1;
+            let text = format!(
+                r#"{{"seq":{},"payload":{{"ts":{}.0,"events":[{events}],"data_parallel_rank":0}}}}"#,
+                line - 1,
+                line
+            );
+            engine.feed(decoder.decode_line(&text, line).unwrap());
+        };
+        for i in 0..n {
+            // One KVCR block (kept through every clear) and one block on a medium of its
+            // own (a new tier each, were there no cap).
+            feed(
+                &mut engine,
+                format!(
+                    r#"{{"type":"BlockStored","block_hashes":[{}],"parent_block_hash":null,"token_ids":[{},{}],"block_size":2,"lora_id":null,"medium":"CPU","ownership":"kvcr"}},{{"type":"BlockStored","block_hashes":[{}],"parent_block_hash":null,"token_ids":[{},{}],"block_size":2,"lora_id":null,"medium":"M{i}"}}"#,
+                    1_000_000 + i,
+                    10 + 2 * i,
+                    11 + 2 * i,
+                    5_000_000 + i,
+                    900_000 + 2 * i,
+                    900_001 + 2 * i
+                ),
+            );
+        }
+        assert!(
+            engine.tier_names.len() <= MAX_TIERS,
+            "{}",
+            engine.tier_names.len()
+        );
+        for _ in 0..clears {
+            feed(&mut engine, r#"{"type":"AllBlocksCleared"}"#.to_string());
+        }
+        // Each clear looks at each surviving record once and at its one copy: the KVCR
+        // records, plus (first clear only) the capped media's records.
+        let bound = clears * 2 * (n + MAX_TIERS as u64) + 2 * 2 * n;
+        assert!(
+            engine.clear_steps <= bound,
+            "{} steps > {bound}",
+            engine.clear_steps
+        );
     }
 }

@@ -78,18 +78,36 @@ pub(crate) struct Engine<'r> {
     index: ClaimIndex,
     /// The capture header's operator-declared engine facts (captures only).
     capture_meta: Option<BTreeMap<String, String>>,
+    /// Work done by every clear so far: one step per record and per copy it looks at
+    /// (a clear costs the copies it holds, never records × tiers; tests read it).
+    clear_steps: u64,
 }
 
+/// The most distinct tiers one stream may name (docs/join.md "Offload tiers and
+/// ownership"): medium strings are unbounded and each is a tier, so without a cap a
+/// stream could grow the tier table, and every clear's kept-tier table, at will.
+pub(crate) const MAX_TIERS: usize = 64;
+
 impl Engine<'_> {
-    /// The id of tier `t`, interned on first sight.
-    fn tier_id(&mut self, t: Tier) -> TierId {
+    /// The id of tier `t`, interned on first sight; `None` (and `unknown_tier`, a
+    /// stream-wide ambiguity) for a tier beyond the stream's [`MAX_TIERS`].
+    fn tier_id(&mut self, t: Tier, here: EventRef) -> Option<TierId> {
         if let Some(id) = self.tier_ids.get(&t) {
-            return *id;
+            return Some(*id);
         }
-        let id = TierId::try_from(self.tier_names.len()).unwrap_or(TierId::MAX);
+        let id = match TierId::try_from(self.tier_names.len()) {
+            Ok(id) if self.tier_names.len() < MAX_TIERS => id,
+            _ => {
+                self.ambiguity(Reason::UnknownTier {
+                    event: here,
+                    tier: format!("{t}: more than {MAX_TIERS} tiers in one stream"),
+                });
+                return None;
+            }
+        };
         self.tier_names.push(t.clone());
         self.tier_ids.insert(t, id);
-        id
+        Some(id)
     }
 
     /// The id of tier `t`, if the stream named it before.
@@ -176,6 +194,7 @@ impl<'r> Engine<'r> {
             claims_unjudged,
             index,
             capture_meta: None,
+            clear_steps: 0,
         }
     }
 

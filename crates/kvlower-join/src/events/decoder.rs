@@ -44,6 +44,13 @@ impl Decoder {
             json_path: None,
             message: format!("not JSON: {e}"),
         })?;
+        // serde_json keeps the last of two equal keys (`"ownership":"lmcache",
+        // "ownership":"kvcr"` would read as KVCR): a repeated key hides a value, so the
+        // line is malformed, as a capture's msgpack map with one already is.
+        serde_json::from_str::<NoRepeatedKeys>(text).map_err(|e| DecodeError {
+            json_path: None,
+            message: format!("a key is repeated in one object: {e}"),
+        })?;
         match self.format {
             EventFormat::Vllm | EventFormat::Sglang => self.decode_batch_line(&v, line, None),
             // TensorRT-LLM's msgpack streaming path (Dynamo's publisher), written as
@@ -209,6 +216,71 @@ impl Decoder {
                 })
             }
         }
+    }
+}
+
+/// A JSON value in which no object repeats a key (compared after escapes are decoded),
+/// at any depth; the same check as `kvlower_trace::strict_json` (which this crate does
+/// not depend on). serde_json's recursion limit bounds the depth.
+struct NoRepeatedKeys;
+
+impl<'de> serde::Deserialize<'de> for NoRepeatedKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(NoRepeatedKeysVisitor)
+    }
+}
+
+struct NoRepeatedKeysVisitor;
+
+impl<'de> serde::de::Visitor<'de> for NoRepeatedKeysVisitor {
+    type Value = NoRepeatedKeys;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<NoRepeatedKeys, E> {
+        Ok(NoRepeatedKeys)
+    }
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<NoRepeatedKeys, E> {
+        Ok(NoRepeatedKeys)
+    }
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<NoRepeatedKeys, E> {
+        Ok(NoRepeatedKeys)
+    }
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<NoRepeatedKeys, E> {
+        Ok(NoRepeatedKeys)
+    }
+    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<NoRepeatedKeys, E> {
+        Ok(NoRepeatedKeys)
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<NoRepeatedKeys, E> {
+        Ok(NoRepeatedKeys)
+    }
+    fn visit_none<E: serde::de::Error>(self) -> Result<NoRepeatedKeys, E> {
+        Ok(NoRepeatedKeys)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> Result<NoRepeatedKeys, A::Error> {
+        while seq.next_element::<NoRepeatedKeys>()?.is_some() {}
+        Ok(NoRepeatedKeys)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> Result<NoRepeatedKeys, A::Error> {
+        let mut seen = std::collections::BTreeSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if seen.contains(&key) {
+                return Err(serde::de::Error::custom(format!(
+                    "the key `{key}` is repeated"
+                )));
+            }
+            map.next_value::<NoRepeatedKeys>()?;
+            seen.insert(key);
+        }
+        Ok(NoRepeatedKeys)
     }
 }
 

@@ -91,6 +91,20 @@ struct StoredFields<'a> {
     kv_cache_spec_kind: Option<&'a Value>,
     /// vLLM >= 0.32: the secondary offload tier that published the event.
     ownership: Option<&'a Value>,
+    /// vLLM >= 0.32: where the copy lives; vLLM 0.32.0's KVCR manager never sets it, so a
+    /// non-null one is a shape the join does not know ([`unknown_locality`]).
+    locality: Option<&'a Value>,
+}
+
+/// vLLM 0.32's `locality` (BlockStored field 12, BlockRemoved field 4): no publisher in
+/// the 0.32.0 wheel sets it (KVCR's `_record_inventory` leaves it `None`), and the join
+/// cannot tell what a copy elsewhere (`"REMOTE"`) holds for this cache, so a non-null one
+/// records [`Issue::UnknownTier`] (the stream then fails closed) rather than being read
+/// as the medium's local copy.
+fn unknown_locality(locality: Option<&Value>, issues: &mut Vec<Issue>) {
+    if let Some(v) = locality.filter(|v| !v.is_null()) {
+        issues.push(Issue::UnknownTier(format!("locality {v}")));
+    }
 }
 
 /// The positional `BlockStored` fields vLLM's array encoding and SGLang share:
@@ -123,6 +137,7 @@ fn positional_stored<'a>(a: &'a [Value], path: &str) -> Result<StoredFields<'a>,
         block_mm_infos: None,
         kv_cache_spec_kind: None,
         ownership: None,
+        locality: None,
     })
 }
 
@@ -288,6 +303,7 @@ fn build_stored(
         Some(other) => nonempty(Some(other)),
     };
     let ownership = opt_str(f.ownership, &p("ownership", 13))?;
+    unknown_locality(f.locality, issues);
     let tier = event_tier(medium, ownership, issues);
     let split = split_tokens(&tokens, hashes.len(), block_size, issues);
     let blocks = hashes
@@ -328,7 +344,7 @@ fn decode_removed(
     block_hashes: Option<&Value>,
     medium: Option<&Value>,
     group_idx: Option<&Value>,
-    ownership: Option<&Value>,
+    (locality, ownership): (Option<&Value>, Option<&Value>),
     path: &str,
     positional: bool,
     issues: &mut Vec<Issue>,
@@ -338,6 +354,7 @@ fn decode_removed(
     let hashes = hashes(v, &p("block_hashes", 1))?;
     let medium = opt_str(medium, &p("medium", 2))?;
     let ownership = opt_str(ownership, &p("ownership", 5))?;
+    unknown_locality(locality, issues);
     if let Some(g) = opt_i64(group_idx, &p("group_idx", 3))?
         && g != 0
     {
@@ -370,15 +387,34 @@ pub(super) fn decode_vllm_event(
                         extra_keys: a.get(8),
                         group_idx: a.get(9),
                         kv_cache_spec_kind: a.get(10),
+                        locality: a.get(12),
                         ownership: a.get(13),
                         ..positional_stored(a, path)?
                     };
                     build_stored(f, path, true, issues)
                 }
-                "BlockRemoved" => {
-                    decode_removed(a.get(1), a.get(2), a.get(3), a.get(5), path, true, issues)
+                "BlockRemoved" => decode_removed(
+                    a.get(1),
+                    a.get(2),
+                    a.get(3),
+                    (a.get(4), a.get(5)),
+                    path,
+                    true,
+                    issues,
+                ),
+                // As in the map form below: vLLM's AllBlocksCleared has no fields, so any
+                // non-null element after the tag (a medium, an ownership, a locality)
+                // names a scope the join cannot tell it clears.
+                "AllBlocksCleared" => {
+                    for (i, v) in a.iter().enumerate().skip(1) {
+                        if !v.is_null() {
+                            issues.push(Issue::UnknownTier(format!(
+                                "AllBlocksCleared field {i} {v}"
+                            )));
+                        }
+                    }
+                    Ok(KvEvent::Cleared)
                 }
-                "AllBlocksCleared" => Ok(KvEvent::Cleared),
                 other => Err(err(
                     &format!("{path}[0]"),
                     format!("unknown event tag `{other}`"),
@@ -409,6 +445,7 @@ pub(super) fn decode_vllm_event(
                         block_mm_infos: m.get("block_mm_infos"),
                         kv_cache_spec_kind: m.get("kv_cache_spec_kind"),
                         ownership: m.get("ownership"),
+                        locality: m.get("locality"),
                     };
                     build_stored(f, path, false, issues)
                 }
@@ -416,20 +453,18 @@ pub(super) fn decode_vllm_event(
                     m.get("block_hashes"),
                     m.get("medium"),
                     m.get("group_idx"),
-                    m.get("ownership"),
+                    (m.get("locality"), m.get("ownership")),
                     path,
                     false,
                     issues,
                 ),
                 // vLLM's AllBlocksCleared has no fields (the device's block pool publishes
                 // it; the join keeps only reset-persistent secondary tiers' copies through
-                // it): an ownership or a medium on it would name a tier the join cannot
-                // tell it clears.
+                // it): any non-null key other than `type` (an ownership, a medium, a
+                // locality, ...) would name a scope the join cannot tell it clears.
                 "AllBlocksCleared" => {
-                    for key in ["ownership", "medium"] {
-                        if let Some(v) = m.get(key).filter(|v| !v.is_null()) {
-                            issues.push(Issue::UnknownTier(format!("AllBlocksCleared {key} {v}")));
-                        }
+                    for (key, v) in m.iter().filter(|(k, v)| *k != "type" && !v.is_null()) {
+                        issues.push(Issue::UnknownTier(format!("AllBlocksCleared {key} {v}")));
                     }
                     Ok(KvEvent::Cleared)
                 }
@@ -474,7 +509,9 @@ pub(super) fn decode_sglang_event(
             };
             build_stored(f, path, true, issues)
         }
-        "BlockRemoved" => decode_removed(a.get(1), a.get(2), None, None, path, true, issues),
+        "BlockRemoved" => {
+            decode_removed(a.get(1), a.get(2), None, (None, None), path, true, issues)
+        }
         "AllBlocksCleared" => Ok(KvEvent::Cleared),
         other => Err(err(
             &format!("{path}[0]"),

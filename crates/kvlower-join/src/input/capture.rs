@@ -9,7 +9,7 @@ use crate::document::{EventRef, JoinReport};
 use crate::engine::Engine;
 use crate::error::JoinError;
 use crate::events::Decoder;
-use crate::registry::EventFormat;
+use crate::registry::{EventFormat, RuntimeIdentity};
 
 /// Replays a capture file (`kvlower capture`): frame by frame, each frame's payload
 /// decoded from msgpack. An event's `line` is its frame's number (1-based).
@@ -17,7 +17,7 @@ pub(super) fn join_capture<R: BufRead>(
     mut engine: Engine<'_>,
     mut decoder: Decoder,
     events: R,
-    registry_path: &Path,
+    (registry_path, runtime): (&Path, Option<&RuntimeIdentity>),
     events_path: &Path,
 ) -> Result<JoinReport, JoinError> {
     let bad = |frame: u64, json_path: Option<String>, message: String| JoinError::Event {
@@ -31,6 +31,16 @@ pub(super) fn join_capture<R: BufRead>(
         message: e.to_string(),
     };
     let mut rd = kvlower_capture::CaptureReader::new(events).map_err(cap)?;
+    // A header that records a runtime identity must be the registry's: the join
+    // document's identity is the registry's alone (red-team H1).
+    super::identity::check_header_identity(&rd.header().meta, runtime).map_err(|message| {
+        JoinError::Registry {
+            path: registry_path.to_path_buf(),
+            location: None,
+            yaml_path: "cache_identity.runtime".into(),
+            message,
+        }
+    })?;
     engine.set_capture_meta(rd.header().meta.clone());
     let mut frame: u64 = 0;
     while let Some(rec) = rd.next_record().map_err(cap)? {

@@ -19,6 +19,9 @@ use crate::registry::{EventFormat, Registry};
 pub use files::{MAX_REGISTRY_BYTES, confine, open_events, read_text, stream_error};
 pub use jsonl::MAX_EVENT_LINE_BYTES;
 
+mod identity;
+pub use identity::{PATCH_FILES, capture_meta, check_header_identity, patch_files_to_verify};
+
 /// Joins `registry` to the events read from `events`: JSON Lines (see
 /// [`crate::events`]) or a capture file (`kvlower capture`), told apart by its first
 /// byte.
@@ -58,7 +61,13 @@ pub(crate) fn join_reader_with<R: BufRead>(
         .fill_buf()
         .map_err(|e| stream_error(events_path, e))?;
     if first.first() == Some(&kvlower_capture::MAGIC[0]) {
-        return capture::join_capture(engine, decoder, events, registry_path, events_path);
+        return capture::join_capture(
+            engine,
+            decoder,
+            events,
+            (registry_path, registry.cache_identity.runtime.as_ref()),
+            events_path,
+        );
     }
     jsonl::join_lines(engine, decoder, events, registry_path, events_path)
 }

