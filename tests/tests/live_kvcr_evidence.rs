@@ -580,3 +580,29 @@ fn another_runtime_citing_the_kvcr_document_with_its_source_files_is_refused() {
         run.stderr
     );
 }
+
+/// A capture whose header records the patch but no patch file digest (the key renamed, same
+/// length) anchors nothing, whatever `source_files` names.
+#[test]
+fn a_capture_header_without_a_patch_file_digest_anchors_nothing() {
+    let dir = sandbox();
+    let capture = dir.path().join(DIR).join("capture.kvcap");
+    let bytes = fs::read(&capture).expect("read");
+    let (from, to) = (b"\"patch_file_sha256\"", b"\"patch_file_sha257\"");
+    let at = bytes
+        .windows(from.len())
+        .position(|w| w == from)
+        .expect("the header records the patch file digest");
+    let mut renamed = bytes.clone();
+    renamed[at..at + to.len()].copy_from_slice(to);
+    fs::write(&capture, renamed).expect("write");
+    let out = best_effort_row(dir.path(), DESCRIPTOR);
+    assert!(!out.contains("sound_with_adapter"), "{out}");
+    let run = kvlower(&["check", "--root", &dir.path().display().to_string()]);
+    assert!(
+        run.stderr.contains("anchor-verdict-disagrees")
+            && run.stderr.contains("records no `*patch_file_sha256`"),
+        "{}",
+        run.stderr
+    );
+}
