@@ -170,6 +170,11 @@ impl kvlower_core::Environment for AssumeRepoFilesPresent {
     fn today(&self) -> (i32, u32, u32) {
         (2026, 11, 26)
     }
+
+    fn repo_file_sha256(&self, _path: &str) -> Result<String, String> {
+        // Every file is plain here: no join document asks for a patch file.
+        Err("no file is read in this environment".to_owned())
+    }
 }
 
 /// The runtime identity of the synthetic trace fixtures, as a descriptor writes it.

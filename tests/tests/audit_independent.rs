@@ -194,6 +194,8 @@ impl Environment for TestEnv {
                 // Generated descriptors are vllm version 0; a "foreign" document
                 // was recorded on another runtime.
                 runtime: Some(recorded(path)),
+                // The generated runtimes are unpatched.
+                patch_digests: None,
             })
         } else {
             RepoFile::Plain
@@ -202,6 +204,10 @@ impl Environment for TestEnv {
 
     fn today(&self) -> (i32, u32, u32) {
         (2026, 6, 1)
+    }
+
+    fn repo_file_sha256(&self, _path: &str) -> Result<String, String> {
+        Err("no file is read in this environment".to_owned())
     }
 
     fn trace_verdict(&self, path: &str, verdict: &ClaimedVerdict) -> TraceVerdictFacts {

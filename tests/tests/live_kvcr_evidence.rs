@@ -481,3 +481,128 @@ fn the_kvcr_row_is_verified_only_while_the_patch_file_is_the_one_the_capture_ran
     fs::write(&patch, &bytes).expect("restore");
     assert!(best_effort_row(root, DESCRIPTOR).contains(VERIFIED));
 }
+
+/// The KVCR descriptor's join anchor with `source_files` replaced by `with` (`None`: the
+/// field removed).
+fn with_source_files(text: &str, with: Option<&str>) -> String {
+    let line = "        source_files: [scripts/kvlower_scripts/live_kvcr/cpu_spec.py]\n";
+    assert!(
+        text.contains(line),
+        "the KVCR join anchor names its patch's file"
+    );
+    text.replace(
+        line,
+        &with.map_or(String::new(), |f| format!("        source_files: [{f}]\n")),
+    )
+}
+
+/// The patch's files come from the trust root (the descriptor's `source_files`), not from
+/// a table in the code: without them the patched join document anchors nothing.
+#[test]
+fn the_kvcr_join_anchor_without_source_files_anchors_nothing() {
+    let dir = sandbox();
+    let d = dir.path().join(DESCRIPTOR);
+    let text = fs::read_to_string(&d).expect("read");
+    fs::write(&d, with_source_files(&text, None)).expect("write");
+    let out = best_effort_row(dir.path(), DESCRIPTOR);
+    assert!(!out.contains("sound_with_adapter"), "{out}");
+    let run = kvlower(&["check", "--root", &dir.path().display().to_string()]);
+    assert!(
+        run.stderr.contains("anchor-verdict-disagrees") && run.stderr.contains("source_files"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// `source_files` naming another file than the one the capture header records the digest
+/// of (the pin patch, a README, the patch plus another file) anchors nothing.
+#[test]
+fn the_kvcr_join_anchor_naming_other_source_files_anchors_nothing() {
+    let dir = sandbox();
+    let d = dir.path().join(DESCRIPTOR);
+    let text = fs::read_to_string(&d).expect("read");
+    for other in [
+        "scripts/kvlower_scripts/live_kvcr/pin_tier.py",
+        "scripts/kvlower_scripts/live_kvcr/README.md",
+        "scripts/kvlower_scripts/live_kvcr/cpu_spec.py, scripts/kvlower_scripts/live_kvcr/pin_tier.py",
+        "scripts/kvlower_scripts/live_kvcr/absent.py",
+    ] {
+        fs::write(&d, with_source_files(&text, Some(other))).expect("write");
+        let out = best_effort_row(dir.path(), DESCRIPTOR);
+        assert!(!out.contains("sound_with_adapter"), "{other}: {out}");
+        let run = kvlower(&["check", "--root", &dir.path().display().to_string()]);
+        let file = other.rsplit('/').next().expect("name");
+        assert!(
+            run.stderr.contains("anchor-verdict-disagrees") && run.stderr.contains(file),
+            "{other}: {}",
+            run.stderr
+        );
+    }
+    // The patch's own file, named twice, is the same set: the row holds.
+    fs::write(
+        &d,
+        with_source_files(
+            &text,
+            Some("scripts/kvlower_scripts/live_kvcr/cpu_spec.py, scripts/kvlower_scripts/live_kvcr/cpu_spec.py"),
+        ),
+    )
+    .expect("write");
+    assert!(best_effort_row(dir.path(), DESCRIPTOR).contains(VERIFIED));
+}
+
+/// The right `source_files` do not let another runtime borrow the KVCR document.
+#[test]
+fn another_runtime_citing_the_kvcr_document_with_its_source_files_is_refused() {
+    let dir = sandbox();
+    let d = dir.path().join(PLAIN_DESCRIPTOR);
+    let text = fs::read_to_string(&d).expect("read");
+    let anchor = format!("path: {PLAIN_DIR}/join.json\n");
+    assert!(text.contains(&anchor));
+    let indent = text
+        .lines()
+        .find(|l| l.trim_start() == anchor.trim_end())
+        .map(|l| &l[..l.len() - l.trim_start().len()])
+        .expect("anchor line")
+        .to_string();
+    let borrowed = text.replace(
+        &anchor,
+        &format!(
+            "path: {DIR}/join.json\n{indent}source_files: [scripts/kvlower_scripts/live_kvcr/cpu_spec.py]\n"
+        ),
+    );
+    fs::write(&d, borrowed).expect("write");
+    let out = best_effort_row(dir.path(), PLAIN_DESCRIPTOR);
+    assert!(!out.contains("sound_with_adapter"), "{out}");
+    let run = kvlower(&["check", "--root", &dir.path().display().to_string()]);
+    assert!(
+        run.stderr.contains("anchor-other-runtime"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// A capture whose header records the patch but no patch file digest (the key renamed, same
+/// length) anchors nothing, whatever `source_files` names.
+#[test]
+fn a_capture_header_without_a_patch_file_digest_anchors_nothing() {
+    let dir = sandbox();
+    let capture = dir.path().join(DIR).join("capture.kvcap");
+    let bytes = fs::read(&capture).expect("read");
+    let (from, to) = (b"\"patch_file_sha256\"", b"\"patch_file_sha257\"");
+    let at = bytes
+        .windows(from.len())
+        .position(|w| w == from)
+        .expect("the header records the patch file digest");
+    let mut renamed = bytes.clone();
+    renamed[at..at + to.len()].copy_from_slice(to);
+    fs::write(&capture, renamed).expect("write");
+    let out = best_effort_row(dir.path(), DESCRIPTOR);
+    assert!(!out.contains("sound_with_adapter"), "{out}");
+    let run = kvlower(&["check", "--root", &dir.path().display().to_string()]);
+    assert!(
+        run.stderr.contains("anchor-verdict-disagrees")
+            && run.stderr.contains("records no `*patch_file_sha256`"),
+        "{}",
+        run.stderr
+    );
+}

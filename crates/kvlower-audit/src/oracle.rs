@@ -275,7 +275,29 @@ fn repo_file_holds(
                 Purpose::Atom => false,
                 Purpose::Signal => true,
             };
-            a.verdict.is_none() && facts.reproduces && facts.stream_sound && boundary && fits
+            // A patched runtime's document backs nothing unless the anchor names exactly
+            // the patch files its capture recorded, each recomputed from the repository
+            // (docs/descriptor-format.md, `source_files`).
+            let patch_files = match &facts.patch_digests {
+                None => true,
+                Some(Err(_)) => false,
+                Some(Ok(recorded)) => a.source_files.as_ref().is_some_and(|files| {
+                    !files.is_empty()
+                        && files
+                            .iter()
+                            .map(|f| env.repo_file_sha256(f))
+                            .collect::<Result<BTreeSet<String>, String>>()
+                            .is_ok_and(|named| {
+                                named == recorded.iter().cloned().collect::<BTreeSet<_>>()
+                            })
+                }),
+            };
+            a.verdict.is_none()
+                && facts.reproduces
+                && facts.stream_sound
+                && boundary
+                && fits
+                && patch_files
         }
         RepoFile::RoutingDocument(facts) => {
             // Written from docs/routing-trace.md, not from kvlower-core's anchoring:
@@ -563,6 +585,10 @@ impl Environment for SeenFrom<'_> {
 
     fn today(&self) -> (i32, u32, u32) {
         self.env.today()
+    }
+
+    fn repo_file_sha256(&self, path: &str) -> Result<String, String> {
+        self.env.repo_file_sha256(path)
     }
 }
 

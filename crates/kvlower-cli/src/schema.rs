@@ -398,7 +398,7 @@ fn anchor_rules(schema: &mut Value) {
                 );
                 then_props.insert(
                     "source_files".into(),
-                    json!({"description": "Source files name a `repo_file` gate campaign's patch and recorder.", "type": "null"}),
+                    json!({"description": "Source files name a `repo_file` gate campaign's patch and recorder, or a patched join document's patch files.", "type": "null"}),
                 );
             }
             json!({

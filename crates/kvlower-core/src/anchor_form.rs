@@ -80,6 +80,11 @@ pub enum AnchorDefect {
     /// A committed join evidence document that re-running the join on its
     /// registry and event file does not reproduce.
     JoinEvidenceDisagrees,
+    /// A join document whose registry identity is patched, on an anchor whose
+    /// `source_files` do not name exactly the patch files its capture header records
+    /// (none named, a file missing or with another digest, a digest left unnamed, or
+    /// events without a header); `why` names the file or the problem.
+    JoinPatchFilesDisagree { why: String },
     /// A join document used at another depth than the one it records.
     JoinDocumentWrongDepth { recorded: Depth },
     /// A join document used for what a join cannot witness (an enforcement
@@ -178,6 +183,10 @@ impl std::fmt::Display for AnchorDefect {
             }
             AnchorDefect::JoinEvidenceDisagrees => f.write_str(
                 "re-running the join on the document's registry and event file does not reproduce it",
+            ),
+            AnchorDefect::JoinPatchFilesDisagree { why } => write!(
+                f,
+                "the join document's runtime is patched, and the anchor's `source_files` are not the patch files its capture recorded: {why}"
             ),
             AnchorDefect::DocsPageIsNotATrace => {
                 f.write_str("a documentation page cannot anchor run-time (trace-scoped) evidence")

@@ -131,6 +131,13 @@ fn repo_file_defects(
         RepoFile::OwnFile => vec![AnchorDefect::OwnFile],
         RepoFile::JoinDocument(facts) => {
             let mut d = join_document_defects(catalog, &facts, use_);
+            if let Some(why) = facts
+                .patch_digests
+                .as_ref()
+                .and_then(|recorded| patch_files_problem(recorded, source_files, env))
+            {
+                d.push(AnchorDefect::JoinPatchFilesDisagree { why });
+            }
             if !recorded_runtime_fits(facts.runtime.as_ref(), &subject.identity) {
                 d.push(AnchorDefect::EvidenceOfAnotherRuntime);
             }
@@ -196,6 +203,43 @@ fn repo_file_defects(
             None => Vec::new(),
         },
     }
+}
+
+/// Why the files an anchor's `source_files` names are not the patch files a patched join
+/// document's capture recorded (`recorded`: their sha256 digests, or why there are none);
+/// `None` when the set of the named files' digests is exactly the recorded set. The
+/// descriptor is the trust root: which files make up a patch is its to say, and each is
+/// recomputed from the repository.
+fn patch_files_problem(
+    recorded: &Result<Vec<String>, String>,
+    source_files: Option<&[String]>,
+    env: &dyn crate::environment::Environment,
+) -> Option<String> {
+    let recorded: std::collections::BTreeSet<&str> = match recorded {
+        Ok(digests) => digests.iter().map(String::as_str).collect(),
+        Err(why) => return Some(why.clone()),
+    };
+    let Some(named) = source_files.filter(|f| !f.is_empty()) else {
+        return Some("the anchor names no `source_files` (the patch's files)".to_owned());
+    };
+    let mut found = std::collections::BTreeSet::new();
+    for file in named {
+        match env.repo_file_sha256(file) {
+            Err(why) => return Some(format!("`{file}`: {why}")),
+            Ok(digest) if !recorded.contains(digest.as_str()) => {
+                return Some(format!(
+                    "`{file}` is not a file the capture ran (its sha256 is not among the header's patch file digests)"
+                ));
+            }
+            Ok(digest) => {
+                found.insert(digest);
+            }
+        }
+    }
+    let unnamed = recorded.len().saturating_sub(found.len());
+    (unnamed > 0).then(|| {
+        format!("{unnamed} patch file digest(s) the capture header records are not named in `source_files`")
+    })
 }
 
 /// A campaign anchors, when it held, the obligations its witnessed gates witness
@@ -541,5 +585,74 @@ mod routing_document_tests {
             routing_document_defects(&c, &other_depth, use_)
                 .contains(&AnchorDefect::RoutingEvidenceInsufficient)
         );
+    }
+}
+
+#[cfg(test)]
+mod patch_files_tests {
+    //! A patched join document's patch files come from the anchor's `source_files` (the
+    //! descriptor is the trust root); each assertion fails without its rule.
+    use super::patch_files_problem;
+    use crate::environment::{Environment, RepoFile, TraceVerdictFacts};
+
+    /// `a.py` and `b.py` hash to `A` and `B`; every other file is missing.
+    struct Files;
+
+    impl Environment for Files {
+        fn repo_file(&self, _path: &str) -> RepoFile {
+            RepoFile::Missing
+        }
+        fn trace_verdict(
+            &self,
+            _path: &str,
+            _verdict: &crate::descriptor::ClaimedVerdict,
+        ) -> TraceVerdictFacts {
+            TraceVerdictFacts::default()
+        }
+        fn today(&self) -> (i32, u32, u32) {
+            (2026, 1, 1)
+        }
+        fn repo_file_sha256(&self, path: &str) -> Result<String, String> {
+            match path {
+                "a.py" => Ok("A".into()),
+                "b.py" => Ok("B".into()),
+                _ => Err("not in the repository".into()),
+            }
+        }
+    }
+
+    fn named(files: &[&str]) -> Vec<String> {
+        files.iter().map(|f| (*f).to_owned()).collect()
+    }
+
+    #[test]
+    fn the_named_files_digests_must_be_exactly_the_recorded_ones() {
+        let one: Result<Vec<String>, String> = Ok(vec!["A".into()]);
+        let two: Result<Vec<String>, String> = Ok(vec!["A".into(), "B".into()]);
+        assert_eq!(
+            patch_files_problem(&one, Some(&named(&["a.py"])), &Files),
+            None
+        );
+        assert_eq!(
+            patch_files_problem(&one, Some(&named(&["a.py", "a.py"])), &Files),
+            None
+        );
+        assert_eq!(
+            patch_files_problem(&two, Some(&named(&["b.py", "a.py"])), &Files),
+            None
+        );
+        // None named, an empty list, an extra file, another file, a missing file, a
+        // recorded digest left unnamed.
+        assert!(patch_files_problem(&one, None, &Files).is_some());
+        assert!(patch_files_problem(&one, Some(&[]), &Files).is_some());
+        let extra = patch_files_problem(&one, Some(&named(&["a.py", "b.py"])), &Files);
+        assert!(extra.is_some_and(|why| why.contains("b.py")));
+        assert!(patch_files_problem(&one, Some(&named(&["b.py"])), &Files).is_some());
+        let missing = patch_files_problem(&one, Some(&named(&["c.py"])), &Files);
+        assert!(missing.is_some_and(|why| why.contains("c.py")));
+        assert!(patch_files_problem(&two, Some(&named(&["a.py"])), &Files).is_some());
+        // Events without a header (JSON Lines) record no digest: nothing can match.
+        let none: Result<Vec<String>, String> = Err("not a capture".into());
+        assert!(patch_files_problem(&none, Some(&named(&["a.py"])), &Files).is_some());
     }
 }

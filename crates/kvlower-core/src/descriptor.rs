@@ -359,6 +359,8 @@ pub struct Anchor {
     /// For a `repo_file` gate campaign document: the patch's and the recorder's source
     /// files the campaign must name (`source.files`, docs/conformance.md), as the trust
     /// root says them. A campaign naming other files (another recorder) anchors nothing.
+    /// For a join document whose registry identity is patched: the patch's files, whose
+    /// sha256 set must be the one its capture header records (docs/descriptor-format.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_files: Option<Vec<String>>,
 }

@@ -84,6 +84,12 @@ pub struct JoinDocumentFacts {
     /// names it (`None`: it names none). Evidence of one runtime anchors nothing of
     /// another: see [`crate::anchoring::recorded_runtime_fits`].
     pub runtime: Option<crate::identity::RecordedRuntime>,
+    /// For a document whose registry identity is patched: the sha256 digests its capture
+    /// header records for the patch's files (sorted, no repeats), or why it records none
+    /// (JSON Lines events, a header without the patch or without a digest). `None` for an
+    /// unpatched identity. The anchor's `source_files` must name files with exactly these
+    /// digests (see [`crate::anchoring::anchor_counts`]).
+    pub patch_digests: Option<Result<Vec<String>, String>>,
 }
 
 /// What re-running a committed routing gate document showed.
@@ -128,4 +134,8 @@ pub trait Environment: Sync {
 
     /// Today's date, to refuse a `retrieved` or `reviewed` date in the future.
     fn today(&self) -> (i32, u32, u32);
+
+    /// The sha256 (lower-case hex) of the repository file at `path`, or why it cannot be
+    /// read (missing, refused: outside the repository, not a regular file, too large).
+    fn repo_file_sha256(&self, path: &str) -> Result<String, String>;
 }

@@ -327,6 +327,32 @@ impl FsEnvironment {
             held: committed.held_preconditions().collect(),
             stream_sound: committed.stream_sound(),
             runtime,
+            patch_digests: self.patch_digests(&committed),
+        }
+    }
+
+    /// For a document whose (reproduced) registry identity is patched, the patch file
+    /// digests its capture's header records (red-team H1): which repository files they
+    /// must be is the anchor's `source_files` to say, and the judgment recomputes them.
+    /// The join itself compares the header's runtime and patch with the registry's.
+    fn patch_digests(
+        &self,
+        committed: &kvlower_join::JoinReport,
+    ) -> Option<Result<Vec<String>, String>> {
+        let runtime = committed.cache_identity.runtime.as_ref();
+        runtime.and_then(|r| r.patch.as_ref())?;
+        // Resolved inside the root and opened through the one safe read.
+        let meta = self
+            .resolve(&committed.events)
+            .map_err(|_| ())
+            .and_then(|p| kvlower_join::input::open_events(&p).map_err(|_| ()))
+            .and_then(|f| kvlower_join::input::capture_meta(std::io::BufReader::new(f)));
+        match meta {
+            Ok(meta) => kvlower_join::input::patch_file_digests(meta.as_ref(), runtime),
+            Err(()) => Some(Err(format!(
+                "the events `{}` cannot be read as a capture",
+                committed.events
+            ))),
         }
     }
 
@@ -340,34 +366,6 @@ impl FsEnvironment {
         let Ok(registry) = kvlower_join::Registry::load(&registry_path) else {
             return false;
         };
-        // A patched identity anchors only a capture whose header records the patch and
-        // each of its files' sha256, recomputed here from the repository (red-team H1);
-        // the join itself compares the header's runtime and patch with the registry's.
-        let Ok(meta) = kvlower_join::input::open_events(&events_path)
-            .map_err(|_| ())
-            .and_then(|f| kvlower_join::input::capture_meta(std::io::BufReader::new(f)))
-        else {
-            return false;
-        };
-        let Ok(files) = kvlower_join::input::patch_files_to_verify(
-            meta.as_ref(),
-            registry.cache_identity.runtime.as_ref(),
-        ) else {
-            return false;
-        };
-        for (path, sha) in files {
-            // Confined to the root and read through the one safe read.
-            let Some(bytes) = self
-                .resolve(path)
-                .ok()
-                .and_then(|r| kvlower_fs::FileKind::JoinDocument.open().read(&r).ok())
-            else {
-                return false;
-            };
-            if kvlower_core::catalog::sha256_hex(&bytes) != sha {
-                return false;
-            }
-        }
         // Resolved inside the root above; opened through the one safe read.
         let Ok(events) = kvlower_join::input::open_events(&events_path) else {
             return false;
@@ -459,6 +457,21 @@ impl Environment for FsEnvironment {
                 .then_some(AnchorDefect::TraceVerdictDisagrees),
             runtime,
         }
+    }
+
+    fn repo_file_sha256(&self, path: &str) -> Result<String, String> {
+        // Confined to the root and read through the one safe read.
+        let resolved = self.resolve(path).map_err(|why| match why {
+            PathRefusal::Missing => "not in the repository".to_owned(),
+            PathRefusal::OutsideRoot => "refused: it resolves outside the repository".to_owned(),
+            PathRefusal::NotARegularFile => "refused: not a regular file".to_owned(),
+            PathRefusal::TooLarge => "refused: too large".to_owned(),
+        })?;
+        let bytes = kvlower_fs::FileKind::JoinDocument
+            .open()
+            .read(&resolved)
+            .map_err(|refusal| refusal.to_string())?;
+        Ok(kvlower_core::catalog::sha256_hex(&bytes))
     }
 
     fn today(&self) -> (i32, u32, u32) {

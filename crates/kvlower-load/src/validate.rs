@@ -175,6 +175,7 @@ fn finding_code(defect: &AnchorDefect, supported: bool) -> Option<Code> {
         AnchorDefect::TraceVerdictDisagrees
         | AnchorDefect::TraceVerdictUnverified
         | AnchorDefect::JoinEvidenceDisagrees
+        | AnchorDefect::JoinPatchFilesDisagree { .. }
         | AnchorDefect::JoinEvidenceInsufficient
         | AnchorDefect::RoutingEvidenceDisagrees
         | AnchorDefect::RoutingEvidenceInsufficient
@@ -216,6 +217,7 @@ fn hint(defect: &AnchorDefect, a: &Anchor) -> String {
         AnchorDefect::VerdictNeedsRepoFile => "a verdict can only be re-checked on a trace committed here".into(),
         AnchorDefect::TraceVerdictDisagrees | AnchorDefect::TraceVerdictUnverified => format!("run `kvlower gate {path}` to see what the trace supports, and fix the verdict or the trace"),
         AnchorDefect::JoinEvidenceDisagrees => "regenerate it with `kvlower join --output json` from the repository root and commit it".into(),
+        AnchorDefect::JoinPatchFilesDisagree { .. } => format!("name in the anchor's `source_files` exactly the repository files of the patch the capture behind `{path}` ran (its header's `*patch_file_sha256` digests), unchanged since the capture"),
         AnchorDefect::JoinEvidenceInsufficient => "anchor only a join whose preconditions all hold, whose stream is sequenced, and with a materialized claim".into(),
         AnchorDefect::RoutingEvidenceDisagrees => "regenerate it with `kvlower route --trace T --format json` from the repository root and commit it".into(),
         AnchorDefect::RoutingEvidenceInsufficient => "anchor only a routing gate document whose routing_hook preconditions held for every claim".into(),

