@@ -396,18 +396,21 @@ fn shared_examples_give_the_published_verdicts() {
 /// outside the root.
 #[test]
 fn every_campaign_refusal_is_a_coded_finding() {
-    let root = repo_root();
+    // A scratch repository (the real catalog), so the test needs nothing of the checkout's
+    // layout (a first build may put `target/` elsewhere).
+    let repo = kvlower_tests::scratch_repo(&["evidence"]);
+    let root = repo.path();
     let root_arg = root.display().to_string();
-    let outside = tempfile::tempdir().unwrap();
-    let outside_doc = outside.path().join("gate-campaign.json");
-    std::fs::write(&outside_doc, "{}\n").unwrap();
-    let malformed = tempfile::tempdir_in(root.join("target")).unwrap();
-    let malformed_doc = malformed.path().join("gate-campaign.json");
+    std::fs::write(root.join("README.md"), "# not a campaign\n").unwrap();
+    let malformed_doc = root.join("evidence/gate-campaign.json");
     std::fs::write(
         &malformed_doc,
         r#"{"schema":"kvlower-gate-campaign/2","schema":"kvlower-gate-campaign/2"}"#,
     )
     .unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let outside_doc = outside.path().join("gate-campaign.json");
+    std::fs::write(&outside_doc, "{}\n").unwrap();
     let cases: [(String, &str, u8); 4] = [
         (
             root.join("README.md").display().to_string(),
