@@ -292,12 +292,15 @@ fn repo_file_holds(
                             })
                 }),
             };
+            // Events that record no runtime of their own (JSON Lines, a capture header
+            // without `meta.runtime`) are evidence of no runtime (docs/capture-format.md).
             a.verdict.is_none()
                 && facts.reproduces
                 && facts.stream_sound
                 && boundary
                 && fits
                 && patch_files
+                && facts.events_runtime.is_some()
         }
         RepoFile::RoutingDocument(facts) => {
             // Written from docs/routing-trace.md, not from kvlower-core's anchoring:
