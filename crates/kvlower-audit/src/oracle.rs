@@ -292,8 +292,7 @@ fn repo_file_holds(
                             })
                 }),
             };
-            // Events that record no runtime of their own (JSON Lines, a capture header
-            // without `meta.runtime`) are evidence of no runtime (docs/capture-format.md).
+            // Events recording no `meta.runtime` are evidence of none (capture-format.md).
             a.verdict.is_none()
                 && facts.reproduces
                 && facts.stream_sound
