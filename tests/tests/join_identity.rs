@@ -113,6 +113,13 @@ fn a_patch_on_a_with_component_is_refused() {
         "    version: \"0.32.0\"\n    with:\n      - {kind: kvcr, version: \"0.1.1\", patch: kvlower-kvcr-cpu-spec-1}\n",
     );
     refused(&join(root, PLAIN_DIR, "capture.kvcap"), "with");
+    // JSON Lines events (no header at all): the registry itself is refused.
+    fs::copy(
+        repo_root().join("tests/fixtures/join/vllm/events-map.jsonl"),
+        root.join(PLAIN_DIR).join("events.jsonl"),
+    )
+    .expect("copy");
+    refused(&join(root, PLAIN_DIR, "events.jsonl"), "with");
 }
 
 /// Hole B: the plain vllm capture cannot back a registry claiming kvcr ran too.

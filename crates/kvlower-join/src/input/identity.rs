@@ -249,11 +249,19 @@ mod tests {
         assert!(check_header_identity(&meta(&[("runtime", "vllm")]), rt(&plain).as_ref()).is_err());
         // No header identity: nothing to compare here.
         assert!(check_header_identity(&meta(&[]), rt(&plain).as_ref()).is_ok());
-        // A patch on a `with` component is never recorded: refused.
-        let evil = runtime(
-            "{kind: vllm, version: \"0.32.0\", patch: kvlower-kvcr-cpu-spec-1, with: [{kind: kvcr, version: \"0.1.1\", patch: evil}]}",
+        // A patch on a `with` component is never recorded: the registry itself is
+        // refused, whatever the events (and the header check refuses it too).
+        let yaml = "{kind: vllm, version: \"0.32.0\", patch: kvlower-kvcr-cpu-spec-1, with: [{kind: kvcr, version: \"0.1.1\", patch: evil}]}";
+        let evil = Registry::parse(
+            &format!(
+                "schema_version: 1\ncache_identity:\n  model: m\n  tokenizer: t\n  hash_domain: {{name: h, encoding: int}}\n  runtime: {yaml}\n  namespace: default\n  adapter: {{kind: base_model}}\n  block_size: 2\nclaims: []\n"
+            ),
+            Path::new("registry.yaml"),
         );
-        assert!(check_header_identity(&header, rt(&evil).as_ref()).is_err());
+        assert!(evil.is_err());
+        let mut patched_with = rt(&kvcr).unwrap();
+        patched_with.with[0].patch = Some("evil".into());
+        assert!(check_header_identity(&header, Some(&patched_with)).is_err());
         // Every `with` component must be named: in the runtime, or a router in `router`.
         let dynamo = runtime(
             "{kind: vllm, version: \"0.32.0\", with: [{kind: dynamo, version: \"1.6.1\"}]}",
