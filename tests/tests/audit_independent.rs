@@ -196,6 +196,8 @@ impl Environment for TestEnv {
                 runtime: Some(recorded(path)),
                 // The generated runtimes are unpatched.
                 patch_digests: None,
+                // A "headerless" document's events record no runtime of their own.
+                events_runtime: (!path.contains("headerless")).then(|| "vllm 0".to_owned()),
             })
         } else {
             RepoFile::Plain
@@ -338,6 +340,7 @@ fn anchor() -> impl Strategy<Value = Anchor> {
             "evidence/run-unsound.json",
             "evidence/run-deep.join.json",
             "evidence/run-foreign.join.json",
+            "evidence/run-headerless.join.json",
         ])
         .prop_map(|p| repo_file(p, None)),
         1 => Just(repo_file("evidence/run.join.json", Some(true))),

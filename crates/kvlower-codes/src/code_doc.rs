@@ -445,7 +445,7 @@ code_table! {
     AnchorOtherRuntime = "anchor-other-runtime" {
         severity: Error,
         unread_input: false,
-        what: "A repo_file anchor names evidence (a join or routing gate document, a gate trace) whose recorded runtime identity is not exactly the descriptor's `runtime.identity` — another kind, version or patch, none recorded (a trace without its header line), or one that does not decode (docs/descriptor-format.md, \"Runtime identity\").",
+        what: "A repo_file anchor names evidence (a join or routing gate document, a gate trace) whose recorded runtime identity is not exactly the descriptor's `runtime.identity` — another kind, version or patch, none recorded (a trace without its header line; a join document whose events record no `meta.runtime`: JSON Lines, or a capture header without it), or one that does not decode (docs/descriptor-format.md, \"Runtime identity\").",
         why: "Evidence from another runtime build is not evidence for this one; borrowing it would copy labels between runtimes.",
         example: "A vLLM-only descriptor anchored to a join document recorded under Dynamo + vLLM.",
         fix: "Anchor evidence recorded with exactly this descriptor's `runtime.identity`, or fix the identity.",

@@ -85,6 +85,10 @@ pub enum AnchorDefect {
     /// (none named, a file missing or with another digest, a digest left unnamed, or
     /// events without a header); `why` names the file or the problem.
     JoinPatchFilesDisagree { why: String },
+    /// A join document whose events record no runtime identity of their own (JSON
+    /// Lines, or a capture header without `meta.runtime`): its registry alone names the
+    /// runtime, so it is no evidence of any (mapped to `anchor-other-runtime`).
+    JoinEventsRecordNoRuntime,
     /// A join document used at another depth than the one it records.
     JoinDocumentWrongDepth { recorded: Depth },
     /// A join document used for what a join cannot witness (an enforcement
@@ -187,6 +191,9 @@ impl std::fmt::Display for AnchorDefect {
             AnchorDefect::JoinPatchFilesDisagree { why } => write!(
                 f,
                 "the join document's runtime is patched, and the anchor's `source_files` are not the patch files its capture recorded: {why}"
+            ),
+            AnchorDefect::JoinEventsRecordNoRuntime => f.write_str(
+                "the join document's events record no runtime identity (JSON Lines, or a capture header without `meta.runtime`): only its registry names the runtime, so it anchors nothing",
             ),
             AnchorDefect::DocsPageIsNotATrace => {
                 f.write_str("a documentation page cannot anchor run-time (trace-scoped) evidence")

@@ -138,6 +138,10 @@ fn repo_file_defects(
             {
                 d.push(AnchorDefect::JoinPatchFilesDisagree { why });
             }
+            // The registry alone names the runtime of events that record none.
+            if facts.events_runtime.is_none() {
+                d.push(AnchorDefect::JoinEventsRecordNoRuntime);
+            }
             if !recorded_runtime_fits(facts.runtime.as_ref(), &subject.identity) {
                 d.push(AnchorDefect::EvidenceOfAnotherRuntime);
             }

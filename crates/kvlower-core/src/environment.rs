@@ -90,6 +90,12 @@ pub struct JoinDocumentFacts {
     /// unpatched identity. The anchor's `source_files` must name files with exactly these
     /// digests (see [`crate::anchoring::anchor_counts`]).
     pub patch_digests: Option<Result<Vec<String>, String>>,
+    /// The runtime identity the document's events record themselves: their capture
+    /// header's `meta.runtime`. `None` for JSON Lines events, a header without
+    /// `meta.runtime`, or events that cannot be read as a capture: such a document
+    /// anchors no positive row, whatever its registry says
+    /// ([`crate::anchor_form::AnchorDefect::JoinEventsRecordNoRuntime`]).
+    pub events_runtime: Option<String>,
 }
 
 /// What re-running a committed routing gate document showed.

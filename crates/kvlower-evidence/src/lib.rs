@@ -328,7 +328,18 @@ impl FsEnvironment {
             stream_sound: committed.stream_sound(),
             runtime,
             patch_digests: self.patch_digests(&committed),
+            events_runtime: self.events_runtime(&committed),
         }
+    }
+
+    /// The `meta.runtime` the document's events record (their capture header's); `None`
+    /// for JSON Lines, a header without it, or events unreadable as a capture.
+    fn events_runtime(&self, committed: &kvlower_join::JoinReport) -> Option<String> {
+        let p = self.resolve(&committed.events).ok()?;
+        let f = kvlower_join::input::open_events(&p).ok()?;
+        kvlower_join::input::capture_meta(std::io::BufReader::new(f))
+            .ok()??
+            .remove("runtime")
     }
 
     /// For a document whose (reproduced) registry identity is patched, the patch file
@@ -467,6 +478,14 @@ impl Environment for FsEnvironment {
             PathRefusal::NotARegularFile => "refused: not a regular file".to_owned(),
             PathRefusal::TooLarge => "refused: too large".to_owned(),
         })?;
+        // A patch file is source the runtime ran, never kvlower's own files (as for a
+        // campaign's source files).
+        if self.in_own_dir(&resolved) {
+            return Err(format!(
+                "refused: it is in one of kvlower's own directories ({})",
+                kvlower_core::anchor_form::OWN_DIRS.join(", ")
+            ));
+        }
         let bytes = kvlower_fs::FileKind::JoinDocument
             .open()
             .read(&resolved)

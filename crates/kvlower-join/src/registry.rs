@@ -385,6 +385,25 @@ impl Registry {
                 ),
             });
         }
+        // A capture header records one `patch`, the engine's: a patch on a `with`
+        // component could never be checked against what ran (docs/capture-format.md).
+        let with = raw
+            .cache_identity
+            .runtime
+            .as_ref()
+            .map_or(&[][..], |r| &r.with[..]);
+        if let Some((i, c)) = with.iter().enumerate().find(|(_, c)| c.patch.is_some()) {
+            return Err(JoinError::Registry {
+                path: path.to_path_buf(),
+                location: None,
+                yaml_path: format!("cache_identity.runtime.with[{i}].patch"),
+                message: format!(
+                    "the `with` component {} {} carries a patch: a capture header records only the engine's `patch`, so a patch on a `with` component is refused",
+                    c.kind.name(),
+                    c.version
+                ),
+            });
+        }
         let mut maps: BTreeMap<PathBuf, TokenMapFile> = BTreeMap::new();
         let mut claims = Vec::with_capacity(raw.claims.len());
         for rc in raw.claims {

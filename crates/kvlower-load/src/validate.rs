@@ -167,6 +167,8 @@ fn finding_code(defect: &AnchorDefect, supported: bool) -> Option<Code> {
         AnchorDefect::RepoFileRefused => Some(Code::AnchorRefused),
         // Mis-scoped whatever the item claims: another runtime's run is no evidence here.
         AnchorDefect::EvidenceOfAnotherRuntime => Some(Code::AnchorOtherRuntime),
+        // Events recording no runtime are evidence of none: like a trace without a header.
+        AnchorDefect::JoinEventsRecordNoRuntime => Some(Code::AnchorOtherRuntime),
         // A self-declared scope is refused whatever the status: the anchor bounds it.
         AnchorDefect::ScopeBeyondAnchor { .. } => Some(Code::AnchorScopeBeyondKind),
         // Only for `supported` evidence: a `missing` or `partial` item may
@@ -212,6 +214,7 @@ fn hint(defect: &AnchorDefect, a: &Anchor) -> String {
         AnchorDefect::RepoFileRefused => format!("`{path}` must be a regular file inside the repository (after following links), within the size cap"),
         AnchorDefect::OwnFile => "anchor to the trace, join document or public source that shows the obligation".into(),
         AnchorDefect::EvidenceOfAnotherRuntime => format!("`{path}` records another runtime identity (or none): anchor this runtime's own evidence; `runtime.identity` must list exactly the kinds, versions and patches the evidence records"),
+        AnchorDefect::JoinEventsRecordNoRuntime => format!("re-capture the events behind `{path}` with `kvlower capture --meta runtime=\"NAME VERSION[ + NAME VERSION]...\"` (docs/capture-format.md) and regenerate the join document"),
         AnchorDefect::ScopeBeyondAnchor { most } => format!("set `scope: {most}`, or anchor a committed trace with a verdict, a join or routing document, the paper's section, or a published result file"),
         AnchorDefect::NotReRunnable => format!("add `verdict: {{claim_id: ..., gate: ..., pass: true}}` if `{path}` is a trace (check re-runs `kvlower gate`), or anchor a `kvlower join --output json` or `kvlower route --format json` document"),
         AnchorDefect::VerdictNeedsRepoFile => "a verdict can only be re-checked on a trace committed here".into(),

