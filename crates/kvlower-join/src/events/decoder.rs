@@ -40,17 +40,25 @@ impl Decoder {
 
     /// Decodes one non-blank line.
     pub fn decode_line(&mut self, text: &str, line: u64) -> Result<DecodedLine, DecodeError> {
-        let v: Value = serde_json::from_str(text).map_err(|e| DecodeError {
-            json_path: None,
-            message: format!("not JSON: {e}"),
-        })?;
-        // serde_json keeps the last of two equal keys (`"ownership":"lmcache",
-        // "ownership":"kvcr"` would read as KVCR): a repeated key hides a value, so the
-        // line is malformed, as a capture's msgpack map with one already is.
-        serde_json::from_str::<NoRepeatedKeys>(text).map_err(|e| DecodeError {
-            json_path: None,
-            message: format!("a key is repeated in one object: {e}"),
-        })?;
+        // One parse that also refuses a repeated key: serde_json alone keeps the last of
+        // two equal keys (`"ownership":"lmcache","ownership":"kvcr"` would read as KVCR),
+        // so a repeated key hides a value and the line is malformed, as a capture's msgpack
+        // map with one already is. The visitor's only data error is that refusal.
+        let v: Value = match serde_json::from_str::<StrictValue>(text) {
+            Ok(StrictValue(v)) => v,
+            Err(e) if e.is_data() => {
+                return Err(DecodeError {
+                    json_path: None,
+                    message: format!("a key is repeated in one object: {e}"),
+                });
+            }
+            Err(e) => {
+                return Err(DecodeError {
+                    json_path: None,
+                    message: format!("not JSON: {e}"),
+                });
+            }
+        };
         match self.format {
             EventFormat::Vllm | EventFormat::Sglang => self.decode_batch_line(&v, line, None),
             // TensorRT-LLM's msgpack streaming path (Dynamo's publisher), written as
@@ -219,68 +227,75 @@ impl Decoder {
     }
 }
 
-/// A JSON value in which no object repeats a key (compared after escapes are decoded),
-/// at any depth; the same check as `kvlower_trace::strict_json` (which this crate does
-/// not depend on). serde_json's recursion limit bounds the depth.
-struct NoRepeatedKeys;
+/// A JSON value in which no object repeats a key (compared after escapes are decoded), at
+/// any depth, built in the same pass that checks it; the same check as
+/// `kvlower_trace::strict_json` (which this crate does not depend on). serde_json's
+/// recursion limit bounds the depth. The value is the one `serde_json::Value` would give.
+struct StrictValue(Value);
 
-impl<'de> serde::Deserialize<'de> for NoRepeatedKeys {
+impl<'de> serde::Deserialize<'de> for StrictValue {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(NoRepeatedKeysVisitor)
+        d.deserialize_any(StrictValueVisitor)
     }
 }
 
-struct NoRepeatedKeysVisitor;
+struct StrictValueVisitor;
 
-impl<'de> serde::de::Visitor<'de> for NoRepeatedKeysVisitor {
-    type Value = NoRepeatedKeys;
+impl<'de> serde::de::Visitor<'de> for StrictValueVisitor {
+    type Value = StrictValue;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("a JSON value")
     }
-    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<NoRepeatedKeys, E> {
-        Ok(NoRepeatedKeys)
+    fn visit_bool<E: serde::de::Error>(self, b: bool) -> Result<StrictValue, E> {
+        Ok(StrictValue(Value::Bool(b)))
     }
-    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<NoRepeatedKeys, E> {
-        Ok(NoRepeatedKeys)
+    fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<StrictValue, E> {
+        Ok(StrictValue(Value::from(n)))
     }
-    fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<NoRepeatedKeys, E> {
-        Ok(NoRepeatedKeys)
+    fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<StrictValue, E> {
+        Ok(StrictValue(Value::from(n)))
     }
-    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<NoRepeatedKeys, E> {
-        Ok(NoRepeatedKeys)
+    fn visit_f64<E: serde::de::Error>(self, n: f64) -> Result<StrictValue, E> {
+        // As serde_json's own `Value` does: a non-finite float (never JSON) is null.
+        Ok(StrictValue(
+            serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number),
+        ))
     }
-    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<NoRepeatedKeys, E> {
-        Ok(NoRepeatedKeys)
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<StrictValue, E> {
+        Ok(StrictValue(Value::String(s.to_owned())))
     }
-    fn visit_unit<E: serde::de::Error>(self) -> Result<NoRepeatedKeys, E> {
-        Ok(NoRepeatedKeys)
+    fn visit_string<E: serde::de::Error>(self, s: String) -> Result<StrictValue, E> {
+        Ok(StrictValue(Value::String(s)))
     }
-    fn visit_none<E: serde::de::Error>(self) -> Result<NoRepeatedKeys, E> {
-        Ok(NoRepeatedKeys)
+    fn visit_unit<E: serde::de::Error>(self) -> Result<StrictValue, E> {
+        Ok(StrictValue(Value::Null))
     }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(
-        self,
-        mut seq: A,
-    ) -> Result<NoRepeatedKeys, A::Error> {
-        while seq.next_element::<NoRepeatedKeys>()?.is_some() {}
-        Ok(NoRepeatedKeys)
+    fn visit_none<E: serde::de::Error>(self) -> Result<StrictValue, E> {
+        Ok(StrictValue(Value::Null))
     }
-    fn visit_map<A: serde::de::MapAccess<'de>>(
-        self,
-        mut map: A,
-    ) -> Result<NoRepeatedKeys, A::Error> {
-        let mut seen = std::collections::BTreeSet::new();
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<StrictValue, D::Error> {
+        serde::Deserialize::deserialize(d)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<StrictValue, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        while let Some(StrictValue(v)) = seq.next_element::<StrictValue>()? {
+            items.push(v);
+        }
+        Ok(StrictValue(Value::Array(items)))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<StrictValue, A::Error> {
+        let mut object = serde_json::Map::new();
         while let Some(key) = map.next_key::<String>()? {
-            if seen.contains(&key) {
+            if object.contains_key(&key) {
                 return Err(serde::de::Error::custom(format!(
                     "the key `{key}` is repeated"
                 )));
             }
-            map.next_value::<NoRepeatedKeys>()?;
-            seen.insert(key);
+            let StrictValue(v) = map.next_value::<StrictValue>()?;
+            object.insert(key, v);
         }
-        Ok(NoRepeatedKeys)
+        Ok(StrictValue(Value::Object(object)))
     }
 }
 
