@@ -324,3 +324,20 @@ pub fn edit_truth(
         c["truth"]["sha256"] = serde_json::json!(sha);
     });
 }
+
+/// Re-runs the join of a committed live evidence folder (`dir`, repository-relative: its
+/// `registry.yaml` and `capture.kvcap`), as `kvlower check` does.
+pub fn rejoin_committed(dir: &str) -> kvlower_join::JoinReport {
+    let root = repo_root();
+    let registry =
+        kvlower_join::Registry::load(&root.join(dir).join("registry.yaml")).expect("registry");
+    let capture = std::fs::File::open(root.join(dir).join("capture.kvcap")).expect("capture");
+    kvlower_join::join_reader(
+        &registry,
+        std::path::Path::new(&format!("{dir}/registry.yaml")),
+        std::io::BufReader::new(capture),
+        std::path::Path::new(&format!("{dir}/capture.kvcap")),
+        kvlower_join::EventFormat::Vllm,
+    )
+    .expect("join")
+}

