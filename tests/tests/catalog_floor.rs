@@ -81,12 +81,12 @@ const FIXTURES: &[(&str, &str, usize)] = &[
         "catalog-weakened",
         91,
     ),
-    ("gate_widened", "catalog-weakened", 202),
+    ("gate_widened", "catalog-weakened", 208),
     ("soft_priority_atoms_removed", "catalog-weakened", 21),
     ("backend_patch_preconditions_cut", "catalog-weakened", 129),
     ("mode_defined_twice", "duplicate-key", 40),
     ("forbidden_and_critical_emptied", "catalog-weakened", 186),
-    ("join_documents_widened", "catalog-weakened", 243),
+    ("join_documents_widened", "catalog-weakened", 249),
 ];
 
 fn fixture(name: &str) -> String {
@@ -521,7 +521,7 @@ fn catalog_diff_lists_each_difference_with_its_line() {
     assert_eq!(weak.code, 1, "{}", weak.stdout);
     assert!(
         weak.stdout
-            .contains("modes/modes.yaml:202:3: weakened `trace_gates.connector_observation`"),
+            .contains("modes/modes.yaml:208:3: weakened `trace_gates.connector_observation`"),
         "{}",
         weak.stdout
     );

@@ -32,6 +32,7 @@ mod join_identity;
 mod join_inputs;
 mod join_ownership;
 mod join_runtime_fixtures;
+mod lease_lowering;
 mod live_connector_evidence;
 mod live_kvcr_evidence;
 mod live_residency_evidence;

@@ -322,7 +322,7 @@ pub const DEPTHS: [BaselineDepth; 7] = [
 ];
 
 /// Forbidden lowerings: (primitive, mode, why, source).
-pub const FORBIDDEN: [(Signal, Mode, &str, &str); 3] = [
+pub const FORBIDDEN: [(Signal, Mode, &str, &str); 5] = [
     (
         Signal::ActiveNoEvict,
         Mode::HardProtected,
@@ -340,6 +340,18 @@ pub const FORBIDDEN: [(Signal, Mode, &str, &str); 3] = [
         Mode::HardProtected,
         "priority is a preorder over victims, not exclusion; the highest priority is still evicted under pressure",
         "paper §3, Table 1 (without victim exclusion hard protection collapses to soft priority)",
+    ),
+    (
+        Signal::RequestScopedPin,
+        Mode::Expiring,
+        "a request- or transfer-scoped hold that lapses with the request or by the clock is not an accepted claim; it marks no claim-scoped boundary where responsibility ends, and a read after the lapse is not refused",
+        "paper §3, Table 1 (expiring: without a responsibility boundary post-duration loss cannot be classified) and §9 (lowerings that misrepresent the contract fail closed), as for request_scoped_pin as hard_protected",
+    ),
+    (
+        Signal::RequestScopedPin,
+        Mode::Offloadable,
+        "a hold for one transfer window is not an accepted claim's restorability; when it lapses before the read, the reader gets no claim-scoped restoration failure",
+        "paper §9, Table 9 (an unclaimed load failure is no restoration failure outcome) and the §1 counterexamples (request-failure counters are not restoration failure)",
     ),
 ];
 
