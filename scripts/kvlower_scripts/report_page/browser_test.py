@@ -227,8 +227,8 @@ def shoot(b: Browser, path: Path, design: str) -> None:
 
 
 def take_screenshots(b: Browser, shots: dict[str, Path], best: dict[tuple[str, str], dict]) -> None:
-    """The grid at 1280 px, the grid with one verified cell open (preferring one backed by a
-    gate campaign, its panel scrolled to the cell's row), and the grid on a 420 px phone —
+    """The grid at 1280 px, the grid with one verified cell open (preferring one whose evidence
+    names what carries it, then one backed by a gate campaign), and the grid on a 420 px phone —
     as docs/ and the README show them. Each PNG records the page's design digest, which
     `cargo test` compares with the committed page's (a stale picture fails it)."""
     design = design_of(b)
@@ -240,13 +240,14 @@ def take_screenshots(b: Browser, shots: dict[str, Path], best: dict[tuple[str, s
     verified = [k for k, r in best.items() if r["grade"] == "verified"]
     campaign = [k for k in verified if any(e["anchor"].endswith("gate-campaign.json")
                                            for e in best[k]["evidence"].values())]
-    if "cell" in shots and (campaign or verified):
-        desc, mode = (campaign or verified)[0]
+    carried = [k for k in verified if any(e.get("carried_by") for e in best[k]["evidence"].values())]
+    if "cell" in shots and (carried or campaign or verified):
+        desc, mode = (carried or campaign or verified)[0]
         open_cell(b, f"{stem(desc)}/{mode}")
         b.evaluate("(function(){var p=document.getElementById('panel');"
                    "var a=p.querySelector('article.row[data-best=\"true\"]');"
                    "var c=a.querySelector('details.campaign'); if(c){c.open=true;}"
-                   "p.scrollTop=a.offsetTop-8; document.activeElement.blur(); window.scrollTo(0,0);}())")
+                   "document.activeElement.blur(); window.scrollTo(0,0);}())")
         b.pump(0.3)
         shoot(b, shots["cell"], design)
         b.evaluate("location.hash=''")

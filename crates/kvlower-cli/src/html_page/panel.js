@@ -88,6 +88,30 @@
     return ul;
   }
 
+  // The cell's row at a glance: each obligation, what carries it in the runtime (as the
+  // descriptor names it from the anchored evidence), and whether check re-ran that evidence.
+  function carrierTable(r) {
+    var t = el("table", "carriers");
+    add(t, el("caption", null, "What carries each obligation (the cell's row)"));
+    var head = el("tr");
+    ["obligation", "carried by", "evidence"].forEach(function (h) {
+      var th = el("th", null, h); th.setAttribute("scope", "col"); head.appendChild(th);
+    });
+    add(t, add(el("thead"), head));
+    var body = el("tbody");
+    r[5].forEach(function (o) {
+      var carried = el("td");
+      if (o[2] < 0) { carried.textContent = "— (not supplied)"; }
+      else if (!data().e[o[2]][8].length) { carried.textContent = "not named by the descriptor"; }
+      else { data().e[o[2]][8].forEach(function (c, i) { add(carried, i ? ", " : "", el("code", null, str(c))); }); }
+      var ev = o[2] < 0 ? "missing" : (data().e[o[2]][5] ? "✓ re-run by check" : "cited");
+      var name = add(el("th"), el("code", null, str(o[0])));
+      name.setAttribute("scope", "row");
+      add(body, add(el("tr", o[2] >= 0 ? "ok" : "no"), name, carried, el("td", null, ev)));
+    });
+    return add(t, body);
+  }
+
   // [label, depth, subtype, grade, reason, [obligation], [atom], [signal], [proposal], lacks]
   function row(r, best, mode) {
     var depth = str(r[1]);
@@ -175,6 +199,8 @@
       ol.appendChild(li);
     });
     add(panel, add(nav, ol));
+    var cellRow = rows[d[10][mi]];
+    if (cellRow && cellRow[5].some(function (o) { return o[2] >= 0; })) { add(panel, carrierTable(cellRow)); }
     rows.forEach(function (r, i) { panel.appendChild(row(r, i === d[10][mi], mode)); });
     panel.hidden = false;
     document.body.classList.add("open");
