@@ -42,7 +42,9 @@ fn hostile_page() -> String {
 fn data_block(html: &str) -> &str {
     let open = "<script type=\"application/json\" id=\"data\">";
     let start = html.find(open).expect("the data block") + open.len();
-    let len = html[start..].find("</script>").expect("the data block ends");
+    let len = html[start..]
+        .find("</script>")
+        .expect("the data block ends");
     &html[start..start + len]
 }
 
@@ -108,7 +110,10 @@ fn a_descriptors_markup_is_inert_on_the_page() {
         "</script><script>alert(11)</script>",
         NOTE_ATTACK,
     ] {
-        assert!(strings.contains(&text), "{text} reads back as the same text");
+        assert!(
+            strings.contains(&text),
+            "{text} reads back as the same text"
+        );
     }
     // A link made from the hostile path is percent-encoded (the script sets it as an href).
     assert!(
@@ -204,7 +209,10 @@ fn what_carries_an_obligation_is_in_the_json_and_on_the_page() {
         assert!(ev.get(field).is_some(), "{field} is still there");
     }
     let data = data_block(&html);
-    assert!(data.contains("\"ClaimRecord.claim_id\"") && data.contains("\"/claims?id=\\u003cid\\u003e\""));
+    assert!(
+        data.contains("\"ClaimRecord.claim_id\"")
+            && data.contains("\"/claims?id=\\u003cid\\u003e\"")
+    );
 }
 
 /// The size budget: the page holds each string, evidence item and row once, and builds a
@@ -214,7 +222,9 @@ fn what_carries_an_obligation_is_in_the_json_and_on_the_page() {
 /// `report_page/browser_test.py --big`.
 #[test]
 fn the_committed_page_is_within_its_size_budget() {
-    let size = fs::metadata(repo_root().join(PAGE)).expect("the page").len();
+    let size = fs::metadata(repo_root().join(PAGE))
+        .expect("the page")
+        .len();
     assert!(size <= 600_000, "the page is {size} bytes, over 600 KB");
 }
 

@@ -23,7 +23,6 @@
 //! Deterministic: rows in the matrix's order within a runtime, no timestamps,
 //! no absolute paths (links to repository files are relative to `results/`).
 
-
 use kvlower_core::matrix::MatrixRow;
 use kvlower_core::{Label, Mode};
 use kvlower_evidence::FsEnvironment;
@@ -62,13 +61,25 @@ fn label_class(label: Label) -> &'static str {
 /// Shown in the grid's header on hover and focus, and in the legend.
 fn mode_meaning(mode: Mode) -> &'static str {
     match mode {
-        Mode::BestEffort => "the runtime tells whether a registered claim's KV is materialized; nothing is protected",
-        Mode::SoftPriority => "a claim's priority measurably changes what is evicted first under pressure",
-        Mode::HardProtected => "an accepted claim's KV is not evicted; a conflict gets an explicit action naming the blocking claims",
+        Mode::BestEffort => {
+            "the runtime tells whether a registered claim's KV is materialized; nothing is protected"
+        }
+        Mode::SoftPriority => {
+            "a claim's priority measurably changes what is evicted first under pressure"
+        }
+        Mode::HardProtected => {
+            "an accepted claim's KV is not evicted; a conflict gets an explicit action naming the blocking claims"
+        }
         Mode::Demotable => "an accepted claim is demoted, visibly, before its KV is lost",
-        Mode::Expiring => "an accepted claim's responsibility ends at an explicit boundary before later loss",
-        Mode::Offloadable => "an accepted claim's KV is offloaded and restored, and a failed restore is a claim-scoped outcome",
-        Mode::RoutedReuse => "a router attributes route cost, placement and later reuse to the claim",
+        Mode::Expiring => {
+            "an accepted claim's responsibility ends at an explicit boundary before later loss"
+        }
+        Mode::Offloadable => {
+            "an accepted claim's KV is offloaded and restored, and a failed restore is a claim-scoped outcome"
+        }
+        Mode::RoutedReuse => {
+            "a router attributes route cost, placement and later reuse to the claim"
+        }
     }
 }
 
@@ -183,11 +194,15 @@ fn write_toolbar(lines: &[grid::Line<'_>], out: &mut dyn std::fmt::Write) -> std
     for k in &all_kinds {
         write!(out, "<option value=\"{k}\">{k}</option>")?;
     }
-    out.write_str("</select></label>\n<label>Mode <select id=\"f-mode\"><option value=\"\">any</option>")?;
+    out.write_str(
+        "</select></label>\n<label>Mode <select id=\"f-mode\"><option value=\"\">any</option>",
+    )?;
     for m in Mode::ALL {
         write!(out, "<option value=\"{0}\">{0}</option>", m.name())?;
     }
-    out.write_str("</select></label>\n<label>Label <select id=\"f-label\"><option value=\"\">any</option>")?;
+    out.write_str(
+        "</select></label>\n<label>Label <select id=\"f-label\"><option value=\"\">any</option>",
+    )?;
     for l in Label::ALL.iter().rev() {
         write!(
             out,

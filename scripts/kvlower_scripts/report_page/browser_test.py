@@ -2,25 +2,29 @@
 
     python3 scripts/kvlower_scripts/report_page/browser_test.py [--page results/lowering-matrix.html]
         [--matrix results/lowering-matrix.json] [--chromium PATH] [--hostile KVLOWER_BIN]
-        [--screenshot docs/lowering-matrix-page.png] [--screenshot-cell docs/lowering-matrix-cell.png]
+        [--big KVLOWER_BIN [--big-size 2000]] [--screenshot docs/lowering-matrix-page.png]
+        [--screenshot-cell docs/lowering-matrix-cell.png] [--screenshot-phone docs/lowering-matrix-phone.png]
 
 Standard library only; the browser is the system's Chromium (Debian's `chromium`), driven over
-the DevTools protocol on a pipe (cdp.py). Checks, from file://:
-  1. the grid has one cell per (descriptor, mode) of the JSON, each with the best label and
-     grade of that mode's rows (greatest label, a tie keeping the shallowest depth), and the
-     page one row article per JSON row, under the right cell;
-  2. clicking a verified cell opens its rows, and the row behind the cell shows the JSON's
-     evidence chain: every satisfied obligation with its anchor (a repository file linked to a
-     file that exists), re-run marks as the JSON says, every missing obligation marked missing;
-  3. the arrow keys move between cells, Enter opens one, Escape returns to the grid;
-  4. filtering by grade (and by label, and by runtime kind) leaves exactly the matching cells;
-  5. sorting by a mode puts its strongest cells first;
-  6. no console error, no uncaught exception, and no network request but the page itself.
+the DevTools protocol on a pipe (cdp.py). Checks, from file:// (docs/report.md):
+  1. the grid has one cell per (descriptor, mode) of the JSON, each with the best label, grade
+     and obligation count of that mode's rows, and a stable anchor #cell=STEM/MODE;
+  2. every cell's anchor opens its panel with one row per JSON row, the cell's row marked;
+  3. clicking a verified cell opens it, and the row behind the cell shows the JSON's evidence
+     chain and what carries each obligation;
+  4. the arrow keys move between cells, Enter opens one, Escape closes it and returns;
+  5. filters (grade, label, mode, kind) and search leave exactly the matching cells and
+     runtimes, the URL holds the state, and a link with state restores it;
+  6. sorting by a mode puts its strongest cells first; by runtime, the groups come back; a
+     group folds;
+  7. at 1280 and 420 px no horizontal overflow, every mode visible, the header on screen
+     after scrolling; dark mode; the print stylesheet;
+  8. no console error, no uncaught exception, and no network request but the page itself.
 With --hostile KVLOWER_BIN, also generates a page from hostile descriptors (tests/fixtures/report_page/)
 in a scratch repository and checks, with every cell opened, that no descriptor text became an element,
-an attribute or a script.
-With --screenshot / --screenshot-cell PNG, also writes the grid, and the grid with a verified cell open
-(docs/lowering-matrix-page.png, docs/lowering-matrix-cell.png).
+an attribute or a script. With --big KVLOWER_BIN, the page of 2,000 descriptors within its budget.
+With --screenshot / --screenshot-cell / --screenshot-phone PNG, also writes the pictures docs/ and
+the README show, each recording the page's design digest (tests/tests/report_page.rs checks it).
 Exit 0 all hold; 1 a check failed (each printed); 2 usage or no browser.
 """
 
@@ -29,6 +33,7 @@ from __future__ import annotations
 import argparse
 import base64
 import json
+import os
 import shutil
 import struct
 import subprocess
@@ -124,7 +129,8 @@ def visible_matching(b: Browser) -> list[str]:
 def visible_stems(b: Browser) -> list[str]:
     return b.evaluate(
         "Array.from(document.querySelectorAll('#grid tbody tr.ln')).filter(function(tr){"
-        "return getComputedStyle(tr).display!=='none';}).map(function(tr){return tr.querySelector('.path').textContent;})"
+        "return getComputedStyle(tr).display!=='none';})"
+        ".map(function(tr){return tr.querySelector('.path').textContent;})"
     )
 
 
@@ -190,7 +196,8 @@ def check_layout(c: Checks, b: Browser, width: int) -> None:
         "heads.forEach(function(th){var r=th.getBoundingClientRect();if(r.width<8||r.left<0||r.right>innerWidth+0.5)"
         "bad.push('header '+th.textContent);});"
         "var tr=document.querySelector('#grid tbody tr.ln');tr.querySelectorAll('td.x').forEach(function(td){"
-        "var r=td.getBoundingClientRect();if(r.width<8||r.left<0||r.right>innerWidth+0.5)bad.push('cell '+td.getAttribute('data-m'));});"
+        "var r=td.getBoundingClientRect();"
+        "if(r.width<8||r.left<0||r.right>innerWidth+0.5)bad.push('cell '+td.getAttribute('data-m'));});"
         "return [heads.length, bad];}())"
     )
     c.check(out[0] == len(MODES) and not out[1], f"{width} px: every mode visible: {out}")
@@ -233,6 +240,8 @@ def take_screenshots(b: Browser, shots: dict[str, Path], best: dict[tuple[str, s
     `cargo test` compares with the committed page's (a stale picture fails it)."""
     design = design_of(b)
     set_viewport(b, 1280, 900)
+    # The pointer off the page: no tooltip in the pictures.
+    b.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": 1279, "y": 1}, session=True)
     b.evaluate("location.hash=''; document.activeElement.blur(); window.scrollTo(0,0)")
     b.pump(0.3)
     if "page" in shots:
@@ -291,13 +300,15 @@ def run(page: Path, matrix: Path, chromium: str, shots: dict[str, Path]) -> Chec
                     f"cell {st}/{mode}: page {label}/{grade}, JSON {want and (want['label'], want['grade'])}")
             c.check(href == f"#cell={st}/{mode}", f"cell {st}/{mode}: stable anchor {href}")
             if want and not want["grade"]:
-                text = b.evaluate(f"document.querySelector('#grid a[href={json.dumps(href)}]').getAttribute('aria-label')")
+                text = b.evaluate(f"document.querySelector('#grid a[href={json.dumps(href)}]')"
+                                  ".getAttribute('aria-label')")
                 n = len(want["satisfied"])
                 total = n + len(want["missing"])
                 c.check(f"{n} of {total} obligations" in text, f"cell {st}/{mode}: '{text}' counts {n} of {total}")
         c.check(b.evaluate("document.getElementById('catalog-digest').textContent") == doc["catalog"]["digest"],
                 "the page shows the catalog digest the JSON pins")
-        c.check(bool(b.evaluate("document.getElementById('kv-version').textContent")), "the page shows kvlower's version")
+        c.check(bool(b.evaluate("document.getElementById('kv-version').textContent")),
+                "the page shows kvlower's version")
         c.check(b.evaluate("document.getElementById('panel').hidden"), "no panel is open before a cell is chosen")
 
         # 2. Every cell anchor opens its panel, with the JSON's rows by depth.
@@ -391,7 +402,8 @@ def run(page: Path, matrix: Path, chromium: str, shots: dict[str, Path]) -> Chec
             select(b, select_id, "")
         select(b, "f-mode", "best_effort")
         select(b, "f-label", "sound_with_adapter")
-        want = sorted(k for k, r in want_cells.items() if r["mode"] == "best_effort" and r["label"] == "sound_with_adapter")
+        want = sorted(k for k, r in want_cells.items()
+                      if r["mode"] == "best_effort" and r["label"] == "sound_with_adapter")
         got = sorted(visible_matching(b))
         c.check(got == want, f"filter mode=best_effort label=sound_with_adapter: {got}, expected {want}")
         c.check(b.evaluate("location.hash") == "#mode=best_effort&label=sound_with_adapter",
@@ -424,7 +436,8 @@ def run(page: Path, matrix: Path, chromium: str, shots: dict[str, Path]) -> Chec
         b.wait_event("Page.loadEventFired")
         b.pump(0.4)
         got = b.evaluate("[document.getElementById('f-q').value, document.getElementById('f-label').value,"
-                         "document.getElementById('panel').getAttribute('data-cell'), document.getElementById('panel').hidden]")
+                         "document.getElementById('panel').getAttribute('data-cell'),"
+                         "document.getElementById('panel').hidden]")
         c.check(got == ["vllm", "unknown", some, False], f"a link with state restores it: {got}")
         b.evaluate("location.hash=''")
         b.pump(0.2)
@@ -443,7 +456,8 @@ def run(page: Path, matrix: Path, chromium: str, shots: dict[str, Path]) -> Chec
 
         # 7. A runtime's versions fold under it.
         group = b.evaluate("(function(){var g=Array.from(document.querySelectorAll('#grid tr.grp')).find(function(g){"
-                           "return document.querySelectorAll('#grid tr.ln[data-g=\"'+g.getAttribute('data-g')+'\"]').length>1;});"
+                           "return document.querySelectorAll('#grid tr.ln[data-g=\"'+g.getAttribute('data-g')+'\"]')"
+                           ".length>1;});"
                            "return g?g.getAttribute('data-g'):null;}())")
         if group:
             members = f"#grid tr.ln[data-g={json.dumps(group)}]"
@@ -594,29 +608,75 @@ def run_big(kvlower: str, chromium: str, n: int) -> Checks:
                 b.call(f"{domain}.enable", session=True)
             set_viewport(b, 1280, 900)
             started = time.monotonic()
+            cpu = browser_cpu_seconds(b)
             b.call("Page.navigate", {"url": url}, session=True)
             b.wait_event("Page.loadEventFired")
             lines = b.evaluate("document.querySelectorAll('#grid tr.ln').length")
             b.evaluate("(function(){var q=document.getElementById('f-q');q.value='vllm_cpu';"
                        "q.dispatchEvent(new Event('input',{bubbles:true}));}())")
             shown = b.evaluate("Number(document.getElementById('f-status').getAttribute('data-shown'))")
-            last = b.evaluate("(function(){var a=document.querySelectorAll('#grid td.x a');"
-                              "return a[a.length-1].getAttribute('href');}())")
-            b.evaluate(f"location.hash={json.dumps(last)}")
+            # The last runtime the search left, opened as a user does (a click keeps the search).
+            last = b.evaluate("(function(){var a=Array.from(document.querySelectorAll('#grid tr.ln')).filter("
+                              "function(tr){return getComputedStyle(tr).display!=='none';}).pop()"
+                              ".querySelector('td.x a');a.click();return a.getAttribute('href');}())")
             b.evaluate("new Promise(function(r){requestAnimationFrame(function(){setTimeout(r,0);});})")
             opened = b.evaluate("document.getElementById('panel').querySelectorAll('article.row').length")
             took = time.monotonic() - started
-            print(f"  loaded, searched, filtered and opened a cell in {took:.2f} s")
+            after = browser_cpu_seconds(b)
+            cpu, every = after[0] - cpu[0], after[1] - cpu[1]
+            print(f"  loaded, searched and opened a cell in {took:.2f} s wall, {cpu:.2f} s of the renderer's CPU"
+                  f" ({every:.2f} s of every browser process; load average {load_average()})")
             c.check(lines == n, f"{lines} runtimes in the grid, {n} descriptors")
             c.check(0 < shown < n, f"the search narrows {n} runtimes to {shown}")
             c.check(opened > 0, f"the last cell ({last}) opens its panel ({opened} rows)")
-            c.check(took <= BIG_SECONDS, f"{n} descriptors: interactive in {took:.2f} s, over {BIG_SECONDS} s")
+            # The budget is the renderer's CPU time: on a machine shared with other builds the
+            # wall clock also counts their work (both are printed).
+            c.check(cpu <= BIG_SECONDS, f"{n} descriptors: interactive after {cpu:.2f} s of CPU, over {BIG_SECONDS} s")
             b.evaluate("location.hash=''")
             b.pump(0.2)
             for width in (1280, 420):
                 check_layout(c, b, width)
             events_clean(c, b, url)
     return c
+
+
+def browser_cpu_seconds(b: Browser) -> tuple[float, float]:
+    """CPU time (user + system), from /proc, of the browser's renderer processes (which parse,
+    style, lay out, paint and run the page) and of every process the browser started: what the
+    page costs, apart from what other work on a shared machine takes of the wall clock."""
+    parents: dict[int, int] = {}
+    ticks: dict[int, int] = {}
+    renderers: set[int] = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        pid = int(stat.parent.name)
+        parents[pid] = int(fields[1])
+        ticks[pid] = int(fields[11]) + int(fields[12])
+        if b"--type=renderer" in cmdline:
+            renderers.add(pid)
+    root = b.proc.pid
+
+    def under(pid: int) -> bool:
+        while pid > 1:
+            if pid == root:
+                return True
+            pid = parents.get(pid, 1)
+        return False
+
+    mine = [pid for pid in ticks if under(pid)]
+    hz = os.sysconf("SC_CLK_TCK")
+    return (sum(ticks[p] for p in mine if p in renderers) / hz, sum(ticks[p] for p in mine) / hz)
+
+
+def load_average() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "?"
 
 
 BIG_PAGE_BYTES = 16_000_000

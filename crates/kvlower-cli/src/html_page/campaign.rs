@@ -5,7 +5,6 @@ use kvlower_core::environment::RepoFile;
 use kvlower_evidence::FsEnvironment;
 use kvlower_load::Repository;
 
-
 /// What a committed gate campaign names: its scenarios, runs and controls.
 pub(super) struct CampaignView {
     held: bool,
@@ -62,7 +61,10 @@ impl CampaignView {
     /// `[runs, scenarios, held (0/1), witnessed, [[scenario, runs, every run, no run]]]`
     /// for the page's data block, each text through `s` (the shared strings);
     /// a scenario in which a witnessed gate must pass in no run is a control.
-    pub(super) fn to_json(&self, s: &mut dyn FnMut(&str) -> serde_json::Value) -> serde_json::Value {
+    pub(super) fn to_json(
+        &self,
+        s: &mut dyn FnMut(&str) -> serde_json::Value,
+    ) -> serde_json::Value {
         let runs: usize = self.scenarios.iter().map(|x| x.1).sum();
         let witnessed: Vec<&str> = self.witnessed.iter().map(|g| g.name()).collect();
         let scenarios: Vec<serde_json::Value> = self

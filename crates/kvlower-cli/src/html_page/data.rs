@@ -237,7 +237,13 @@ fn row(
                 json!([ev(data, e), data.s(&why.join("; "))])
             })
             .collect();
-        obligations.push(json!([data.s(o.name()), data.s(o.code()), sat, also, rejected]));
+        obligations.push(json!([
+            data.s(o.name()),
+            data.s(o.code()),
+            sat,
+            also,
+            rejected
+        ]));
     }
     let mut atoms = Vec::new();
     for a in &j.atoms {
@@ -284,7 +290,10 @@ fn row(
         atoms,
         signals,
         proposals,
-        u8::from(matches!(j.reason, LabelReason::ProposalLacksEnforcement { .. })),
+        u8::from(matches!(
+            j.reason,
+            LabelReason::ProposalLacksEnforcement { .. }
+        )),
     ])
 }
 
@@ -325,10 +334,7 @@ fn evidence(
         .map_or(Value::from(-1), |c| {
             Value::from(data.campaigns.id(c.to_string()))
         });
-    let carried: Vec<Value> = carriers_at(d, &e.path)
-        .iter()
-        .map(|c| data.s(c))
-        .collect();
+    let carried: Vec<Value> = carriers_at(d, &e.path).iter().map(|c| data.s(c)).collect();
     let v = json!([
         data.s(&e.path),
         data.s(&e.depth.to_string()),

@@ -203,11 +203,9 @@
     if (cellRow && cellRow[5].some(function (o) { return o[2] >= 0; })) { add(panel, carrierTable(cellRow)); }
     rows.forEach(function (r, i) { panel.appendChild(row(r, i === d[10][mi], mode)); });
     panel.hidden = false;
-    document.body.classList.add("open");
   }
   function hidePanel() {
     panel.hidden = true;
-    document.body.classList.remove("open");
     while (panel.firstChild) { panel.removeChild(panel.firstChild); }
   }
 
