@@ -327,3 +327,30 @@ fn the_page_is_kept_only_when_the_config_says_so() {
     assert_eq!(check.code, 1);
     assert!(check.stderr.contains("stray-file"), "{}", check.stderr);
 }
+
+/// The attack on `carried_by`: a name the page and the JSON would show as if written, but that
+/// a reader cannot see (U+200B) or that holds a control character, is a finding of `check`,
+/// like a blank runtime name.
+#[test]
+fn a_blank_or_control_carried_by_is_a_finding() {
+    for (value, code) in [
+        ("\"\\u200B\"", "blank-value"),
+        ("\"a\\u0007b\"", "control-character"),
+    ] {
+        let dir = scratch_repo(&["capabilities"]);
+        let text = COMPOSITE.replace(
+            "carried_by: [ClaimRecord.claim_id, \"/claims?id=<id>\"]",
+            &format!("carried_by: [ClaimRecord.claim_id, {value}]"),
+        );
+        assert_ne!(text, COMPOSITE);
+        fs::write(dir.path().join("capabilities/composite.yaml"), text).expect("write");
+        let root = dir.path().display().to_string();
+        let run = kvlower(&["check", "--root", &root]);
+        assert_eq!(run.code, 1, "{value}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(code) && run.stderr.contains("native[0].carried_by[1]"),
+            "{value}: {}",
+            run.stderr
+        );
+    }
+}
