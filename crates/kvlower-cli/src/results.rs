@@ -214,17 +214,21 @@ pub struct JsonRow<'a> {
     /// Why the label: one sentence.
     pub reason: String,
     /// For each satisfied obligation, the evidence that supplied it.
-    pub evidence: BTreeMap<&'static str, JsonEvidence>,
+    pub evidence: BTreeMap<&'static str, JsonEvidence<'a>>,
     pub non_claim: &'a str,
 }
 
 #[derive(Debug, Serialize)]
-pub struct JsonEvidence {
+pub struct JsonEvidence<'a> {
     pub depth: String,
     pub path: String,
     pub anchor: String,
     /// Whether `check` re-ran this evidence from files committed here.
     pub rerun: bool,
+    /// What carries the obligation in the runtime itself — a field, event,
+    /// metric or API, as the descriptor's `carried_by` names it from the
+    /// anchored source (empty when the descriptor names none).
+    pub carried_by: &'a [String],
 }
 
 fn json_row<'a>(row: &MatrixRow<'a>) -> JsonRow<'a> {
@@ -255,6 +259,7 @@ fn json_row<'a>(row: &MatrixRow<'a>) -> JsonRow<'a> {
                             path: e.path.clone(),
                             anchor: e.anchor.clone(),
                             rerun: e.rerun,
+                            carried_by: crate::html_page::carriers_at(row.descriptor, &e.path),
                         },
                     )
                 })

@@ -150,6 +150,13 @@ pub struct EvidenceItem {
     /// What the evidence shows, in a sentence (shown by `kvlower explain`).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub note: String,
+    /// What carries the obligation in the runtime itself, as the anchored
+    /// source names it: a field, event, metric or API (`BlockStored.medium`,
+    /// `num_cached_tokens`, `/slots?action=restore`). Shown by the matrix
+    /// (`carried_by` in `results/lowering-matrix.json`, the page's drill-down);
+    /// it never changes a label: only the anchor is evidence.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub carried_by: Vec<String>,
 }
 
 /// An adapter (or backend patch) at one depth of the ladder.

@@ -248,6 +248,23 @@ fn runtime_identity(file: &str, src: &str, d: &Descriptor, out: &mut Vec<Finding
     for (ai, a) in d.adapters.iter().enumerate() {
         names.push((format!("adapters[{ai}].name"), a.name.as_str()));
     }
+    // What carries an obligation (`carried_by`) is shown as a name on the matrix
+    // page and in its JSON: named like the runtime, or not at all.
+    for (ni, e) in d.native.iter().enumerate() {
+        for (ci, c) in e.carried_by.iter().enumerate() {
+            names.push((format!("native[{ni}].carried_by[{ci}]"), c.as_str()));
+        }
+    }
+    for (ai, a) in d.adapters.iter().enumerate() {
+        for (ei, e) in a.evidence.iter().enumerate() {
+            for (ci, c) in e.carried_by.iter().enumerate() {
+                names.push((
+                    format!("adapters[{ai}].evidence[{ei}].carried_by[{ci}]"),
+                    c.as_str(),
+                ));
+            }
+        }
+    }
     for (path, value) in names {
         if !kvlower_core::text::has_visible(value) {
             out.push(

@@ -5,8 +5,6 @@ use kvlower_core::environment::RepoFile;
 use kvlower_evidence::FsEnvironment;
 use kvlower_load::Repository;
 
-use super::esc;
-
 /// What a committed gate campaign names: its scenarios, runs and controls.
 pub(super) struct CampaignView {
     held: bool,
@@ -59,49 +57,50 @@ pub(super) fn campaign_view(
     })
 }
 
-pub(super) fn write_campaign(c: &CampaignView, out: &mut dyn std::fmt::Write) -> std::fmt::Result {
-    let runs: usize = c.scenarios.iter().map(|s| s.1).sum();
-    let witnessed: Vec<&str> = c.witnessed.iter().map(|g| g.name()).collect();
-    write!(
-        out,
-        "<details class=\"campaign\"><summary>gate campaign: {runs} runs in {} scenarios; {}; witnesses {}</summary><table><thead><tr><th scope=\"col\">scenario</th><th scope=\"col\">runs</th><th scope=\"col\">passes in every run</th><th scope=\"col\">passes in no run</th></tr></thead><tbody>",
-        c.scenarios.len(),
-        if c.held {
-            "re-run by check: holds"
-        } else {
-            "re-run by check: does NOT hold"
-        },
-        if witnessed.is_empty() {
+impl CampaignView {
+    /// `[runs, scenarios, held (0/1), witnessed, [[scenario, runs, every run, no run]]]`
+    /// for the page's data block, each text through `s` (the shared strings);
+    /// a scenario in which a witnessed gate must pass in no run is a control.
+    pub(super) fn to_json(
+        &self,
+        s: &mut dyn FnMut(&str) -> serde_json::Value,
+    ) -> serde_json::Value {
+        let runs: usize = self.scenarios.iter().map(|x| x.1).sum();
+        let witnessed: Vec<&str> = self.witnessed.iter().map(|g| g.name()).collect();
+        let scenarios: Vec<serde_json::Value> = self
+            .scenarios
+            .iter()
+            .map(|(name, n, expect)| {
+                let every: Vec<&str> = expect
+                    .iter()
+                    .filter(|(_, e)| *e)
+                    .map(|(g, _)| g.as_str())
+                    .collect();
+                let none: Vec<String> = expect
+                    .iter()
+                    .filter(|(_, e)| !*e)
+                    .map(|(g, _)| {
+                        if witnessed.contains(&g.as_str()) {
+                            format!("{g} (control)")
+                        } else {
+                            g.clone()
+                        }
+                    })
+                    .collect();
+                serde_json::json!([s(name), n, s(&every.join(", ")), s(&none.join(", "))])
+            })
+            .collect();
+        let w = if witnessed.is_empty() {
             "no gate".to_string()
         } else {
             witnessed.join(", ")
-        }
-    )?;
-    for (name, n, expect) in &c.scenarios {
-        let every: Vec<&str> = expect
-            .iter()
-            .filter(|(_, e)| *e)
-            .map(|(g, _)| g.as_str())
-            .collect();
-        // A control: a scenario in which a witnessed gate must pass in no run.
-        let none: Vec<String> = expect
-            .iter()
-            .filter(|(_, e)| !*e)
-            .map(|(g, _)| {
-                if witnessed.contains(&g.as_str()) {
-                    format!("{} (control)", esc(g))
-                } else {
-                    esc(g)
-                }
-            })
-            .collect();
-        write!(
-            out,
-            "<tr><td>{}</td><td>{n}</td><td>{}</td><td>{}</td></tr>",
-            esc(name),
-            esc(&every.join(", ")),
-            none.join(", ")
-        )?;
+        };
+        serde_json::json!([
+            runs,
+            self.scenarios.len(),
+            u8::from(self.held),
+            s(&w),
+            scenarios
+        ])
     }
-    out.write_str("</tbody></table></details>")
 }

@@ -116,6 +116,28 @@ pub(super) fn anchor_at<'d>(d: &'d Descriptor, path: &str) -> Option<&'d Anchor>
     d.adapters.get(a)?.evidence.get(i).map(|e| &e.anchor)
 }
 
+/// What the descriptor says carries the obligation of the evidence item at a
+/// judgment's YAML path (`carried_by`); empty for an atom or an unknown path.
+pub(crate) fn carriers_at<'d>(d: &'d Descriptor, path: &str) -> &'d [String] {
+    fn index(s: &str, list: &str) -> Option<usize> {
+        s.strip_prefix(list)?
+            .strip_prefix('[')?
+            .strip_suffix(']')?
+            .parse()
+            .ok()
+    }
+    let item = if let Some(i) = index(path, "native") {
+        d.native.get(i)
+    } else {
+        path.split_once('.').and_then(|(adapter, item)| {
+            let a = index(adapter, "adapters")?;
+            let i = index(item, "evidence")?;
+            d.adapters.get(a)?.evidence.get(i)
+        })
+    };
+    item.map_or(&[], |e| e.carried_by.as_slice())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
