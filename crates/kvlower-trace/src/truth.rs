@@ -25,6 +25,9 @@ pub const TRUTH_SCHEMA: &str = "kvlower-engine-truth/1";
 pub enum TruthFamily {
     Connector,
     Residency,
+    /// Slot save/restore runs of an engine without an event stream (llama.cpp's
+    /// `llama-server`): `crate::truth_slot`, docs/conformance.md section 6.
+    Slot,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -206,6 +209,8 @@ pub fn read_truth(bytes: &[u8]) -> Result<TruthDocument, String> {
                 connector_expected(&run, prefix)
                     .map_err(|why| format!("truth run `{}`: {why}", keys.run))?
             }
+            TruthFamily::Slot => crate::truth_slot::slot_expected(value)
+                .map_err(|why| format!("truth run `{}`: {why}", keys.run))?,
             TruthFamily::Residency => {
                 let run: ResidencyRun = serde_json::from_value(value)
                     .map_err(|e| format!("truth run `{}` is malformed: {e}", keys.run))?;
@@ -231,7 +236,7 @@ pub fn read_truth(bytes: &[u8]) -> Result<TruthDocument, String> {
     })
 }
 
-type Derived = (
+pub(crate) type Derived = (
     BTreeMap<String, BTreeMap<TraceGate, Expected>>,
     Vec<TraceGate>,
 );
