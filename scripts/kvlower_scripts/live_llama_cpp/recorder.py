@@ -197,9 +197,10 @@ def outcome_of(run: dict) -> str:
     return "; ".join(shown)
 
 
-def write_documents(root: Path, out: Path, runtime: list[dict], source_files: list[str],
+def write_documents(root: Path, rel: str, out: Path, runtime: list[dict], source_files: list[str],
                     engine: dict, runs: list[dict], scenarios: list[dict]) -> None:
-    """Writes truth.json and gate-campaign.json (sorted keys, no timing, no absolute path)."""
+    """Writes truth.json and gate-campaign.json into `out` as the repository's `rel` folder
+    (sorted keys, no timing, no absolute path)."""
     digest = source_digest(source_files, root)
     for run in runs:
         run["outcome"] = outcome_of(run)
@@ -209,7 +210,6 @@ def write_documents(root: Path, out: Path, runtime: list[dict], source_files: li
              "runs": runs}
     text = json.dumps(truth, indent=1, sort_keys=True) + "\n"
     (out / "truth.json").write_text(text)
-    rel = out.relative_to(root).as_posix()
     campaign = {"kind": "kvlower-gate-campaign", "schema_version": 2, "runtime": runtime,
                 "truth": {"path": f"{rel}/truth.json", "sha256": sha256_bytes(text.encode())},
                 "source": {"files": sorted(source_files), "sha256": digest},
