@@ -58,11 +58,13 @@ def claim_passes(run: dict, claim: dict) -> bool:
 
 
 def first_difference(committed: Path, fresh: Path) -> str | None:
+    """The first difference, naming a run when it can: the truth's runs first, then the
+    traces, then the other documents (reproduce.json is not a run output)."""
     names = sorted({p.relative_to(committed).as_posix() for p in committed.rglob("*") if p.is_file()}
                    | {p.relative_to(fresh).as_posix() for p in fresh.rglob("*") if p.is_file()})
+    names = sorted((n for n in names if n != "reproduce.json"),
+                   key=lambda n: (n != "truth.json", not n.startswith("traces/"), n))
     for name in names:
-        if name == "reproduce.json":
-            continue
         a, b = committed / name, fresh / name
         if not a.is_file() or not b.is_file():
             return f"{name}: only in {'the fresh run' if b.is_file() else 'the committed folder'}"
@@ -73,9 +75,11 @@ def first_difference(committed: Path, fresh: Path) -> str | None:
             rb = {r["run"]: r for r in json.loads(b.read_text())["runs"]}
             for run in sorted(set(ra) | set(rb)):
                 if ra.get(run) != rb.get(run):
-                    return f"truth.json: run {run} differs"
-            return "truth.json: the document differs outside its runs"
-        return f"{name} differs" + (f" (run {Path(name).stem})" if name.startswith("traces/") else "")
+                    return f"run {run} (truth.json)"
+            continue  # only the document's own fields differ: name the trace or file below
+        if name.startswith("traces/"):
+            return f"run {Path(name).stem} ({name})"
+        return f"{name}"
     return None
 
 
