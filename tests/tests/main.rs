@@ -34,6 +34,7 @@ mod join_ownership;
 mod join_runtime_fixtures;
 mod live_connector_evidence;
 mod live_kvcr_evidence;
+mod live_llama_cpp_evidence;
 mod live_residency_evidence;
 mod live_vllm_evidence;
 mod lowering;

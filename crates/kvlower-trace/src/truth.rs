@@ -209,8 +209,18 @@ pub fn read_truth(bytes: &[u8]) -> Result<TruthDocument, String> {
                 connector_expected(&run, prefix)
                     .map_err(|why| format!("truth run `{}`: {why}", keys.run))?
             }
-            TruthFamily::Slot => crate::truth_slot::slot_expected(value)
-                .map_err(|why| format!("truth run `{}`: {why}", keys.run))?,
+            TruthFamily::Slot => {
+                let verdicts = crate::truth_slot::slot_expected(value)
+                    .map_err(|why| format!("truth run `{}`: {why}", keys.run))?;
+                let expected = verdicts
+                    .into_iter()
+                    .map(|(claim, (pass, fact))| {
+                        let gate = TraceGate::ReferenceLifecycle;
+                        (claim, BTreeMap::from([(gate, Expected { pass, fact })]))
+                    })
+                    .collect();
+                (expected, vec![TraceGate::ReferenceLifecycle])
+            }
             TruthFamily::Residency => {
                 let run: ResidencyRun = serde_json::from_value(value)
                     .map_err(|e| format!("truth run `{}` is malformed: {e}", keys.run))?;
@@ -236,7 +246,7 @@ pub fn read_truth(bytes: &[u8]) -> Result<TruthDocument, String> {
     })
 }
 
-pub(crate) type Derived = (
+type Derived = (
     BTreeMap<String, BTreeMap<TraceGate, Expected>>,
     Vec<TraceGate>,
 );

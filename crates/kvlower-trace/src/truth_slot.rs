@@ -22,8 +22,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
 
-use crate::names::TraceGate;
-use crate::truth::{Derived, Expected};
+/// Claim → (pass, the engine fact it rests on) for `reference_lifecycle`: plain values, so
+/// this module depends on nothing of `crate::truth` (which calls it).
+pub(crate) type SlotVerdicts = BTreeMap<String, (bool, String)>;
 
 #[derive(Debug, Clone, Deserialize)]
 struct SlotClaim {
@@ -218,7 +219,7 @@ fn judge_claim(run: &SlotRun, claim: &SlotClaim) -> (bool, String) {
 }
 
 /// Reads one slot run and derives, per claim, the `reference_lifecycle` expectation.
-pub(crate) fn slot_expected(value: serde_json::Value) -> Result<Derived, String> {
+pub(crate) fn slot_expected(value: serde_json::Value) -> Result<SlotVerdicts, String> {
     let run: SlotRun = serde_json::from_value(value).map_err(|e| format!("malformed: {e}"))?;
     if run.claims.is_empty() {
         return Err("a slot run names no claim".into());
@@ -248,14 +249,14 @@ pub(crate) fn slot_expected(value: serde_json::Value) -> Result<Derived, String>
         if claim.prefix_tokens == 0 {
             return Err(format!("claim `{}` has prefix_tokens 0", claim.claim_id));
         }
-        let (pass, fact) = judge_claim(&run, claim);
-        let mut gates = BTreeMap::new();
-        gates.insert(TraceGate::ReferenceLifecycle, Expected { pass, fact });
-        if out.insert(claim.claim_id.clone(), gates).is_some() {
+        if out
+            .insert(claim.claim_id.clone(), judge_claim(&run, claim))
+            .is_some()
+        {
             return Err(format!("claim `{}` is listed twice", claim.claim_id));
         }
     }
-    Ok((out, vec![TraceGate::ReferenceLifecycle]))
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -280,8 +281,7 @@ mod tests {
     }
 
     fn pass_of(v: serde_json::Value) -> bool {
-        let (out, _) = slot_expected(v).unwrap();
-        out["c"][&TraceGate::ReferenceLifecycle].pass
+        slot_expected(v).unwrap()["c"].0
     }
 
     #[test]
