@@ -635,7 +635,7 @@ const CAMPAIGN_SOURCE: &str =
     clippy::type_complexity,
     reason = "a table, read once into the document"
 )]
-pub const CAMPAIGN_CONTROLS: [(TraceGate, u32, &[(&str, u32)], &str); 5] = [
+pub const CAMPAIGN_CONTROLS: [(TraceGate, u32, &[(&str, u32)], &str); 6] = [
     (
         TraceGate::ConnectorObservation,
         30,
@@ -684,6 +684,19 @@ pub const CAMPAIGN_CONTROLS: [(TraceGate, u32, &[(&str, u32)], &str); 5] = [
             ("claim_accepted_with_duration", 5),
             ("protection_held_before_boundary", 5),
             ("claim_scoped_expiry_boundary", 5),
+        ],
+        CAMPAIGN_SOURCE,
+    ),
+    // The reference lifecycle hook (Table 8's reference runs): a claim restored before
+    // its reuse, then a controlled restoration failure with a same-claim outcome. Its
+    // controls at the connector gates' count: a reuse with no restore of the claim's own
+    // state (recomputed, another claim's state, displaced), and a run with no failure.
+    (
+        TraceGate::ReferenceLifecycle,
+        30,
+        &[
+            ("offload_restorability", 10),
+            ("restoration_failure_outcome", 10),
         ],
         CAMPAIGN_SOURCE,
     ),

@@ -36,6 +36,9 @@ crate::names! {
         // NVIDIA's KV Cache Runner (the `kvcr` package), e.g. behind vLLM's KVCR
         // secondary offload tier.
         Kvcr = "kvcr",
+        // llama.cpp's `llama-server` (ggml-org/llama.cpp), e.g. the prebuilt
+        // build of the live slot campaign (scripts/kvlower_scripts/live_llama_cpp/).
+        LlamaCpp = "llama_cpp",
         Other = "other",
     }
 }

@@ -57,6 +57,7 @@ mod residency;
 mod scan;
 pub mod strict_json;
 pub mod truth;
+mod truth_slot;
 mod verdict;
 
 pub use campaign::CampaignSummary;

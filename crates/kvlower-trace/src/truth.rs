@@ -25,6 +25,9 @@ pub const TRUTH_SCHEMA: &str = "kvlower-engine-truth/1";
 pub enum TruthFamily {
     Connector,
     Residency,
+    /// Slot save/restore runs of an engine without an event stream (llama.cpp's
+    /// `llama-server`): `crate::truth_slot`, docs/conformance.md section 6.
+    Slot,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -205,6 +208,18 @@ pub fn read_truth(bytes: &[u8]) -> Result<TruthDocument, String> {
                     .map_err(|e| format!("truth run `{}` is malformed: {e}", keys.run))?;
                 connector_expected(&run, prefix)
                     .map_err(|why| format!("truth run `{}`: {why}", keys.run))?
+            }
+            TruthFamily::Slot => {
+                let verdicts = crate::truth_slot::slot_expected(value)
+                    .map_err(|why| format!("truth run `{}`: {why}", keys.run))?;
+                let expected = verdicts
+                    .into_iter()
+                    .map(|(claim, (pass, fact))| {
+                        let gate = TraceGate::ReferenceLifecycle;
+                        (claim, BTreeMap::from([(gate, Expected { pass, fact })]))
+                    })
+                    .collect();
+                (expected, vec![TraceGate::ReferenceLifecycle])
             }
             TruthFamily::Residency => {
                 let run: ResidencyRun = serde_json::from_value(value)
