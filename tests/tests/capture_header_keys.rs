@@ -103,7 +103,11 @@ fn a_capture_header_repeating_a_key_anchors_nothing() {
             "vllm",
         ]);
         assert_ne!(join.code, 0, "{name}");
-        assert!(join.stderr.contains("is repeated"), "{name}: {}", join.stderr);
+        assert!(
+            join.stderr.contains("is repeated"),
+            "{name}: {}",
+            join.stderr
+        );
     }
     // At the top level and in an endpoint too (serde's derive refused these already).
     for (name, edit) in [

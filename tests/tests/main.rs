@@ -50,4 +50,5 @@ mod ux_cli;
 mod verified_evidence;
 mod verified_join;
 mod verified_route;
+mod write_links;
 mod yaml_structure;

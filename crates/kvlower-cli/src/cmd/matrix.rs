@@ -75,6 +75,12 @@ pub fn run(args: &MatrixArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
         }
     };
     let files = generate(&repo, &config).files;
+    // A link where it writes, or a file `check` would refuse to read back: nothing written.
+    let refused = crate::write_guard::generated_set(&args.root, "matrix", &files);
+    if !refused.is_empty() {
+        let stopped = Outcome::<()>::stopped("matrix", refused, "; nothing written");
+        return Ok(emit(args.format, &stopped, out, err)?);
+    }
     let outcome = write_set(&args.root, &files)?;
     let unchanged = files.len() - outcome.written.len();
     let done = Outcome {
