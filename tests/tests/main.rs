@@ -50,5 +50,6 @@ mod ux_cli;
 mod verified_evidence;
 mod verified_join;
 mod verified_route;
+mod write_caps;
 mod write_links;
 mod yaml_structure;
