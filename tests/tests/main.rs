@@ -2,6 +2,7 @@
 //! whole kvlower stack is linked once, not once per file. Run one file's tests with
 //! `cargo test -p kvlower-tests --test integration <module>::`.
 
+mod annotations;
 mod architecture;
 mod audit_independent;
 mod audit_mutation;
