@@ -65,7 +65,9 @@ pub fn github_annotation(d: &Finding) -> String {
     if let Some(h) = &d.hint {
         message.push_str(&format!("\nhint: {h}"));
     }
-    let location = d.location.map(|(line, col)| (line as u64, Some(col as u64)));
+    let location = d
+        .location
+        .map(|(line, col)| (line as u64, Some(col as u64)));
     annotation(
         d.severity.name(),
         &d.file,
