@@ -48,6 +48,7 @@ mod route_gate;
 mod route_scale;
 mod schema;
 mod self_contained;
+mod string_fields;
 mod ux_cli;
 mod verified_evidence;
 mod verified_join;
