@@ -27,6 +27,7 @@ mod first_steps;
 mod gate_cli;
 mod gate_formats;
 mod gate_inputs;
+mod invalid_means_one_thing;
 mod join;
 mod join_capture;
 mod join_engine;

@@ -29,6 +29,7 @@ pub mod readme;
 pub mod results;
 pub mod schema;
 pub mod suites;
+pub mod validity;
 pub mod write_guard;
 
 /// The documented exit status of a kvlower run.

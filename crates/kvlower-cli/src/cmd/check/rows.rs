@@ -24,7 +24,7 @@ pub fn inert_warnings_of(repo: &Repository, env: &FsEnvironment) -> Vec<Finding>
 /// mode's `non_claims.modes.<mode>` that replaces it) that a positive row carries,
 /// in every configuration: a positive row must say what it does not claim, and
 /// before this only the provenance audit (kept by few repositories) saw it.
-pub(super) fn blank_non_claims(
+pub(crate) fn blank_non_claims(
     root: &Path,
     rows: &[kvlower_core::matrix::MatrixRow<'_>],
 ) -> Vec<Finding> {
@@ -80,24 +80,20 @@ pub(super) fn blank_non_claims(
 /// One finding per positive row that rests on a cited (not re-run) anchor, unless
 /// its descriptor allows cited positives with a reason (`allow_cited_positives`)
 /// and `--require-verified` is not given.
-pub(super) fn cited_positives(
-    repo: &kvlower_load::Repository,
+pub(crate) fn cited_positives(
     require_verified: bool,
     rows: &[kvlower_core::matrix::MatrixRow<'_>],
 ) -> Vec<Finding> {
-    let allowed = |path: &str| {
+    let allowed = |r: &kvlower_core::matrix::MatrixRow<'_>| {
         !require_verified
-            && repo.descriptors.iter().any(|d| {
-                d.path == path
-                    && d.descriptor
-                        .allow_cited_positives
-                        .as_deref()
-                        .is_some_and(kvlower_core::text::has_visible)
-            })
+            && r.descriptor
+                .allow_cited_positives
+                .as_deref()
+                .is_some_and(kvlower_core::text::has_visible)
     };
     rows.iter()
         .filter(|r| r.judgment.grade == Some(kvlower_core::Grade::Cited))
-        .filter(|r| !allowed(r.descriptor_path))
+        .filter(|r| !allowed(r))
         .map(|r| {
             Finding::new(
                 Code::CitedPositive,
