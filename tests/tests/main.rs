@@ -14,6 +14,7 @@ mod campaign_truth;
 mod capture_header_keys;
 mod capture_hostile;
 mod catalog_floor;
+mod check_catalog_first;
 mod cli_audit;
 mod cli_check;
 mod cli_output;

@@ -9,7 +9,7 @@
 //! - [`verbose`]: the `-v` account of what it read.
 
 mod freshness;
-pub(crate) mod rows;
+mod rows;
 mod verbose;
 
 pub use freshness::{
