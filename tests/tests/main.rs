@@ -21,6 +21,7 @@ mod cli_output;
 mod config_root;
 mod corpus;
 mod docs_examples;
+mod env_format;
 mod evidence_chain;
 mod exit_codes;
 mod files;
