@@ -101,6 +101,9 @@ fn snapshot(root: &Path) -> Vec<(String, Vec<u8>)> {
     out
 }
 
+/// How a refusal case makes its descriptor file.
+type MakeFile<'a> = Box<dyn Fn(&Path) + 'a>;
+
 /// `dir` with `from` replaced by `to` in its descriptor `name`.
 fn edited(dir: tempfile::TempDir, name: &str, from: &str, to: &str) -> (tempfile::TempDir, String) {
     let path = dir.path().join(name);
@@ -204,7 +207,7 @@ fn whatever_check_counts_invalid_matrix_and_explain_refuse() {
     let outside = tempfile::tempdir().expect("tempdir");
     let elsewhere = outside.path().join("x.yaml");
     fs::copy(repo_root().join(rc15), &elsewhere).expect("copy");
-    let refusals: Vec<(&str, Box<dyn Fn(&Path)>)> = vec![
+    let refusals: Vec<(&str, MakeFile)> = vec![
         (
             "dangling.yaml",
             Box::new(|p| std::os::unix::fs::symlink("/nonexistent/x.yaml", p).expect("ln")),
