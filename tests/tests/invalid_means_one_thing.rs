@@ -254,3 +254,26 @@ fn whatever_check_counts_invalid_matrix_and_explain_refuse() {
         "error codes no walked descriptor produced: {missing:?}; covered: {covered:?}"
     );
 }
+
+/// `explain capabilities/x.yaml` run from the root (the root is `.` then) reads the
+/// descriptor as `check` does: a link out of the root is refused, not labelled.
+#[test]
+fn explain_from_the_root_reads_a_descriptor_as_check_does() {
+    let dir = scratch_repo(&["capabilities"]);
+    let outside = tempfile::tempdir().expect("tempdir");
+    let elsewhere = outside.path().join("x.yaml");
+    fs::copy(
+        repo_root().join("capabilities/tensorrt_llm_1_3_0rc15_container.yaml"),
+        &elsewhere,
+    )
+    .expect("copy");
+    std::os::unix::fs::symlink(&elsewhere, dir.path().join("capabilities/out.yaml")).expect("ln");
+    let run = kvlower_tests::kvlower_in(dir.path(), &["explain", "capabilities/out.yaml"]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(run.stderr.contains("file-outside-root"), "{}", run.stderr);
+    // The control: the same descriptor as a file of the repository is explained.
+    fs::remove_file(dir.path().join("capabilities/out.yaml")).expect("rm");
+    fs::copy(&elsewhere, dir.path().join("capabilities/out.yaml")).expect("copy");
+    let run = kvlower_tests::kvlower_in(dir.path(), &["explain", "capabilities/out.yaml", "-q"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}

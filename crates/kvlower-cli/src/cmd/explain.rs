@@ -95,11 +95,17 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
     // A descriptor of the repository (under its `capabilities/`) is read as `check` reads
     // it, confined to the root: a link out of it, a FIFO or an oversized file is refused
     // here too (invalid means one thing, crate::validity). Any other path is read as named.
-    let in_repo = args
-        .descriptor
-        .strip_prefix(&args.root)
+    // Compared as absolute paths (lexically, no link followed): `explain
+    // capabilities/x.yaml` from the root has root `.`.
+    let in_repo = std::path::absolute(&args.descriptor)
         .ok()
-        .map(|rel| rel.to_string_lossy().into_owned())
+        .zip(std::path::absolute(&args.root).ok())
+        .and_then(|(descriptor, root)| {
+            descriptor
+                .strip_prefix(&root)
+                .ok()
+                .map(|rel| rel.to_string_lossy().replace('\\', "/"))
+        })
         .filter(|rel| {
             rel.strip_prefix(kvlower_load::CAPABILITIES_DIR)
                 .is_some_and(|rest| rest.starts_with('/'))
