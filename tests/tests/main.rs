@@ -2,21 +2,26 @@
 //! whole kvlower stack is linked once, not once per file. Run one file's tests with
 //! `cargo test -p kvlower-tests --test integration <module>::`.
 
+mod annotations;
 mod architecture;
 mod audit_independent;
 mod audit_mutation;
 mod audit_provenance;
 mod bad_lowering;
 mod borrowed_evidence;
+mod campaign_refusal;
 mod campaign_truth;
+mod capture_header_keys;
 mod capture_hostile;
 mod catalog_floor;
+mod check_catalog_first;
 mod cli_audit;
 mod cli_check;
 mod cli_output;
 mod config_root;
 mod corpus;
 mod docs_examples;
+mod env_format;
 mod evidence_chain;
 mod exit_codes;
 mod files;
@@ -24,6 +29,7 @@ mod first_steps;
 mod gate_cli;
 mod gate_formats;
 mod gate_inputs;
+mod invalid_means_one_thing;
 mod join;
 mod join_capture;
 mod join_engine;
@@ -47,8 +53,11 @@ mod route_gate;
 mod route_scale;
 mod schema;
 mod self_contained;
+mod string_fields;
 mod ux_cli;
 mod verified_evidence;
 mod verified_join;
 mod verified_route;
+mod write_caps;
+mod write_links;
 mod yaml_structure;

@@ -65,12 +65,46 @@ pub struct CaptureHeader {
     pub capture_format: String,
     pub version: u16,
     pub endpoints: Vec<Endpoint>,
-    #[serde(default)]
+    /// A key repeated here is refused, never read as its last value (issue 42): the
+    /// derived structs refuse a repeated field of their own, this is the header's one map.
+    #[serde(default, deserialize_with = "meta_without_repeats")]
     pub meta: BTreeMap<String, String>,
     /// The tool that wrote the file (`kvlower 0.1.0`).
     pub writer: String,
     /// When the subscriptions were in place (ns since the Unix epoch).
     pub subscribed_unix_ns: u64,
+}
+
+/// `meta` as a map whose keys are each given once. serde's map keeps the last of two
+/// equal keys, so `"runtime":"A","runtime":"B"` would read as `B` while a reader of the
+/// bytes sees `A` first: the header is malformed instead (docs/capture-format.md). Keys
+/// are compared decoded (`"\u0072untime"` is `runtime`).
+fn meta_without_repeats<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<BTreeMap<String, String>, D::Error> {
+    struct Meta;
+    impl<'de> serde::de::Visitor<'de> for Meta {
+        type Value = BTreeMap<String, String>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a map of strings, each key once")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut out = BTreeMap::new();
+            while let Some((key, value)) = map.next_entry::<String, String>()? {
+                if out.contains_key(&key) {
+                    return Err(serde::de::Error::custom(format!(
+                        "the key `meta.{key}` is repeated"
+                    )));
+                }
+                out.insert(key, value);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_map(Meta)
 }
 
 impl CaptureHeader {
@@ -613,6 +647,43 @@ mod tests {
         h.extend(1u16.to_be_bytes());
         h.extend(u32::MAX.to_be_bytes());
         assert!(read_all(&h).unwrap_err().to_string().contains("cap"));
+    }
+
+    /// Issue 42: a key given twice, at any depth of the header, is refused (serde would
+    /// keep the last), whatever `writer` names.
+    #[test]
+    fn a_header_repeating_a_key_is_refused() {
+        let bytes = write(&[]);
+        let hlen = u32::from_be_bytes(bytes[10..14].try_into().unwrap()) as usize;
+        let json = std::str::from_utf8(&bytes[14..14 + hlen])
+            .unwrap()
+            .to_string();
+        let with = |h: &str| {
+            let mut b = bytes[..10].to_vec();
+            b.extend(u32::try_from(h.len()).unwrap().to_be_bytes());
+            b.extend(h.as_bytes());
+            b.extend(&bytes[14 + hlen..]);
+            b
+        };
+        assert!(read_all(&with(&json)).is_ok(), "the control");
+        for (from, to) in [
+            (r#""meta":{"#, r#""meta":{"runtime":"a 1","runtime":"b 2","#),
+            (
+                r#""meta":{"#,
+                r#""meta":{"\u0072untime":"a 1","runtime":"b 2","#,
+            ),
+            (r#""writer":"#, r#""writer":"kvlower 9","writer":"#),
+            (r#""rank":"#, r#""rank":1,"rank":"#),
+            (r#""version":"#, r#""version":1,"version":"#),
+        ] {
+            let edited = json.replacen(from, to, 1);
+            assert_ne!(edited, json);
+            let e = read_all(&with(&edited)).unwrap_err().to_string();
+            assert!(
+                e.contains("repeated") || e.contains("duplicate"),
+                "{to}: {e}"
+            );
+        }
     }
 
     proptest::proptest! {

@@ -29,6 +29,8 @@ pub mod readme;
 pub mod results;
 pub mod schema;
 pub mod suites;
+pub mod validity;
+pub mod write_guard;
 
 /// The documented exit status of a kvlower run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -187,7 +189,23 @@ fn run_with(
     err: &mut dyn Write,
 ) -> Exit {
     let args = match env_format {
-        Some(value) if !value.is_empty() => with_env_format(args, value),
+        Some(value) if !value.is_empty() => {
+            // A value no command has is a typo in CI configuration: said, then ignored
+            // (a format another command has is ignored without a word, docs/output.md).
+            let known = value
+                .to_str()
+                .is_some_and(|v| output::Format::ALL.iter().any(|f| f.name() == v));
+            if !known {
+                let names: Vec<&str> = output::Format::ALL.iter().map(|f| f.name()).collect();
+                let _ = writeln!(
+                    err,
+                    "warning: {FORMAT_ENV}=`{}` is no format of any kvlower command ({}); ignored",
+                    output::escape_control(&value.to_string_lossy()),
+                    names.join(", ")
+                );
+            }
+            with_env_format(args, value)
+        }
         _ => args,
     };
     let parsed = command()

@@ -346,6 +346,14 @@ code_table! {
         example: "`kvlower gate /dev/stdin` on a terminal, or a descriptor that is a FIFO.",
         fix: "Name a regular file (or `-` for standard input where a command accepts it).",
     },
+    WriteThroughLink = "write-through-link" {
+        severity: Error,
+        unread_input: true,
+        what: "A command that writes (`init`, `new`, `matrix`, `bad-lowering`) found a symbolic link where it would create or write into a file or directory (`kvlower.toml`, `modes/`, `capabilities/`, `schemas/`, `results/`); it wrote nothing (docs/files.md).",
+        why: "Writing through a link would write outside the repository (or over a file it names) where no review sees it; kvlower never writes through a link.",
+        example: "`kvlower init DIR` with `DIR/schemas` a link to a directory elsewhere.",
+        fix: "Replace the link with a real directory (or remove it) and run the command again.",
+    },
     FileTooLarge = "file-too-large" {
         severity: Error,
         unread_input: true,
@@ -602,6 +610,7 @@ mod tests {
                 "unreadable-file",
                 "file-outside-root",
                 "not-a-regular-file",
+                "write-through-link",
                 "file-too-large",
                 "route-trace-refused",
                 "route-registry-refused",

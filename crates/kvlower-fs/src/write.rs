@@ -73,6 +73,12 @@ pub fn remove_file(path: &Path) -> io::Result<()> {
     std::fs::remove_file(path)
 }
 
+/// Removes the directory `path` if it is empty (a rollback never removes what it did
+/// not make).
+pub fn remove_empty_dir(path: &Path) -> io::Result<()> {
+    std::fs::remove_dir(path)
+}
+
 /// Creates the directory `path`; its parent must exist.
 pub fn create_dir(path: &Path) -> io::Result<()> {
     std::fs::create_dir(path)
@@ -81,6 +87,24 @@ pub fn create_dir(path: &Path) -> io::Result<()> {
 /// Creates the directory `path` and every missing parent.
 pub fn create_dir_all(path: &Path) -> io::Result<()> {
     std::fs::create_dir_all(path)
+}
+
+/// The first leading part of `rel` (a relative path under `root`: `schemas`, then
+/// `schemas/x.json`) that is a symbolic link, if any: what a writer must refuse, since
+/// writing into `root/rel` would write wherever the link points (docs/files.md). A part
+/// that does not exist ends the walk (nothing below it exists either); `root` itself is
+/// the caller's choice and is not looked at.
+pub fn first_link(root: &Path, rel: &str) -> Option<String> {
+    let mut at = std::path::PathBuf::new();
+    for part in Path::new(rel).components() {
+        at.push(part);
+        match std::fs::symlink_metadata(root.join(&at)) {
+            Ok(meta) if meta.file_type().is_symlink() => return Some(at.display().to_string()),
+            Ok(_) => {}
+            Err(_) => return None,
+        }
+    }
+    None
 }
 
 /// Makes renames in `dir` durable (best effort: not every platform can sync a
@@ -96,6 +120,17 @@ pub fn sync_dir(dir: &Path) {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn the_first_link_on_a_path_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("a")).unwrap();
+        std::os::unix::fs::symlink("/", dir.path().join("a/l")).unwrap();
+        assert_eq!(first_link(dir.path(), "a/l/x"), Some("a/l".to_string()));
+        assert_eq!(first_link(dir.path(), "a/l"), Some("a/l".to_string()));
+        assert_eq!(first_link(dir.path(), "a/m/x"), None);
+        assert_eq!(first_link(dir.path(), "a"), None);
+    }
 
     #[test]
     fn a_new_file_is_created_once_and_readable() {

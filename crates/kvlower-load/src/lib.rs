@@ -63,7 +63,15 @@ pub fn load_repository(
     let mut diagnostics = Vec::new();
     let catalog = load_catalog(root, &mut diagnostics);
     let (files, misnamed) = descriptor_files(root).map_err(|d| LoadFailure::Invalid(vec![*d]))?;
-    // Only misnamed descriptors is not "no descriptors": they are findings.
+    // Only misnamed descriptors is not "no descriptors": they are findings. Nor is a
+    // catalog that is there but broken: its finding comes first (the wrong-directory
+    // message is for a directory with neither).
+    let broken_catalog =
+        catalog.is_none() && kvlower_fs::inspect::entry_exists(&root.join(MODES_PATH));
+    if files.is_empty() && misnamed.is_empty() && broken_catalog {
+        diagnostics.sort();
+        return Err(LoadFailure::Invalid(diagnostics));
+    }
     if files.is_empty() && misnamed.is_empty() {
         return Err(LoadFailure::NoDescriptors {
             dir: root.join(CAPABILITIES_DIR),

@@ -151,11 +151,44 @@ pub fn from_str_all<T: DeserializeOwned>(src: &str) -> Result<T, Vec<YamlError>>
     let structure = structure(src)?;
     deserialize(src).map_err(|mut e| {
         e.path = structure.name_unknown_keys(&e.path, e.location);
+        if e.location.is_none() {
+            e.location = recover::locate(&structure, &e.path);
+        }
         vec![e]
     })
 }
 
+/// Reads `src` as `T`, twice: from the text (serde_yaml's errors carry their
+/// line and column), then from the resolved YAML value, where a plain `true` is a
+/// boolean, `1.5` a number and `~` a null. The text reader hands a plain scalar to a
+/// string field as its text, so `reason: true` read as the string `"true"` while the
+/// generated schema (from the same types) says a string: the second reading makes every
+/// field the types (and so the schema) call a string take only a YAML string, by
+/// construction (issue 42, item 6). Its error has a path but no location: the callers
+/// locate it in the document's [`Structure`].
 fn deserialize<T: DeserializeOwned>(src: &str) -> Result<T, YamlError> {
+    let typed = deserialize_text(src)?;
+    let value: serde_yaml::Value = serde_yaml::from_str(src).map_err(|e| YamlError {
+        path: String::new(),
+        location: e.location().map(|l| (l.line(), l.column())),
+        message: clean_message(e.to_string()),
+        kind: YamlErrorKind::Syntax,
+    })?;
+    match serde_path_to_error::deserialize::<_, T>(value) {
+        Ok(_) => Ok(typed),
+        Err(err) => {
+            let path = err.path().to_string();
+            Err(YamlError {
+                path: if path == "." { String::new() } else { path },
+                location: None,
+                message: clean_message(err.into_inner().to_string()),
+                kind: YamlErrorKind::Data,
+            })
+        }
+    }
+}
+
+fn deserialize_text<T: DeserializeOwned>(src: &str) -> Result<T, YamlError> {
     let de = serde_yaml::Deserializer::from_str(src);
     serde_path_to_error::deserialize(de).map_err(|err| {
         let path = err.path().to_string();

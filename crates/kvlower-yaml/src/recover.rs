@@ -119,6 +119,9 @@ pub fn from_str_recovering<T: DeserializeOwned>(src: &str) -> Recovered<T> {
         }
         Err(mut e) => {
             e.path = structure.name_unknown_keys(&e.path, e.location);
+            if e.location.is_none() {
+                e.location = locate(&structure, &e.path);
+            }
             e
         }
     };
@@ -179,7 +182,7 @@ pub fn from_str_recovering<T: DeserializeOwned>(src: &str) -> Recovered<T> {
 
 /// The location of `path` as written: its key, else its first key (a list
 /// item), else its nearest located ancestor.
-fn locate(structure: &Structure, path: &str) -> Option<(usize, usize)> {
+pub(crate) fn locate(structure: &Structure, path: &str) -> Option<(usize, usize)> {
     let mut at = path;
     loop {
         if let Some(loc) = structure.location_of(at) {

@@ -105,6 +105,11 @@ pub fn run(
             contents: suite.markdown(),
         },
     ];
+    let refused = crate::write_guard::generated_set(&args.root, "bad-lowering", &files);
+    if !refused.is_empty() {
+        let stopped = Outcome::<()>::stopped("bad-lowering", refused, "; nothing written");
+        return Ok(emit(args.format, &stopped, out, err)?);
+    }
     let outcome = write_set(&args.root, &files)?;
     let done = Outcome {
         command: "bad-lowering",

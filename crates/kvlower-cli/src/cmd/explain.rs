@@ -92,9 +92,47 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
     let mut diagnostics = Vec::new();
     let catalog = load_catalog(&args.root, &mut diagnostics);
     let shown = args.descriptor.to_string_lossy().replace('\\', "/");
+    // A descriptor of the repository (under its `capabilities/`) is read as `check` reads
+    // it, confined to the root: a link out of it, a FIFO or an oversized file is refused
+    // here too (invalid means one thing, crate::validity). Any other path is read as named.
+    // Compared as absolute paths (lexically, no link followed): `explain
+    // capabilities/x.yaml` from the root has root `.`.
+    let in_repo = std::path::absolute(&args.descriptor)
+        .ok()
+        .zip(std::path::absolute(&args.root).ok())
+        .and_then(|(descriptor, root)| {
+            descriptor
+                .strip_prefix(&root)
+                .ok()
+                .map(|rel| rel.to_string_lossy().replace('\\', "/"))
+        })
+        .filter(|rel| {
+            rel.strip_prefix(kvlower_load::CAPABILITIES_DIR)
+                .is_some_and(|rest| rest.starts_with('/'))
+        });
+    // A name `check` will not read (not UTF-8, control characters) is `check`'s finding.
+    if let Some(rel) = &in_repo
+        && let Ok((files, misnamed)) = kvlower_load::descriptor_files(&args.root)
+        && !files.contains(rel)
+        && !misnamed.is_empty()
+        && (rel.chars().any(char::is_control) || args.descriptor.to_str().is_none())
+    {
+        let not_done = "nothing explained";
+        return Ok(report_findings_stop(
+            &args.report,
+            "explain",
+            misnamed,
+            not_done,
+            out,
+            err,
+        )?);
+    }
     let descriptor = catalog.as_ref().and_then(|catalog| {
         let env = FsEnvironment::new(args.root.clone());
-        load_descriptor(Path::new(""), &shown, catalog, &env, &mut diagnostics)
+        match &in_repo {
+            Some(rel) => load_descriptor(&args.root, rel, catalog, &env, &mut diagnostics),
+            None => load_descriptor(Path::new(""), &shown, catalog, &env, &mut diagnostics),
+        }
     });
     let (Some(catalog), Some(descriptor)) = (catalog, descriptor) else {
         let not_done = "nothing explained";
@@ -108,6 +146,51 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
         )?);
     };
     let env = FsEnvironment::new(args.root.clone());
+    // Invalid means one thing (crate::validity): a descriptor `check` counts invalid for
+    // one of its judged rows (any row, not only those asked for) is labelled nowhere.
+    let require_verified = match crate::config::load(&args.root) {
+        Ok(config) => config.check.require_verified,
+        Err(finding) => {
+            let not_done = "nothing explained";
+            return Ok(report_findings_stop(
+                &args.report,
+                "explain",
+                vec![*finding],
+                not_done,
+                out,
+                err,
+            )?);
+        }
+    };
+    let all_rows = kvlower_core::matrix::judge_descriptor(&catalog, &shown, &descriptor, &env);
+    let loaded = [kvlower_load::LoadedDescriptor {
+        path: in_repo.clone().unwrap_or_else(|| shown.clone()),
+        descriptor: descriptor.clone(),
+    }];
+    let root = if in_repo.is_some() {
+        args.root.as_path()
+    } else {
+        Path::new("")
+    };
+    let mut invalid = crate::validity::row_findings(root, &all_rows, require_verified);
+    invalid.extend(
+        kvlower_load::acknowledge::apply(root, &loaded, Vec::new())
+            .findings
+            .into_iter()
+            .filter(|d| !d.is_warning()),
+    );
+    drop(all_rows);
+    if !invalid.is_empty() {
+        let not_done = "nothing explained";
+        return Ok(report_findings_stop(
+            &args.report,
+            "explain",
+            invalid,
+            not_done,
+            out,
+            err,
+        )?);
+    }
     let judgments: Vec<Judgment> = Mode::ALL
         .iter()
         .filter(|m| args.mode.is_none_or(|want| want == **m))

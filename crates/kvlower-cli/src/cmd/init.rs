@@ -13,7 +13,12 @@ use serde::Serialize;
 
 use crate::Exit;
 use crate::config::CONFIG_FILE;
+use crate::output::outcome::{Outcome, emit};
 use crate::output::{Format, envelope_json, escape_control, report_error};
+
+/// `results/`: init does not create it, but a link there would have `matrix` write
+/// through it, so init refuses one as it refuses one anywhere it writes.
+const RESULTS_DIR: &str = "results";
 
 #[derive(Debug, clap::Args)]
 pub struct InitArgs {
@@ -64,6 +69,18 @@ pub fn run(args: &InitArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
         report_error(args.format, "init", exit, message, out, err).map(|()| exit)
     };
     let shown = escape_control(&args.dir.display().to_string()).into_owned();
+    let files = match files() {
+        Ok(files) => files,
+        Err(message) => return Ok(fail(Exit::Error, &message, out, err)?),
+    };
+    // Never through a link: every component init creates or writes into (docs/files.md).
+    let mut targets: Vec<&str> = vec![CAPABILITIES_DIR, RESULTS_DIR];
+    targets.extend(files.iter().map(|(rel, _)| rel.as_str()));
+    let links = crate::write_guard::links(&args.dir, "init", &targets);
+    if !links.is_empty() {
+        let stopped = Outcome::<()>::stopped("init", links, "; nothing written");
+        return Ok(emit(args.format, &stopped, out, err)?);
+    }
     for existing in [CONFIG_FILE, MODES_PATH] {
         if kvlower_fs::inspect::entry_exists(&args.dir.join(existing)) {
             let message = format!(
@@ -72,10 +89,6 @@ pub fn run(args: &InitArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
             return Ok(fail(Exit::Usage, &message, out, err)?);
         }
     }
-    let files = match files() {
-        Ok(files) => files,
-        Err(message) => return Ok(fail(Exit::Error, &message, out, err)?),
-    };
     let written = match write_all(&args.dir, &files) {
         Ok(written) => written,
         Err(message) => {
@@ -137,15 +150,22 @@ pub fn files() -> Result<Vec<(String, String)>, String> {
 /// failure removes what it wrote and says why.
 fn write_all(dir: &Path, files: &[(String, String)]) -> Result<Vec<String>, String> {
     let mut written: Vec<PathBuf> = Vec::new();
+    // The directories this run made, removed too when it fails (only while empty).
+    let mut made: Vec<PathBuf> = Vec::new();
     let result = (|| {
-        kvlower_fs::write::create_dir_all(&dir.join(CAPABILITIES_DIR))
+        make_dir(&dir.join(CAPABILITIES_DIR), &mut made)
             .map_err(|e| format!("cannot create {CAPABILITIES_DIR}/: {e}"))?;
         let mut names = Vec::new();
         for (rel, text) in files {
             let path = dir.join(rel);
             let parent = path.parent().unwrap_or(dir);
-            kvlower_fs::write::create_dir_all(parent)
-                .map_err(|e| format!("cannot create {rel}: {e}"))?;
+            make_dir(parent, &mut made).map_err(|e| format!("cannot create {rel}: {e}"))?;
+            // Checked before the run too; again here, should a link appear meanwhile.
+            if let Some(link) = kvlower_fs::write::first_link(dir, rel) {
+                return Err(format!(
+                    "`{link}` is a symbolic link; kvlower init never writes through one"
+                ));
+            }
             let mut tmp = kvlower_fs::write::readable_temp_file(parent)
                 .map_err(|e| format!("cannot write {rel}: {e}"))?;
             tmp.write_all(text.as_bytes())
@@ -161,6 +181,24 @@ fn write_all(dir: &Path, files: &[(String, String)]) -> Result<Vec<String>, Stri
         for path in &written {
             let _ = kvlower_fs::write::remove_file(path);
         }
+        for path in made.iter().rev() {
+            let _ = kvlower_fs::write::remove_empty_dir(path);
+        }
     }
     result
+}
+
+/// Creates `path` and its missing parents, recording each one it made in `made`.
+fn make_dir(path: &Path, made: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    let mut missing = Vec::new();
+    let mut at = Some(path);
+    while let Some(p) = at.filter(|p| !kvlower_fs::inspect::entry_exists(p)) {
+        missing.push(p.to_path_buf());
+        at = p.parent();
+    }
+    for p in missing.into_iter().rev() {
+        kvlower_fs::write::create_dir(&p)?;
+        made.push(p);
+    }
+    Ok(())
 }

@@ -13,7 +13,7 @@ use crate::layout::{WriteOutcome, report_outcome, write_set};
 use crate::opening::{Stop, load_or_stop, report_stop};
 use crate::output::Format;
 use crate::output::outcome::{Outcome, Payload, emit};
-use crate::results::generate;
+use crate::results::generate_in;
 
 #[derive(Debug, clap::Args)]
 pub struct MatrixArgs {
@@ -74,7 +74,28 @@ pub fn run(args: &MatrixArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
             return Ok(exit);
         }
     };
-    let files = generate(&repo, &config).files;
+    // Invalid means one thing (crate::validity): a descriptor `check` counts invalid
+    // for a judged row stops matrix as a loading finding does, before anything is written.
+    let env = kvlower_evidence::FsEnvironment::new(repo.root.clone());
+    let rows = crate::results::judge_rows(&repo, &env);
+    let invalid = crate::validity::findings(
+        &repo.root,
+        &repo.descriptors,
+        &rows,
+        config.check.require_verified,
+    );
+    if !invalid.is_empty() {
+        let stopped = Outcome::<()>::stopped("matrix", invalid, "; nothing written");
+        return Ok(emit(args.format, &stopped, out, err)?);
+    }
+    let files = generate_in(&repo, &config, &rows, &env).files;
+    drop(rows);
+    // A link where it writes, or a file `check` would refuse to read back: nothing written.
+    let refused = crate::write_guard::generated_set(&args.root, "matrix", &files);
+    if !refused.is_empty() {
+        let stopped = Outcome::<()>::stopped("matrix", refused, "; nothing written");
+        return Ok(emit(args.format, &stopped, out, err)?);
+    }
     let outcome = write_set(&args.root, &files)?;
     let unchanged = files.len() - outcome.written.len();
     let done = Outcome {

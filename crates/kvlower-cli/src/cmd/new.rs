@@ -11,6 +11,7 @@ use kvlower_core::{Catalog, Mode, Obligation};
 use kvlower_load::{CAPABILITIES_DIR, load_catalog};
 
 use crate::Exit;
+use crate::output::outcome::{Outcome, emit};
 use crate::output::{Format, envelope_json, report_error};
 
 #[derive(Debug, clap::Args)]
@@ -200,6 +201,12 @@ pub fn run(args: &NewArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::
             write!(out, "{text}")?;
         }
         return Ok(Exit::Success);
+    }
+    // Never through a link (docs/files.md): `capabilities/` a link elsewhere is refused.
+    let links = crate::write_guard::links(&args.root, "new", &[CAPABILITIES_DIR, rel.as_str()]);
+    if !links.is_empty() {
+        let stopped = Outcome::<()>::stopped("new", links, "; nothing written");
+        return Ok(emit(args.format, &stopped, out, err)?);
     }
     let path = args.root.join(&rel);
     let dir = args.root.join(CAPABILITIES_DIR);

@@ -166,8 +166,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
     let env = kvlower_evidence::FsEnvironment::new(repo.root.clone());
     // Every row judged once: for the results, the audit suites and the cited-positive rule.
     let rows = crate::results::judge_rows(&repo, &env);
-    let cited = rows::cited_positives(&repo, require_verified, &rows);
-    let blank_non_claims = rows::blank_non_claims(&repo.root, &rows);
+    let row_findings = crate::validity::row_findings(&repo.root, &rows, require_verified);
     if diagnostics.is_empty() && partial.is_none() {
         // The audit suites run once; their failures are findings of the same run.
         let audit = crate::suites::run_judged(&repo, &rows, &env);
@@ -199,8 +198,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
         }
     }
     drop(rows);
-    diagnostics.extend(cited);
-    diagnostics.extend(blank_non_claims);
+    diagnostics.extend(row_findings);
     diagnostics.extend(rows::inert_warnings_of(&repo, &env));
     // Warnings a descriptor acknowledges (with a reason) no longer count; an
     // acknowledgement that matches nothing is a warning of its own.
@@ -405,10 +403,9 @@ fn emit_with_error(
 
 /// How many descriptors were found (loaded or not) and how many of them have a finding.
 fn descriptor_counts(repo: &kvlower_load::Repository, diagnostics: &[Finding]) -> (usize, usize) {
-    let prefix = format!("{CAPABILITIES_DIR}/");
     let invalid: BTreeSet<&str> = diagnostics
         .iter()
-        .filter(|d| !d.is_warning() && d.file.starts_with(&prefix))
+        .filter(|d| crate::validity::makes_invalid(d))
         .map(|d| d.file.as_str())
         .collect();
     let mut found: BTreeSet<&str> = repo.descriptors.iter().map(|d| d.path.as_str()).collect();

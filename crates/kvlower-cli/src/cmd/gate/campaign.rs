@@ -5,7 +5,9 @@
 //! the campaign does not hold (the run, gate and fact of a disagreement with the truth).
 //!
 //! Exit status: 0 the campaign holds (whatever it witnesses); 1 it does not hold, or is
-//! not a (well-formed) campaign document; 2 a document or catalog it could not read.
+//! not a (well-formed) campaign document; 2 a document or catalog it could not read (a
+//! document refused before it is read carries the file system's own code:
+//! `not-a-regular-file`, `file-too-large`, `unreadable-file`).
 //! Every refusal is a coded finding.
 
 use std::io::Write;
@@ -136,6 +138,27 @@ pub fn run(
         .with_hint("a campaign re-runs files of the repository: name one under --root");
         return Ok(stop(vec![finding], out, err)?);
     };
+    // Refused before it is read (a directory, a FIFO, a device, over the cap): the file
+    // system's own code and exit 2, as for every other refused input (docs/output.md).
+    // Resolving reads nothing, so the kind (its cap) plays no part here.
+    let refusal = match kvlower_fs::FileKind::JoinDocument
+        .open()
+        .within_resolved(&canon_root)
+        .resolve(&rel)
+    {
+        Err(refusal) => Some(refusal),
+        Ok(found) if found.len > kvlower_evidence::MAX_ANCHORED_FILE_BYTES => {
+            Some(kvlower_fs::Refusal::TooLarge {
+                path: rel.clone(),
+                kind: kvlower_fs::FileKind::JoinDocument,
+                cap: kvlower_evidence::MAX_ANCHORED_FILE_BYTES,
+            })
+        }
+        Ok(_) => None,
+    };
+    if let Some(refusal) = refusal {
+        return Ok(stop(vec![refusal.finding(rel.as_str())], out, err)?);
+    }
     let env = kvlower_evidence::FsEnvironment::new(root.to_path_buf());
     let facts = match env.campaign_facts(&rel) {
         Ok(Some(facts)) => facts,

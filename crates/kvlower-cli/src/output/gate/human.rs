@@ -145,22 +145,15 @@ impl GateEmitter for HumanEmitter<'_> {
 
     fn diagnostic(&mut self, trace: &str, d: &LocatedProblem) -> io::Result<()> {
         if self.github {
-            let file = trace
-                .replace('%', "%25")
-                .replace(',', "%2C")
-                .replace(':', "%3A");
-            let message = d.message().replace('%', "%25").replace('\n', "%0A");
-            let code = d.code();
-            match d.line {
-                Some(line) => writeln!(
-                    self.out,
-                    "::error file={file},line={line},title=kvlower {code}::{message}"
-                )?,
-                None => writeln!(
-                    self.out,
-                    "::error file={file},title=kvlower {code}::{message}"
-                )?,
-            }
+            let line = d.line.map(|line| (line, None));
+            let annotation = crate::output::github::annotation(
+                "error",
+                trace,
+                line,
+                d.code().name(),
+                &d.message(),
+            );
+            writeln!(self.out, "{annotation}")?;
         }
         // `-q`: the tally line only (the exit code still says a trace was malformed).
         if self.quiet {
