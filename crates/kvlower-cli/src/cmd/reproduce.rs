@@ -56,41 +56,44 @@ pub fn run(args: &ReproduceArgs, out: &mut dyn Write, err: &mut dyn Write) -> an
     }
 }
 
+/// Every file under `root` by its relative path, through kvlower-fs (a link, or a path
+/// that resolves outside `root`, is refused; so is a folder over the caps).
 fn read_folder(root: &Path) -> anyhow::Result<BTreeMap<String, Vec<u8>>> {
     let mut files = BTreeMap::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel_dir) = stack.pop() {
+        let dir = root.join(&rel_dir);
         let entries =
-            std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))?;
+            kvlower_fs::walk::list(&dir).with_context(|| format!("reading {}", dir.display()))?;
         for entry in entries {
             let entry = entry.with_context(|| format!("reading {}", dir.display()))?;
-            let path = entry.path();
-            let kind = entry.file_type()?;
-            if kind.is_dir() {
-                stack.push(path);
+            let rel = rel_dir.join(entry.file_name());
+            let path = root.join(&rel);
+            let meta = kvlower_fs::inspect::lstat(&path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            if meta.is_dir() {
+                stack.push(rel);
                 continue;
             }
-            if !kind.is_file() {
+            if !meta.is_file() {
                 bail!("{}: not a regular file (a link is refused)", path.display());
             }
             if files.len() >= MAX_FILES {
                 bail!("{}: more than {MAX_FILES} files", root.display());
             }
-            let len = entry.metadata()?.len();
-            if len > MAX_FILE_BYTES {
+            if meta.len() > MAX_FILE_BYTES {
                 bail!(
-                    "{}: {len} bytes, over the cap of {MAX_FILE_BYTES}",
-                    path.display()
+                    "{}: {} bytes, over the cap of {MAX_FILE_BYTES}",
+                    path.display(),
+                    meta.len()
                 );
             }
-            let rel = path
-                .strip_prefix(root)
-                .expect("a path found under root")
-                .to_string_lossy()
-                .replace('\\', "/");
-            let bytes =
-                std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
-            files.insert(rel, bytes);
+            let bytes = kvlower_fs::FileKind::EventFile
+                .open()
+                .within(root)
+                .read(&rel)
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            files.insert(rel.to_string_lossy().replace('\\', "/"), bytes);
         }
     }
     Ok(files)
