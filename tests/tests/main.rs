@@ -48,6 +48,7 @@ mod lowering;
 mod output_contract;
 mod readme_table;
 mod report_page;
+mod reproduce_manifests;
 mod residency_history;
 mod route_gate;
 mod route_scale;

@@ -134,6 +134,8 @@ enum Command {
     Capture(cmd::capture::CaptureArgs),
     /// Run the bad-lowering counterexamples (bad_lowering/*.yaml) through the real checker and gate
     BadLowering(cmd::bad_lowering::BadLoweringArgs),
+    /// Compare a live set-up's fresh evidence folder with the committed one (first differing file and line)
+    ReproduceDiff(cmd::reproduce::ReproduceArgs),
 }
 
 /// The clap definition of the command line (for completions).
@@ -264,6 +266,7 @@ fn run_with(
         Command::Route(a) => cmd::route::run(a, out, err),
         Command::Capture(a) => cmd::capture::run(a, out, err),
         Command::BadLowering(a) => cmd::bad_lowering::run(a, out, err),
+        Command::ReproduceDiff(a) => cmd::reproduce::run(a, out, err),
         Command::Catalog(a) => cmd::catalog::run(a, out, err),
     };
     match result {
@@ -325,6 +328,10 @@ fn locate(cli: &mut Cli, matches: &clap::ArgMatches, start: &Path) {
         Command::New(a) => resolve(&mut a.root, sub),
         Command::Schema(a) => resolve(&mut a.root, sub),
         Command::BadLowering(a) => resolve(&mut a.root, sub),
+        Command::ReproduceDiff(a) => {
+            a.committed = config::join(start, &a.committed);
+            a.fresh = config::join(start, &a.fresh);
+        }
         Command::Catalog(a) => {
             let cmd::catalog::CatalogCommand::Diff(d) = &mut a.command;
             if let Some((_, verb)) = sub.subcommand() {

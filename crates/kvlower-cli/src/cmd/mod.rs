@@ -12,5 +12,6 @@ pub mod init;
 pub mod join;
 pub mod matrix;
 pub mod new;
+pub mod reproduce;
 pub mod route;
 pub mod schema;
