@@ -8,6 +8,7 @@ mod audit_mutation;
 mod audit_provenance;
 mod bad_lowering;
 mod borrowed_evidence;
+mod campaign_bindings;
 mod campaign_truth;
 mod capture_hostile;
 mod catalog_floor;
