@@ -32,7 +32,7 @@ def _story(self, run, scenario, trace, inputs, sent, outputs):
     rec = _honest_run_record(self, run, scenario, trace, inputs, sent, outputs)
     if "scheduler_resident_claim_restoration_failed" in (REPO / trace).read_text():
         for r in rec["requests"]:
-            if r["role"] == "reuse":
+            if r["role"] == "reuse" and r["blocks_reported_failed"]:
                 r.update(finish_reason="error", engine_finish_reason="error", external_tokens_served=0,
                          num_cached_tokens=0, prefills=[])
     return rec
