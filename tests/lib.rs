@@ -199,21 +199,26 @@ pub fn copy_trace_with_header(from: &str, to: &std::path::Path) {
 /// in a scratch copy.
 pub fn campaign_source_files(evidence: &str) -> Vec<&'static str> {
     // The lists the descriptors' campaign anchors name (`source_files`).
+    // The judged files and their import closure; the recorder (judging code) is not one.
     if evidence.ends_with("claim-residency") {
         vec![
+            "scripts/kvlower_scripts/__init__.py",
+            "scripts/kvlower_scripts/common.py",
+            "scripts/kvlower_scripts/live_vllm_connector/__init__.py",
             "scripts/kvlower_scripts/live_vllm_connector/claim_connector.py",
             "scripts/kvlower_scripts/live_vllm_connector/claim_residency.py",
             "scripts/kvlower_scripts/live_vllm_connector/engine.py",
-            "scripts/kvlower_scripts/live_vllm_connector/engine_truth.py",
             "scripts/kvlower_scripts/live_vllm_connector/residency_campaign.py",
             "scripts/kvlower_scripts/vllm_engine.py",
         ]
     } else {
         vec![
+            "scripts/kvlower_scripts/__init__.py",
+            "scripts/kvlower_scripts/common.py",
+            "scripts/kvlower_scripts/live_vllm_connector/__init__.py",
             "scripts/kvlower_scripts/live_vllm_connector/campaign.py",
             "scripts/kvlower_scripts/live_vllm_connector/claim_connector.py",
             "scripts/kvlower_scripts/live_vllm_connector/engine.py",
-            "scripts/kvlower_scripts/live_vllm_connector/engine_truth.py",
             "scripts/kvlower_scripts/vllm_engine.py",
         ]
     }
@@ -239,6 +244,17 @@ pub fn upgrade_campaign(dir: &std::path::Path, evidence: &str) {
             let to = dir.join(f);
             std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
             std::fs::copy(repo_root().join(f), &to).expect("copy source file");
+        }
+        // ...and the judging code its truth names (docs/conformance.md, "Judging code").
+        let truth: Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join(evidence).join("truth.json")).expect("truth"),
+        )
+        .expect("truth JSON");
+        for f in truth["recorder"]["files"].as_array().into_iter().flatten() {
+            let f = f.as_str().expect("a path");
+            let to = dir.join(f);
+            std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
+            std::fs::copy(repo_root().join(f), &to).expect("copy recorder file");
         }
         return;
     }

@@ -257,13 +257,6 @@ def load_json_strict(path: Path) -> dict:
     return json.loads(path.read_text(), object_pairs_hook=pairs)
 
 
-def truth_document(family: str, patch: str, files: list[str], engine: dict, runs: list[dict],
-                   extra: dict) -> dict:
-    """The engine-truth document (docs/conformance.md, kvlower-engine-truth/1)."""
-    return {"schema": TRUTH_SCHEMA, "family": family, "runtime": runtime_identity(patch),
-            "source_files": files, "source_digest": source_digest(files), "engine": engine, "runs": runs, **extra}
-
-
 def truth_problems_of_document(truth: dict, patch: str, evidence: Path) -> list[str]:
     """What a verifier requires of the truth document itself: its schema, runtime, and a
     source digest equal to the one recomputed from the repository's files now, and that its
@@ -283,8 +276,20 @@ def truth_problems_of_document(truth: dict, patch: str, evidence: Path) -> list[
                    f"{files} now ({now}): the patch or the recorder changed since the run")
     recorder = PACKAGE_DIR / "live_vllm_connector" / "engine_truth.py"
     rel = recorder.relative_to(REPO).as_posix()
-    if rel not in files:
-        out.append(f"truth.json: the recorder {rel} is not among the source files {files}")
+    rec = truth.get("recorder") or {}
+    if rec.get("files") != [rel]:
+        out.append(f"truth.json: the recorder's files are {rec.get('files')!r}, "
+                   f"not [{rel!r}] (the pinned judging code)")
+    elif rec.get("sha256") != source_digest([rel]):
+        out.append(f"truth.json: the recorder's digest {rec.get('sha256')} differs from the digest of {rel} now: "
+                   "the judging code changed since the run")
+    if rel in files:
+        out.append(f"truth.json: the recorder {rel} is among the judged source files {files}: "
+                   "the judge is not the judged")
+    allowed = set(files) | {rel}
+    for f in truth.get("loaded_files") or []:
+        if f not in allowed:
+            out.append(f"truth.json: {f} was loaded during the run and is neither a source file nor the recorder")
     out += recorder_imports_problems(recorder)
     for run in truth.get("runs", []):
         t = run.get("trace", "")

@@ -108,6 +108,8 @@ fn a_silent_recompute_behind_fail_closed_events_disagrees_with_the_truth() {
             .expect("reuse");
         reuse["finish_reason"] = json!("length");
         reuse["engine_finish_reason"] = json!("length");
+        // The forger keeps the truth self-consistent (docs/conformance.md, section 3.1).
+        run["engine_outcome"] = json!("recomputed");
     });
     let (code, doc) = report(dir.path(), CONNECTOR);
     assert_eq!(code, 1, "{doc}");
@@ -230,12 +232,15 @@ fn a_trace_without_the_source_digest_in_its_header_is_refused() {
 fn a_claim_never_pinned_behind_protected_events_disagrees_with_the_truth() {
     let dir = scratch(RESIDENCY);
     edit_truth(dir.path(), RESIDENCY, |t| {
-        for s in runs_of(t, "protected-04")["claim_blocks"]["per_step"]
+        let run = runs_of(t, "protected-04");
+        for s in run["claim_blocks"]["per_step"]
             .as_array_mut()
             .expect("steps")
         {
             s["evictable"] = s["device_cached"].clone();
+            s["pinned"] = json!(0);
         }
+        run["engine_outcome"] = json!("never_protected");
     });
     let (_, doc) = report(dir.path(), RESIDENCY);
     let p = problem(&doc);
@@ -263,8 +268,10 @@ fn a_pressure_served_behind_a_refusal_disagrees_with_the_truth() {
         {
             if s["step"].as_u64() >= Some(3) {
                 s["device_cached"] = json!(0);
+                s["pinned"] = json!(0);
             }
         }
+        run["engine_outcome"] = json!("released_whole");
     });
     let p = problem(&report(dir.path(), RESIDENCY).1);
     assert!(
@@ -278,7 +285,8 @@ fn a_pressure_served_behind_a_refusal_disagrees_with_the_truth() {
 fn a_demotion_before_the_footprint_is_offloaded_disagrees_with_the_truth() {
     let dir = scratch(RESIDENCY);
     edit_truth(dir.path(), RESIDENCY, |t| {
-        for s in runs_of(t, "demoted-05")["claim_blocks"]["per_step"]
+        let run = runs_of(t, "demoted-05");
+        for s in run["claim_blocks"]["per_step"]
             .as_array_mut()
             .expect("steps")
         {
@@ -286,6 +294,7 @@ fn a_demotion_before_the_footprint_is_offloaded_disagrees_with_the_truth() {
                 s["host_tier"] = json!(0);
             }
         }
+        run["engine_outcome"] = json!("released_partial");
     });
     let p = problem(&report(dir.path(), RESIDENCY).1);
     assert!(
@@ -444,6 +453,7 @@ fn header_only_traces_are_no_controls() {
                 r["claims"] = json!([]);
                 r["requests"] = json!([]);
                 r["injection_fired"] = json!([]);
+                r["engine_outcome"] = json!("served_without_tier");
             }
         }
     });
@@ -465,8 +475,11 @@ fn check_refuses_a_disagreeing_campaign_with_the_run_gate_and_fact() {
         for r in run["requests"].as_array_mut().expect("requests") {
             if r["role"] == "reuse" {
                 r["external_tokens_served"] = json!(0);
+                r["num_cached_tokens"] = json!(0);
+                r["prefills"] = json!([{"local": 0, "external": 0, "computed": 136}]);
             }
         }
+        run["engine_outcome"] = json!("served_without_tier");
     });
     let check = kvlower(&["check", "--root", &dir.path().display().to_string()]);
     assert!(
@@ -519,7 +532,8 @@ fn a_campaign_recorded_by_another_recorder_anchors_nothing() {
         kvlower_tests::add_source_digest(&entry.expect("entry").path(), &digest);
     }
     // The campaign itself holds (every digest agrees)...
-    assert_eq!(report(dir.path(), CONNECTOR).0, 0);
+    let (code, doc) = report(dir.path(), CONNECTOR);
+    assert_eq!(code, 0, "{doc}");
     // ...but the descriptor names another recorder: the row drops, with the reason.
     let check = kvlower(&["check", "--root", &dir.path().display().to_string()]);
     assert!(

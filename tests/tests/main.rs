@@ -9,6 +9,7 @@ mod audit_mutation;
 mod audit_provenance;
 mod bad_lowering;
 mod borrowed_evidence;
+mod campaign_bindings;
 mod campaign_refusal;
 mod campaign_truth;
 mod capture_header_keys;

@@ -23,6 +23,7 @@ pub mod independent;
 pub mod mutation;
 mod mutation_report;
 pub mod oracle;
+mod oracle_campaign;
 pub mod provenance;
 mod render;
 pub mod rows;

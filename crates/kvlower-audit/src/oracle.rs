@@ -234,6 +234,7 @@ fn repo_file_holds(
             let mut recorded = facts.source_files.clone();
             recorded.sort();
             facts.held
+                && crate::oracle_campaign::recorder_pinned(doc, &facts.recorder)
                 && a.verdict.is_none()
                 && a.source_files.is_some()
                 && named == recorded
@@ -243,11 +244,7 @@ fn repo_file_holds(
                             .get(g)
                             .is_some_and(|w| w.contains(&obligation))
                             && doc.campaign_controls.get(g).is_some_and(|rule| {
-                                let counts = facts.gates.get(g).cloned().unwrap_or_default();
-                                counts.positives >= rule.min_positive_runs
-                                    && rule.controls.iter().all(|(kind, min)| {
-                                        counts.controls.get(kind).copied().unwrap_or(0) >= *min
-                                    })
+                                crate::oracle_campaign::runs_met(rule, facts.gates.get(g))
                             })
                     }),
                     Purpose::Atom => false,

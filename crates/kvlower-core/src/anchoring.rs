@@ -183,6 +183,11 @@ fn repo_file_defects(
                     ),
                 });
             }
+            if facts.held
+                && let Some(why) = unpinned_judging_code(catalog, &facts.recorder)
+            {
+                d.push(AnchorDefect::CampaignDoesNotHold { why });
+            }
             if !recorded_runtime_fits(facts.runtime.as_ref(), &subject.identity) {
                 d.push(AnchorDefect::EvidenceOfAnotherRuntime);
             }
@@ -207,6 +212,34 @@ fn repo_file_defects(
             None => Vec::new(),
         },
     }
+}
+
+/// Why the judging code that wrote a campaign's truth is not the code the catalog pins
+/// (`None`: every file is pinned, at its current bytes). The recorder is kvlower's own
+/// judging code, pinned in the trust root, not judged code a patch author may edit and
+/// re-run (docs/conformance.md, "Pinned judging code").
+fn unpinned_judging_code(catalog: &Catalog, recorder: &[(String, String)]) -> Option<String> {
+    if recorder.is_empty() {
+        return Some("the truth names no judging code that wrote it".to_owned());
+    }
+    let pins = &catalog.effective().judging_code;
+    for (path, sha) in recorder {
+        match pins.iter().find(|p| &p.path == path) {
+            None => {
+                return Some(format!(
+                    "the truth was written by `{path}`, which the catalog's `judging_code` does not pin: only pinned judging code writes truth"
+                ));
+            }
+            Some(pin) if &pin.sha256 != sha => {
+                return Some(format!(
+                    "judging code `{path}` has SHA-256 {sha}, the catalog pins {}: the recorder changed, and counts only once its pin is reviewed",
+                    pin.sha256
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    None
 }
 
 /// Why the files an anchor's `source_files` names are not the patch files a patched join
@@ -314,12 +347,33 @@ pub fn campaign_gate_missing(
         ));
     }
     for (kind, min) in &rule.controls {
-        let n = counts.controls.get(kind).copied().unwrap_or(0);
+        let n = campaign_control_runs(rule, &counts, kind);
         if n < *min {
-            out.push(format!("control `{kind}`: {n} of {min} runs"));
+            let outcome = rule
+                .outcomes
+                .get(kind)
+                .map_or("(none named)", String::as_str);
+            let all = counts.controls.get(kind).copied().unwrap_or(0);
+            out.push(format!(
+                "control `{kind}`: {n} of {min} runs showing the outcome `{outcome}` ({all} of the kind in all)"
+            ));
         }
     }
     out
+}
+
+/// The runs of control kind `kind` that count: those whose engine truth shows the outcome
+/// the catalog names for the kind (none when it names none: fail closed).
+pub fn campaign_control_runs(
+    rule: &crate::catalog_doc::CampaignControls,
+    counts: &crate::environment::CampaignGateCounts,
+    kind: &str,
+) -> u32 {
+    rule.outcomes
+        .get(kind)
+        .and_then(|o| counts.outcomes.get(kind).and_then(|by| by.get(o)))
+        .copied()
+        .unwrap_or(0)
 }
 
 /// A join document anchors only what a join can witness, at the depth it

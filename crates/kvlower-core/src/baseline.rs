@@ -21,9 +21,15 @@ use crate::vocab::{Atom, Depth, Mode, Obligation, Precondition, Signal, TraceGat
 
 use Obligation as O;
 
+mod campaign_rules;
 mod compare;
 mod meet;
 mod signals;
+
+pub use campaign_rules::{
+    CAMPAIGN_CONTROLS, CONTROL_OUTCOME_NAMES, CONTROL_OUTCOMES, JUDGING_CODE,
+};
+pub(crate) use campaign_rules::{CONTROL_OUTCOME_SOURCE, JUDGING_CODE_SOURCE};
 
 pub use compare::{CatalogChange, Direction, compare};
 pub use meet::meet;
@@ -529,6 +535,13 @@ pub fn doc() -> CatalogDoc {
             depth: JOIN_DOCUMENTS.0,
             witnesses: JOIN_DOCUMENTS.1.to_vec(),
         },
+        judging_code: JUDGING_CODE
+            .iter()
+            .map(|(path, sha256)| crate::catalog_doc::JudgingPin {
+                path: (*path).to_owned(),
+                sha256: (*sha256).to_owned(),
+            })
+            .collect(),
         campaign_controls: CAMPAIGN_CONTROLS
             .iter()
             .map(|(g, positives, kinds, _)| {
@@ -537,88 +550,14 @@ pub fn doc() -> CatalogDoc {
                     crate::catalog_doc::CampaignControls {
                         min_positive_runs: *positives,
                         controls: kinds.iter().map(|(k, n)| ((*k).to_owned(), *n)).collect(),
+                        outcomes: CONTROL_OUTCOMES
+                            .iter()
+                            .filter(|(gate, _, _)| gate == g)
+                            .map(|(_, k, o)| ((*k).to_owned(), (*o).to_owned()))
+                            .collect(),
                     },
                 )
             })
             .collect(),
     }
 }
-
-/// The paper ran 30 runs per positive scenario (§8.3, Table 8); every positive gate
-/// here needs as many. Controls: each Table 8 control kind at its paper count
-/// (10 each, 1 for generic counters) for the connector gates; 5 engine-level runs per
-/// residency control kind (a kind is the first requirement its runs miss).
-const CAMPAIGN_SOURCE: &str =
-    "paper §8.3, Table 8 (30 runs per positive scenario; the control taxonomy)";
-
-/// Per trace gate: minimum positive runs and (control kind, minimum runs).
-#[expect(
-    clippy::type_complexity,
-    reason = "a table, read once into the document"
-)]
-pub const CAMPAIGN_CONTROLS: [(TraceGate, u32, &[(&str, u32)], &str); 6] = [
-    (
-        TraceGate::ConnectorObservation,
-        30,
-        &[
-            ("ordinary_offload_without_claim", 10),
-            ("store_offload_to_cpu_path", 5),
-        ],
-        CAMPAIGN_SOURCE,
-    ),
-    (
-        TraceGate::ConnectorFailureOutcome,
-        30,
-        &[
-            ("unclaimed_failure", 10),
-            ("wrong_claim_failure", 10),
-            ("fallback_recompute", 10),
-            ("ordinary_offload_without_claim", 10),
-            ("generic_counters_only", 1),
-        ],
-        CAMPAIGN_SOURCE,
-    ),
-    (
-        TraceGate::ClaimProtection,
-        30,
-        &[
-            ("claim_accepted_with_footprint", 5),
-            ("claim_materialized_with_footprint", 5),
-            ("claim_blocks_protected", 5),
-            ("victims_exclude_claim_blocks", 5),
-        ],
-        CAMPAIGN_SOURCE,
-    ),
-    (
-        TraceGate::ClaimDemotion,
-        30,
-        &[
-            ("claim_accepted_with_footprint", 5),
-            ("claim_scoped_demotion_to_lower_tier", 5),
-        ],
-        CAMPAIGN_SOURCE,
-    ),
-    (
-        TraceGate::ClaimExpiry,
-        30,
-        &[
-            ("claim_accepted_with_duration", 5),
-            ("protection_held_before_boundary", 5),
-            ("claim_scoped_expiry_boundary", 5),
-        ],
-        CAMPAIGN_SOURCE,
-    ),
-    // The reference lifecycle hook (Table 8's reference runs): a claim restored before
-    // its reuse, then a controlled restoration failure with a same-claim outcome. Its
-    // controls at the connector gates' count: a reuse with no restore of the claim's own
-    // state (recomputed, another claim's state, displaced), and a run with no failure.
-    (
-        TraceGate::ReferenceLifecycle,
-        30,
-        &[
-            ("offload_restorability", 10),
-            ("restoration_failure_outcome", 10),
-        ],
-        CAMPAIGN_SOURCE,
-    ),
-];

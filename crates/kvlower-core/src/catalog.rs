@@ -201,6 +201,53 @@ impl Catalog {
                 ),
             );
         }
+        // A kind without an outcome: the floor names one for its own kinds (the meet); a
+        // kind of the catalog's own without one counts no run (fail closed).
+        for (gate, rule) in &doc.campaign_controls {
+            for (kind, o) in &rule.outcomes {
+                if !crate::baseline::CONTROL_OUTCOME_NAMES.contains(&o.as_str()) {
+                    err(
+                        format!("campaign_controls.{gate}.outcomes"),
+                        format!(
+                            "`{o}` (control kind `{kind}`) is not an outcome kvlower derives from engine truth"
+                        ),
+                    );
+                }
+            }
+        }
+        let mut pinned = std::collections::BTreeSet::new();
+        for pin in &doc.judging_code {
+            let hex = pin.sha256.len() == 64
+                && pin
+                    .sha256
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+            if !hex {
+                err(
+                    "judging_code".into(),
+                    format!("the pin of `{}` is not 64 lowercase hex digits", pin.path),
+                );
+            }
+            let path_ok = !pin.path.is_empty()
+                && !pin.path.starts_with('/')
+                && !crate::text::has_control(&pin.path)
+                && pin
+                    .path
+                    .split('/')
+                    .all(|c| !c.is_empty() && c != "." && c != "..");
+            if !path_ok {
+                err(
+                    "judging_code".into(),
+                    format!("`{}` is not a repository-relative path", pin.path),
+                );
+            }
+            if !pinned.insert(pin.path.as_str()) {
+                err(
+                    "judging_code".into(),
+                    format!("`{}` is pinned twice", pin.path),
+                );
+            }
+        }
         for signal in Signal::ALL {
             if !doc.signals.contains_key(signal) {
                 err(

@@ -34,6 +34,24 @@ pub struct CatalogDoc {
     /// not listed is never witnessed by a campaign.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub campaign_controls: BTreeMap<TraceGate, CampaignControls>,
+    /// kvlower's own judging code (the engine-truth recorders, the code that assembles
+    /// truth and campaign documents and computes their digests), pinned by content: a
+    /// campaign whose truth was written by any file not pinned here, or by a pinned file
+    /// whose bytes changed, anchors nothing (docs/conformance.md, "Pinned judging code").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub judging_code: Vec<JudgingPin>,
+}
+
+/// One pinned file of judging code.
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(deny_unknown_fields)]
+pub struct JudgingPin {
+    /// Repository-relative path (`/`-separated).
+    pub path: String,
+    /// SHA-256 of the file's bytes, 64 lowercase hex digits.
+    pub sha256: String,
 }
 
 /// The runs a campaign needs to witness one gate.
@@ -47,6 +65,11 @@ pub struct CampaignControls {
     /// the gate applies to one of its claims and K is the first requirement (in the
     /// gate's order) that claim misses: it passed every requirement before K.
     pub controls: BTreeMap<String, u32>,
+    /// Control kind → the outcome the engine's truth must show for a run of that kind to
+    /// count (docs/conformance.md, "Control outcomes"): a run that fails the gate without
+    /// showing it fails for another reason, and is no control. Every kind needs one.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub outcomes: BTreeMap<String, String>,
 }
 
 /// What a join evidence document may witness, like a trace gate's list.

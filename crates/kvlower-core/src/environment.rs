@@ -46,6 +46,9 @@ pub struct CampaignDocumentFacts {
     pub gates: std::collections::BTreeMap<TraceGate, CampaignGateCounts>,
     /// The source files the document names (`source.files`), as written.
     pub source_files: Vec<String>,
+    /// The judging code that wrote the campaign's truth: (repository-relative path,
+    /// SHA-256 of its bytes now); the catalog's `judging_code` must pin every one.
+    pub recorder: Vec<(String, String)>,
     /// Runs (traces) and scenarios the document lists.
     pub runs: u32,
     pub scenarios: u32,
@@ -64,6 +67,8 @@ pub struct CampaignGateCounts {
     /// Control kind → runs of scenarios expecting the gate in no run recognised as
     /// that kind by content (docs/conformance.md, "Controls").
     pub controls: std::collections::BTreeMap<String, u32>,
+    /// Control kind → the outcome the engine's truth showed → runs.
+    pub outcomes: std::collections::BTreeMap<String, std::collections::BTreeMap<String, u32>>,
 }
 
 /// What re-running a committed join evidence document showed.

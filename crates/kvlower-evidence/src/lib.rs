@@ -215,12 +215,14 @@ impl FsEnvironment {
                         kvlower_core::environment::CampaignGateCounts {
                             positives: c.positives,
                             controls: c.controls,
+                            outcomes: c.outcomes,
                         },
                     )
                 })
                 .collect(),
             runtime: Some(runtime),
             problem: outcome.problem,
+            recorder: outcome.recorder,
             source_files: doc
                 .source
                 .as_ref()
@@ -415,6 +417,11 @@ impl kvlower_trace::campaign_doc::CampaignFiles for CampaignFs<'_> {
 
     fn is_own_file(&self, path: &str) -> bool {
         self.0.resolve(path).is_ok_and(|r| self.0.in_own_dir(&r))
+    }
+
+    fn is_dir(&self, path: &str) -> bool {
+        // Confined like every other path: a directory outside the root is none of ours.
+        self.0.resolve(path).is_ok_and(|r| r.is_dir())
     }
 }
 

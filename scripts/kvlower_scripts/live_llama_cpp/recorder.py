@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
+import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -197,6 +198,42 @@ def outcome_of(run: dict) -> str:
     return "; ".join(shown)
 
 
+def engine_outcome(run: dict) -> str:
+    """What the engine showed, in the catalog's runtime-neutral outcome names
+    (docs/conformance.md, "Control outcomes"); `check` derives the same from the calls and
+    requires the two equal: failed_closed (a restore refused and no reuse served from the
+    cache for its claim's whole prefix after it), else served_from_tier (a reuse served from
+    the cache for its whole prefix), else recomputed."""
+    prefix = {c["claim_id"]: c["prefix_tokens"] for c in run["claims"]}
+    calls = run["calls"]
+
+    def served(c: dict) -> bool:
+        return (c["call"] == "completion" and c["status"] == 200
+                and c.get("claim_id") in prefix and c["cache_n"] >= prefix[c["claim_id"]])
+
+    for i, c in enumerate(calls):
+        if c["call"] == "restore" and c["status"] != 200 and not any(map(served, calls[i + 1:])):
+            return "failed_closed"
+    return "served_from_tier" if any(map(served, calls)) else "recomputed"
+
+
+def loaded_files(root: Path) -> list[str]:
+    """Every repository file loaded as a module in this process (sys.modules), repository-
+    relative: `check` requires each inside the source digest or the recorder's files, which
+    catches a module loaded by a computed name that no import statement shows."""
+    out = set()
+    base = root.resolve()
+    for m in list(sys.modules.values()):
+        f = getattr(m, "__file__", None)
+        if not isinstance(f, str) or not Path(f).is_absolute():
+            continue
+        try:
+            out.add(Path(f).resolve().relative_to(base).as_posix())
+        except (ValueError, OSError):
+            continue
+    return sorted(out, key=str.encode)
+
+
 def write_documents(root: Path, rel: str, out: Path, runtime: list[dict], source_files: list[str],
                     engine: dict, runs: list[dict], scenarios: list[dict]) -> None:
     """Writes truth.json and gate-campaign.json into `out` as the repository's `rel` folder
@@ -204,9 +241,11 @@ def write_documents(root: Path, rel: str, out: Path, runtime: list[dict], source
     digest = source_digest(source_files, root)
     for run in runs:
         run["outcome"] = outcome_of(run)
+        run["engine_outcome"] = engine_outcome(run)
     truth = {"schema": "kvlower-engine-truth/1", "family": "slot", "runtime": runtime,
              "source_digest": digest, "engine": engine,
              "recorder": {"files": RECORDER_FILES, "sha256": source_digest(RECORDER_FILES, root)},
+             "loaded_files": loaded_files(root),
              "runs": runs}
     text = json.dumps(truth, indent=1, sort_keys=True) + "\n"
     (out / "truth.json").write_text(text)

@@ -188,45 +188,19 @@ class Campaign(engine.CampaignBase):
                 "arm": arm}
 
     def record(self, run_id, scenario, plan, outputs, counts, fired) -> dict:
-        """One run's truth: the engine's (the recorder's ConnectorTruth and the RequestOutputs)
-        and the run's inputs (scenario, claims, policy, what the injector was armed with and
+        """One run's truth, written by the recorder (judging code) from the engine's facts and
+        this run's inputs (scenario, claims, policy, what the injector was armed with and
         fired). `counts`, the patch's own tally, is not truth: only the generic-counters
         trace uses it."""
         del counts
-        requests = []
-        for phase in plan["phases"]:
-            if phase == "reset":
-                continue
-            for rid, toks, claim, role in phase["send"]:
-                ro = outputs[self.recorder.match_request(outputs, rid)]
-                seen = self.truth.request(rid, ro)
-                requests.append({
-                    "request": rid,
-                    "engine_request_id_suffixed": seen["engine_request_id_suffixed"],
-                    "claim_id": claim["claim_id"] if claim else None,
-                    "role": role,
-                    "prompt_tokens": len(toks),
-                    "finish_reason": seen["finish_reason"],
-                    "engine_finish_reason": seen["engine_finish_reason"],
-                    "num_cached_tokens": seen["num_cached_tokens"],
-                    "prefills": seen["prefills"],
-                    "external_tokens_served": seen["external_tokens_served"],
-                    "blocks_reported_failed": self.truth.blocks_failed(rid),
-                })
-        return {
-            "run": run_id,
-            "scenario": scenario,
-            "trace": f"{self.rel_out}/{TRACE_DIR}/{run_id}.jsonl",
-            "claims": plan["claims"],
-            "scheduler_failure_policy": plan["policy"],
-            "injection_armed": plan["arm"],
-            "injection_target_claim_id": plan["injection_target_claim_id"],
-            "injection_fired": fired,
-            "requests": requests,
-            "engine_steps": self.truth.steps,
-            "invalid_block_ids_reported": self.truth.invalid_block_ids,
-            "engine_transfers": self.truth.engine_transfers(),
-        }
+        sent = [(rid, claim["claim_id"] if claim else None, role, len(toks))
+                for phase in plan["phases"] if phase != "reset"
+                for rid, toks, claim, role in phase["send"]]
+        inputs = {"claims": plan["claims"], "scheduler_failure_policy": plan["policy"],
+                  "injection_armed": plan["arm"], "injection_target_claim_id": plan["injection_target_claim_id"],
+                  "injection_fired": fired}
+        return self.truth.run_record(run_id, scenario, f"{self.rel_out}/{TRACE_DIR}/{run_id}.jsonl", inputs,
+                                     sent, outputs)
 
 
 def main() -> int:
@@ -254,9 +228,9 @@ def main() -> int:
                   "max_model_len": MAX_MODEL_LEN, "claim_prefix_tokens": CLAIM_BLOCKS * BLOCK_SIZE,
                   "cpu_bytes_to_use": CPU_BYTES, "kv_load_failure_policy": "fail",
                   "in_process": True, "seed": SEED}
-    truth = common.truth_document("connector", camp.cc.PATCH, files, engine_cfg, camp.runs, {
-        "runtime_wheel": RUNTIME, **engine.versions(), "model_fingerprint": fp,
-        "truth_recorder": camp.recorder.TRUTH_RECORDER})
+    truth = camp.recorder.truth_document("connector", common.runtime_identity(camp.cc.PATCH), files, engine_cfg,
+                                         camp.runs, {"runtime_wheel": RUNTIME, **engine.versions(),
+                                                     "model_fingerprint": fp})
     camp.recorder.write_truth(out / "truth.json", truth)
     print(f"campaign: {len(camp.runs)} runs, engine start {t_engine:.1f} s, total {t_total:.1f} s", file=sys.stderr)
     return 0

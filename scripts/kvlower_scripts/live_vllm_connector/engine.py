@@ -35,11 +35,19 @@ def truth_recorder():
 
 
 def sources(driver: str, *modules) -> tuple[list[str], str]:
-    """(files, digest): the source files of the patch modules, the driver (a module name), the
-    recorder actually used, this module and vllm_engine; and their source digest
-    (docs/conformance.md). Computed from the files this process loaded."""
-    files = common.source_files([*modules, sys.modules[driver], sys.modules[__name__], vllm_engine,
-                                 truth_recorder()])
+    """(files, digest): the judged source files (docs/conformance.md): the patch modules, the
+    driver (a module name), this module, vllm_engine, common and the packages' __init__
+    files (the repository-local import closure of the patch and the driver), and a recorder
+    other than the pinned engine_truth (a sabotage) when one is used; and their source digest.
+    The pinned recorder is judging code, never among them."""
+    import kvlower_scripts
+    import kvlower_scripts.live_vllm_connector as package
+
+    mods = [*modules, sys.modules[driver], sys.modules[__name__], vllm_engine, common, kvlower_scripts, package]
+    recorder = truth_recorder()
+    if recorder.__name__ != TRUTH_MODULE:
+        mods.append(recorder)
+    files = common.source_files(mods)
     return files, common.source_digest(files)
 
 

@@ -27,10 +27,14 @@ injector was armed with and fired) separately; they are labelled inputs, never o
 
 from __future__ import annotations
 
+import hashlib
 import json
+import sys
 from pathlib import Path
 
-TRUTH_RECORDER = "kvlower-engine-truth-recorder-1"
+TRUTH_RECORDER = "kvlower-engine-truth-recorder-2"
+TRUTH_SCHEMA = "kvlower-engine-truth/1"
+REPO = Path(__file__).resolve().parents[3]
 
 
 def record_core_output(core_outputs: dict[str, dict], o, step: int) -> dict:
@@ -150,6 +154,33 @@ class ConnectorTruth(_StepTruth):
                 return v
         return []
 
+    def run_record(self, run: str, scenario: str, trace: str, inputs: dict, sent: list[tuple],
+                   outputs: dict) -> dict:
+        """One run's truth, assembled here (judging code), not by the driver: the engine's
+        facts about each request the driver sent (`sent`: (request, claim id, role, prompt
+        tokens); `outputs`: the RequestOutputs by engine request id) and the run's labelled
+        inputs (`claims`, `scheduler_failure_policy`, `injection_armed`,
+        `injection_target_claim_id`, `injection_fired`)."""
+        requests = []
+        for rid, claim_id, role, prompt_tokens in sent:
+            seen = self.request(rid, outputs[match_request(outputs, rid)])
+            requests.append({
+                "request": rid,
+                "engine_request_id_suffixed": seen["engine_request_id_suffixed"],
+                "claim_id": claim_id,
+                "role": role,
+                "prompt_tokens": prompt_tokens,
+                "finish_reason": seen["finish_reason"],
+                "engine_finish_reason": seen["engine_finish_reason"],
+                "num_cached_tokens": seen["num_cached_tokens"],
+                "prefills": seen["prefills"],
+                "external_tokens_served": seen["external_tokens_served"],
+                "blocks_reported_failed": self.blocks_failed(rid),
+            })
+        return {"run": run, "scenario": scenario, "trace": trace, **inputs, "requests": requests,
+                "engine_steps": self.steps, "invalid_block_ids_reported": self.invalid_block_ids,
+                "engine_transfers": self.engine_transfers()}
+
 
 class ResidencyTruth(_StepTruth):
     """The residency campaign's truth: besides the shared reads, after every step, the claim's
@@ -260,6 +291,157 @@ class ResidencyTruth(_StepTruth):
                 "first_pinned_whole_step": pinned_whole["step"] if pinned_whole else None,
                 "first_unpinned_step": unpinned["step"] if unpinned else None,
                 "host_tier_blocks_when_unpinned": unpinned["host_tier"] if unpinned else None}
+
+
+# --------------------------------------------------------------------------- the documents
+# This file is kvlower's judging code: the catalog pins it by content (modes/modes.yaml,
+# judging_code; docs/conformance.md, "Judging code"), and it assembles the truth document
+# and its digests itself, so that no judged file (patch, driver) writes a fact of it.
+
+
+def residency_run_record(t: ResidencyTruth, run: str, scenario: str, trace: str, inputs: dict, sent: list[dict],
+                         done: dict, phases: list[dict], footprint: int) -> dict:
+    """One residency run's truth, assembled here (judging code), not by the driver: the
+    engine's facts about each request the driver sent (`sent`: request, internal id, role,
+    prompt and max tokens, whether the campaign aborted it and the scheduler's status then;
+    `done`: the RequestOutputs), the claim's blocks after every step and phase, and the
+    run's labelled inputs (`claim_id`, `claim_input`, `protected_budget_blocks`,
+    `patch_controls`, `injected_misbehaviour`, `injected_claim_ids`)."""
+    requests = []
+    for s in sent:
+        seen = t.request(s["internal"], done.get(s["request"]))
+        requests.append({
+            "request": s["request"],
+            "role": s["role"],
+            "prompt_tokens": s["prompt_tokens"],
+            "max_tokens": s["max_tokens"],
+            "aborted_by_campaign": s["aborted_by_campaign"],
+            "finish_reason": seen["finish_reason"],
+            "status_before_abort": s.get("status_before_abort"),
+            "request_status_after_abort": s.get("request_status_after_abort"),
+            "engine_finish_reason": seen["engine_finish_reason"],
+            "num_cached_tokens": seen["num_cached_tokens"],
+            "prefills": seen["prefills"],
+            "local_tokens_served": seen["local_tokens_served"],
+            "external_tokens_served": seen["external_tokens_served"],
+            "first_scheduled_step": seen["first_scheduled_step"],
+            "finished_step": seen["finished_step"],
+        })
+    return {
+        "run": run,
+        "scenario": scenario,
+        "trace": trace,
+        **inputs,
+        "requests": requests,
+        # the requests vLLM finished with an error (RequestOutput and scheduler output agree)
+        "refused_requests": [r["request"] for r in requests
+                             if r["finish_reason"] == "error" and r["engine_finish_reason"] == "error"],
+        "engine_steps": t.steps,
+        "engine_transfers": t.engine_transfers(),
+        "claim_blocks": {
+            "per_step": t.per_step,
+            "per_step_scheduled": t.per_step_scheduled,
+            "after_phase": phases,
+            "claim_request_first_scheduled_step": next(
+                (r["first_scheduled_step"] for r in requests if r["role"] == "claim"), None),
+            **t.claim_summary(footprint),
+        },
+    }
+
+
+def _relative(path: str) -> str | None:
+    try:
+        return Path(path).resolve().relative_to(REPO).as_posix()
+    except (ValueError, OSError):
+        return None
+
+
+def digest(files: list[str]) -> str:
+    """docs/conformance.md, the source digest: SHA-256 over the files sorted by path (bytewise)
+    of `path NUL sha256hex(bytes) LF` (the recorder's digest is computed the same way)."""
+    h = hashlib.sha256()
+    for path in sorted(files, key=lambda p: p.encode()):
+        h.update(path.encode() + b"\0" + hashlib.sha256((REPO / path).read_bytes()).hexdigest().encode() + b"\n")
+    return h.hexdigest()
+
+
+def recorder() -> dict:
+    """The judging code that wrote the truth: this file, by content."""
+    files = [_relative(__file__)]
+    return {"files": files, "sha256": digest(files)}
+
+
+def loaded_files() -> list[str]:
+    """Every repository file loaded as a module in this process (sys.modules): `check`
+    requires each inside the source digest or the recorder's files, which catches a module
+    loaded by a computed name, which no import statement shows."""
+    out = set()
+    for m in list(sys.modules.values()):
+        f = getattr(m, "__file__", None)
+        # A module of no file (torch's `_classes`, whose __file__ is the bare name
+        # "_classes.py") is not one of ours: only an absolute path names a file.
+        rel = _relative(f) if isinstance(f, str) and Path(f).is_absolute() else None
+        if rel is not None:
+            out.add(rel)
+    return sorted(out, key=str.encode)
+
+
+def _served(r: dict) -> bool:
+    return r["finish_reason"] in ("length", "stop") and r["finish_reason"] == r["engine_finish_reason"]
+
+
+def _refused(r: dict) -> bool:
+    return r["finish_reason"] == "error" and r["engine_finish_reason"] == "error"
+
+
+def connector_outcome(run: dict, engine: dict) -> str:
+    """What the engine showed of a connector run's reuse requests (docs/conformance.md,
+    "Control outcomes"): failed_closed, recomputed, served_from_tier or served_without_tier."""
+    reuse = [r for r in run["requests"] if r["role"] == "reuse"]
+    if any(_refused(r) and r["blocks_reported_failed"] for r in reuse):
+        return "failed_closed"
+    if any(_served(r) and r["blocks_reported_failed"] for r in reuse):
+        return "recomputed"
+    if reuse and all(_served(r) and r["external_tokens_served"] >= engine["claim_prefix_tokens"] for r in reuse):
+        return "served_from_tier"
+    return "served_without_tier"
+
+
+def residency_outcome(run: dict) -> str:
+    """What the engine showed of a residency run's claim (docs/conformance.md, "Control
+    outcomes"), from the per-step samples and the pressure requests: not_materialized,
+    never_protected, refused, waited, released_whole or released_partial (or other)."""
+    f = run["claim_input"]["footprint_blocks"]
+    steps = run["claim_blocks"]["per_step"]
+    mat = next((s for s in steps if s["device_cached"] >= f), None)
+    if mat is None:
+        return "not_materialized"
+    after = [s for s in steps if s["step"] >= mat["step"]]
+    unprotected = next((s["step"] for s in after if s["evictable"] > 0 or s["device_cached"] < f), None)
+    loss = next((s["step"] for s in after if s["device_cached"] < f), None)
+    if unprotected == mat["step"]:
+        return "never_protected"
+    pressure = [r for r in run["requests"] if r["role"] == "pressure"]
+    if loss is None and pressure and all(_refused(r) for r in pressure):
+        return "refused"
+    if loss is None and any(r["aborted_by_campaign"] for r in pressure):
+        return "waited"
+    if unprotected is not None:
+        before = [s["host_tier"] for s in steps if s["step"] < unprotected]
+        return "released_whole" if before and before[-1] >= f else "released_partial"
+    return "other"
+
+
+def truth_document(family: str, runtime: list[dict], files: list[str], engine: dict, runs: list[dict],
+                   extra: dict) -> dict:
+    """The engine-truth document (docs/conformance.md, kvlower-engine-truth/1): the judged
+    source files and their digest, the judging code that wrote it, the repository files that
+    were loaded, the engine's configuration and the runs."""
+    for run in runs:
+        run["engine_outcome"] = connector_outcome(run, engine) if family == "connector" else residency_outcome(run)
+    return {"schema": TRUTH_SCHEMA, "family": family, "runtime": runtime, "source_files": files,
+            "source_digest": digest(files), "recorder": recorder(), "loaded_files": loaded_files(),
+            "engine": engine, "runs": runs, **extra, "truth_recorder": TRUTH_RECORDER}
 
 
 def write_truth(path: Path, doc: dict) -> None:

@@ -208,35 +208,11 @@ class Campaign(engine.CampaignBase):
         return self.record(run_id, scenario, claim, footprint, controls, injected, sent, done, phases)
 
     def record(self, run_id, scenario, claim, footprint, controls, injected, sent, done, phases):
-        """One run's truth: the engine's (the recorder's ResidencyTruth, the RequestOutputs and,
-        for an aborted request, the scheduler's Request status) and the run's inputs (the
-        claim's mode, footprint and duration, the patch's switches, the injected
-        misbehaviour)."""
-        t = self.truth
-        requests = []
-        for s in sent:
-            seen = t.request(s["internal"], done.get(s["request"]))
-            requests.append({
-                "request": s["request"],
-                "role": s["role"],
-                "prompt_tokens": s["prompt_tokens"],
-                "max_tokens": s["max_tokens"],
-                "aborted_by_campaign": s["aborted_by_campaign"],
-                "finish_reason": seen["finish_reason"],
-                "status_before_abort": s.get("status_before_abort"),
-                "request_status_after_abort": s.get("request_status_after_abort"),
-                "engine_finish_reason": seen["engine_finish_reason"],
-                "num_cached_tokens": seen["num_cached_tokens"],
-                "prefills": seen["prefills"],
-                "local_tokens_served": seen["local_tokens_served"],
-                "external_tokens_served": seen["external_tokens_served"],
-                "first_scheduled_step": seen["first_scheduled_step"],
-                "finished_step": seen["finished_step"],
-            })
-        return {
-            "run": run_id,
-            "scenario": scenario,
-            "trace": f"{self.rel_out}/{TRACE_DIR}/{run_id}.jsonl",
+        """One run's truth, written by the recorder (judging code) from the engine's facts (the
+        ResidencyTruth, the RequestOutputs and, for an aborted request, the scheduler's Request
+        status) and this run's inputs (the claim's mode, footprint and duration, the patch's
+        switches, the injected misbehaviour and the other claims it names)."""
+        inputs = {
             "claim_id": claim["claim_id"],
             "claim_input": {"mode": claim["residency"]["mode"], "prefix_tokens": claim["residency"]["prefix_tokens"],
                             "footprint_blocks": footprint,
@@ -244,21 +220,14 @@ class Campaign(engine.CampaignBase):
             "protected_budget_blocks": self.scheduler.res_protected_budget,
             "patch_controls": {"pin": True, "refuse": True, "demote": True, "expire": True, **controls},
             "injected_misbehaviour": injected,
-            "requests": requests,
-            # the requests vLLM finished with an error (RequestOutput and scheduler output agree)
-            "refused_requests": [r["request"] for r in requests
-                                 if r["finish_reason"] == "error" and r["engine_finish_reason"] == "error"],
-            "engine_steps": t.steps,
-            "engine_transfers": t.engine_transfers(),
-            "claim_blocks": {
-                "per_step": t.per_step,
-                "per_step_scheduled": t.per_step_scheduled,
-                "after_phase": phases,
-                "claim_request_first_scheduled_step": next(
-                    (r["first_scheduled_step"] for r in requests if r["role"] == "claim"), None),
-                **t.claim_summary(footprint),
-            },
+            # the claims a record-level injection writes into the trace besides the run's own
+            # (an input: the truth binds the run to every claim its trace names)
+            "injected_claim_ids": ([self.cr.other_claim(claim)["claim_id"]]
+                                   if injected in ("demotion_other_claim", "boundary_other_claim") else []),
         }
+        return self.recorder.residency_run_record(self.truth, run_id, scenario,
+                                                  f"{self.rel_out}/{TRACE_DIR}/{run_id}.jsonl", inputs, sent, done,
+                                                  phases, footprint)
 
 
 def main() -> int:
@@ -296,9 +265,9 @@ def main() -> int:
                    "short_resident_prefix_tokens": SHORT_RESIDENT_TOKENS, "filler_max_tokens": DURATION_STEPS + 2,
                    "expiry_duration_steps": DURATION_STEPS, "wait_steps_before_abort": WAIT_STEPS,
                    "in_process": True, "seed": SEED}
-    truth = common.truth_document("residency", camp.cr.PATCH, files, engine_cfg, camp.runs, {
-        "runtime_wheel": RUNTIME, **engine.versions(), "model_fingerprint": fp,
-        "truth_recorder": camp.recorder.TRUTH_RECORDER})
+    truth = camp.recorder.truth_document("residency", common.runtime_identity(camp.cr.PATCH), files, engine_cfg,
+                                         camp.runs, {"runtime_wheel": RUNTIME, **engine.versions(),
+                                                     "model_fingerprint": fp})
     camp.recorder.write_truth(out / "truth.json", truth)
     print(f"residency_campaign: {len(camp.runs)} runs, engine start {t_engine:.1f} s, total {t_total:.1f} s",
           file=sys.stderr)

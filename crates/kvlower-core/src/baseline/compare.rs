@@ -331,6 +331,24 @@ pub fn compare(loaded: &CatalogDoc) -> Vec<CatalogChange> {
         }
     }
 
+    for (gate, kind, outcome) in &CONTROL_OUTCOMES {
+        let now = loaded
+            .campaign_controls
+            .get(gate)
+            .and_then(|r| r.outcomes.get(*kind));
+        // Left out, the floor's outcome holds (the meet); another one is overridden by the
+        // floor too, but states a rule the judgment does not keep: a reviewer must see it.
+        if now.is_some_and(|o| o != outcome) {
+            push(
+                Weakened,
+                format!("campaign_controls.{gate}.outcomes"),
+                format!("the outcome a control must show is no longer `{outcome}`"),
+                (*kind).to_owned(),
+                CONTROL_OUTCOME_SOURCE,
+            );
+        }
+    }
+
     let (depth, witnesses, source) = JOIN_DOCUMENTS;
     if loaded.join_documents.depth != depth {
         push(
@@ -360,6 +378,40 @@ pub fn compare(loaded: &CatalogDoc) -> Vec<CatalogChange> {
             gone.to_string(),
             source,
         );
+    }
+
+    // Judging code: any pin that is not the built-in one (added, removed or of other
+    // bytes) is a weakening a reviewer must look at: the pinned code decides what truth is.
+    let base: BTreeSet<(&str, &str)> = JUDGING_CODE.iter().copied().collect();
+    let now: BTreeSet<(&str, &str)> = loaded
+        .judging_code
+        .iter()
+        .map(|p| (p.path.as_str(), p.sha256.as_str()))
+        .collect();
+    for (path, sha) in now.difference(&base) {
+        let what = if base.iter().any(|(p, _)| p == path) {
+            "the pin of judging code changed to"
+        } else {
+            "judging code pinned that the baseline does not pin, at"
+        };
+        push(
+            Weakened,
+            "judging_code".into(),
+            format!("{what} {sha}"),
+            (*path).to_owned(),
+            JUDGING_CODE_SOURCE,
+        );
+    }
+    for (path, _) in base.difference(&now) {
+        if !now.iter().any(|(p, _)| p == path) {
+            push(
+                Weakened,
+                "judging_code".into(),
+                "the pin of judging code removed".into(),
+                (*path).to_owned(),
+                JUDGING_CODE_SOURCE,
+            );
+        }
     }
 
     for (signal, _, suggests) in &SIGNALS {

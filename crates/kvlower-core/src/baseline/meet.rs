@@ -66,8 +66,16 @@ pub fn meet(loaded: &CatalogDoc) -> CatalogDoc {
             crate::catalog_doc::CampaignControls {
                 min_positive_runs: 0,
                 controls: BTreeMap::new(),
+                outcomes: BTreeMap::new(),
             }
         });
+        // The floor's outcome of each of its kinds is the one a run must show.
+        for (g, kind, outcome) in &CONTROL_OUTCOMES {
+            if g == gate {
+                rule.outcomes
+                    .insert((*kind).to_owned(), (*outcome).to_owned());
+            }
+        }
         rule.min_positive_runs = rule.min_positive_runs.max(*positives);
         for (kind, n) in *kinds {
             let now = rule.controls.entry((*kind).to_owned()).or_insert(0);

