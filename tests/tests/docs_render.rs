@@ -97,10 +97,8 @@ fn render(text: &str) -> Rendered {
                     out.fenced_lines.extend(first..=last);
                     let lines: Vec<&str> = text[range.clone()].lines().collect();
                     let open = lines.first().map(|l| l.trim_start()).unwrap_or("");
-                    let fence: String = open
-                        .chars()
-                        .take_while(|&c| c == '`' || c == '~')
-                        .collect();
+                    let fence: String =
+                        open.chars().take_while(|&c| c == '`' || c == '~').collect();
                     let closed = lines.len() >= 2 && closes(lines[lines.len() - 1], &fence);
                     out.fenced.push((first..last + 1, closed));
                 }
@@ -316,13 +314,17 @@ fn every_relative_link_and_anchor_in_the_docs_resolves() {
             }
             let Some(anchor) = anchor else { continue };
             if dest.extension().is_none_or(|e| e != "md") {
-                failures.push(format!("{here}: an anchor into a file that is not Markdown"));
+                failures.push(format!(
+                    "{here}: an anchor into a file that is not Markdown"
+                ));
                 continue;
             }
             let dest_text = fs::read_to_string(&dest).unwrap_or_default();
             let known = anchors(&render(&dest_text).headings);
             if !known.iter().any(|a| a == anchor) {
-                failures.push(format!("{here}: no such heading (GitHub's anchors there: {known:?})"));
+                failures.push(format!(
+                    "{here}: no such heading (GitHub's anchors there: {known:?})"
+                ));
             }
         }
     }
@@ -337,17 +339,38 @@ fn the_render_checker_catches_what_github_would_show() {
     let broken = "# t\n\n```console\n$ kvlower check\n``` A descriptor is\n\n## Commands\n\n| a | b |\n|---|---|\n| 1 | 2 |\n";
     let problems = render_problems("x.md", broken);
     let all = problems.join("\n");
-    assert!(all.contains("x.md:3: this code block never closes"), "{all}");
-    assert!(all.contains("x.md:5: ```` A descriptor is` reads as a fence but does not render as one"), "{all}");
-    assert!(all.contains("x.md:7: renders inside a code block: `## Commands`"), "{all}");
-    assert!(!all.contains("x.md:9:"), "one finding per swallowed stretch: {all}");
+    assert!(
+        all.contains("x.md:3: this code block never closes"),
+        "{all}"
+    );
+    assert!(
+        all.contains("x.md:5: ```` A descriptor is` reads as a fence but does not render as one"),
+        "{all}"
+    );
+    assert!(
+        all.contains("x.md:7: renders inside a code block: `## Commands`"),
+        "{all}"
+    );
+    assert!(
+        !all.contains("x.md:9:"),
+        "one finding per swallowed stretch: {all}"
+    );
     // Outside any code block, a heading or a row that does not render is found too.
-    let all = render_problems("y.md", "para\n#no space\n\n    # indented code\n\ntext\n| a |\n").join("\n");
+    let all = render_problems(
+        "y.md",
+        "para\n#no space\n\n    # indented code\n\ntext\n| a |\n",
+    )
+    .join("\n");
     assert!(!all.contains("y.md:2") && !all.contains("y.md:4"), "{all}");
-    assert!(all.contains("y.md:7: a `|` row that renders outside any table"), "{all}");
+    assert!(
+        all.contains("y.md:7: a `|` row that renders outside any table"),
+        "{all}"
+    );
     let fixed = broken.replace("``` A descriptor is", "```\n\nA descriptor is");
     assert_eq!(render_problems("x.md", &fixed), Vec::<String>::new());
-    let r = render("# Exit codes\n## The root and `kvlower.toml`\n## Exit codes\n## `check --format github`: annotations\n");
+    let r = render(
+        "# Exit codes\n## The root and `kvlower.toml`\n## Exit codes\n## `check --format github`: annotations\n",
+    );
     assert_eq!(
         anchors(&r.headings),
         [

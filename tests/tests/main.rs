@@ -38,6 +38,7 @@ mod live_kvcr_evidence;
 mod live_residency_evidence;
 mod live_vllm_evidence;
 mod lowering;
+mod newcomer;
 mod output_contract;
 mod readme_table;
 mod report_page;
