@@ -17,6 +17,7 @@ mod cli_output;
 mod config_root;
 mod corpus;
 mod docs_examples;
+mod docs_figures;
 mod docs_render;
 mod evidence_chain;
 mod exit_codes;
