@@ -167,6 +167,45 @@ fn the_scaffold_shows_modes_where_a_supported_item_needs_it() {
     );
 }
 
+// ------------------------------------------------- 4: an acknowledgement at the item's path
+
+#[test]
+fn an_acknowledgement_off_by_a_sub_path_suggests_the_nearest_warning() {
+    // `source_inspection` on a `supported` item: `warning[inert-scope]` at `native[0].scope`.
+    let base = one_item("modes: all");
+    let with_ack = |path: &str| {
+        format!(
+            "{base}acknowledge:\n  - code: inert-scope\n    path: {path}\n    reason: the source reading is kept for reviewers\n"
+        )
+    };
+    let dir = repo_with(&with_ack("native[0]"));
+    let run = check(dir.path());
+    assert!(
+        run.stderr.contains("warning[unused-acknowledgement]"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("did you mean `code: inert-scope`, `path: native[0].scope`?"),
+        "{}",
+        run.stderr
+    );
+    // The exact path the hint gives acknowledges it.
+    let dir = repo_with(&with_ack("native[0].scope"));
+    let run = check(dir.path());
+    assert!(
+        !run.stderr.contains("unused-acknowledgement"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("warning[inert-scope]"),
+        "{}",
+        run.stderr
+    );
+}
+
 // ------------------------------------------------- 6: `check` outside any repository
 
 #[test]
