@@ -206,6 +206,49 @@ fn an_acknowledgement_off_by_a_sub_path_suggests_the_nearest_warning() {
     );
 }
 
+// ------------------------------------------------- 5: a misspelt required key is one finding
+
+#[test]
+fn a_misspelt_required_key_is_one_unknown_field_not_also_a_missing_field() {
+    for (from, to, at) in [
+        (
+            "  - obligation: claim_identity",
+            "  - obligaton: claim_identity",
+            "native[0].obligaton",
+        ),
+        ("runtime:\n", "runtme:\n", "runtme"),
+        (
+            "    status: supported",
+            "    stauts: supported",
+            "native[0].stauts",
+        ),
+    ] {
+        let text = one_item("modes: all").replacen(from, to, 1);
+        assert_ne!(text, one_item("modes: all"), "{from}");
+        let dir = repo_with(&text);
+        let run = kvlower_in(dir.path(), &["check", "--format", "json"]);
+        let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+        let errors: Vec<(String, String)> = v["diagnostics"]
+            .as_array()
+            .expect("diagnostics")
+            .iter()
+            .filter(|d| d["severity"] == "error" && d["file"] == "capabilities/x_1_0_0.yaml")
+            .map(|d| {
+                (
+                    d["code"].as_str().unwrap_or("").to_string(),
+                    d["yaml_path"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            errors,
+            [("unknown-field".to_string(), at.to_string())],
+            "`{to}`: one finding, at the misspelt key: {}",
+            run.stdout
+        );
+    }
+}
+
 // ------------------------------------------------- 6: `check` outside any repository
 
 #[test]

@@ -311,8 +311,16 @@ fn repair<T>(
             _ => (&segs[..], false),
         };
         if let Some(Value::Mapping(m)) = node_mut(doc, parent)
-            && m.remove(key.as_str()).is_some()
+            && let Some(value) = m.remove(key.as_str())
         {
+            // A near miss of a key the mapping lacks (`obligaton`) is read as that key,
+            // so that one misspelling is one finding (`unknown-field`, with its
+            // did-you-mean), not a second `missing-field` for the key it meant.
+            if let Some(meant) = crate::finding::nearest_name(message)
+                && !m.contains_key(meant)
+            {
+                m.insert(Value::String(meant.to_string()), value);
+            }
             out.repaired.push(if at_key {
                 original
             } else {
