@@ -123,7 +123,7 @@ fn plain_expectation(message: &str) -> String {
 /// From serde's "unknown variant `x`, expected one of `a`, `b`" (or
 /// "unknown field"), suggests the closest expected name.
 fn did_you_mean(message: &str) -> Option<String> {
-    let expected: Vec<&str> = message.split('`').skip(2).step_by(2).collect();
+    let expected: Vec<&str> = message.split('`').skip(1).step_by(2).skip(1).collect();
     match nearest_name(message) {
         Some(c) => Some(format!("did you mean `{c}`?")),
         None if !expected.is_empty() => Some(format!("expected one of: {}", expected.join(", "))),
