@@ -85,19 +85,40 @@ impl Config {
     }
 }
 
-/// Every key, for "did you mean" hints.
-const KEYS: &[&str] = &[
-    "results",
-    "check",
-    "bad_lowering",
-    "mutation_controls",
-    "provenance",
-    "tensorrt_rc14_independent_audit",
-    "central_result_table",
-    "readme_table",
-    "html_report",
-    "require_verified",
+/// Every table and its keys, for "did you mean" and "belongs under" hints
+/// (`tests/tests/newcomer.rs` holds it to serde's own list of each table's keys).
+pub const TABLES: &[(&str, &[&str])] = &[
+    (
+        "results",
+        &[
+            "bad_lowering",
+            "mutation_controls",
+            "provenance",
+            "tensorrt_rc14_independent_audit",
+            "central_result_table",
+            "readme_table",
+            "html_report",
+        ],
+    ),
+    ("check", &["require_verified"]),
 ];
+
+/// The hint for an unknown key: where it belongs when it is a known key of another
+/// table (`html_report` under `[check]`), else the nearest key by spelling.
+fn unknown_key_hint(key: &str) -> Option<String> {
+    if let Some((table, _)) = TABLES.iter().find(|(_, keys)| keys.contains(&key)) {
+        return Some(format!(
+            "`{key}` belongs under `[{table}]`: move it there (every key: docs/config.md)"
+        ));
+    }
+    TABLES
+        .iter()
+        .flat_map(|(table, keys)| std::iter::once(*table).chain(keys.iter().copied()))
+        .map(|k| (strsim::jaro_winkler(key, k), k))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| format!("did you mean `{k}`? (every key: docs/config.md)"))
+}
 
 /// Reads `root/kvlower.toml`: the default when there is none, a located
 /// `config-invalid` finding when it cannot be read or does not parse.
@@ -135,13 +156,7 @@ pub fn parse(text: &str) -> Result<Config, Box<Finding>> {
             d = d.at(line, col).with_source(text);
         }
         let hint = unknown_key(&message)
-            .and_then(|key| {
-                KEYS.iter()
-                    .map(|k| (strsim::jaro_winkler(&key, k), *k))
-                    .filter(|(score, _)| *score > 0.8)
-                    .max_by(|a, b| a.0.total_cmp(&b.0))
-                    .map(|(_, k)| format!("did you mean `{k}`? (every key: docs/config.md)"))
-            })
+            .and_then(|key| unknown_key_hint(&key))
             .unwrap_or_else(|| "every key and its type: docs/config.md".to_string());
         Box::new(d.with_hint(hint))
     })

@@ -30,6 +30,19 @@ impl Stop {
     }
 }
 
+/// What to do first where there is no descriptor: outside any repository (no
+/// `kvlower.toml` or catalog at `root`, none found walking up) `kvlower init`, as `new`
+/// says; in a repository, `kvlower new`.
+pub fn first_step(root: &Path) -> &'static str {
+    let marker = |p: &str| kvlower_fs::inspect::entry_exists(&root.join(p));
+    if marker(crate::config::CONFIG_FILE) || marker(kvlower_load::MODES_PATH) {
+        "write one with `kvlower new NAME --version V`"
+    } else {
+        "not a kvlower repository (no kvlower.toml or modes/modes.yaml here or above): \
+         run `kvlower init` to make one, or pass --root"
+    }
+}
+
 /// A load's result as the commands see it: the repository and its non-stopping
 /// findings (warnings, stale acknowledgements), or why the command stops.
 pub fn stop_on(

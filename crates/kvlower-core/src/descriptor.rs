@@ -64,26 +64,59 @@ pub struct Acknowledgement {
     pub reason: String,
 }
 
+// The schema's shape only: `modes_or_all` reads `modes:`, so that a misspelt mode in
+// the list is serde's "unknown variant" at its own index (`modes[1]`, an
+// `unknown-name` with a did-you-mean), not "data did not match any variant of
+// untagged enum", which is all a derived untagged enum can say.
 /// `modes:` as written: a list of modes, or `all` (every mode, said explicitly).
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(untagged)]
+#[derive(schemars::JsonSchema)]
+#[schemars(untagged)]
+#[expect(
+    dead_code,
+    reason = "the schema's shape of `modes:`; modes_or_all reads it"
+)]
 enum ModesInput {
     All(AllModes),
     Only(Vec<Mode>),
 }
 
 /// The word `all`.
-#[derive(Deserialize, schemars::JsonSchema)]
+#[derive(schemars::JsonSchema)]
+#[expect(
+    dead_code,
+    reason = "the schema's shape of `all`; modes_or_all reads it"
+)]
 enum AllModes {
-    #[serde(rename = "all")]
+    #[schemars(rename = "all")]
     All,
 }
 
 fn modes_or_all<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Mode>, D::Error> {
-    Ok(match ModesInput::deserialize(d)? {
-        ModesInput::All(AllModes::All) => Mode::ALL.to_vec(),
-        ModesInput::Only(modes) => modes,
-    })
+    struct ModesVisitor;
+    impl<'de> serde::de::Visitor<'de> for ModesVisitor {
+        type Value = Vec<Mode>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("`all` or a list of modes")
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Vec<Mode>, E> {
+            if v == "all" {
+                Ok(Mode::ALL.to_vec())
+            } else {
+                Err(E::invalid_value(serde::de::Unexpected::Str(v), &self))
+            }
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Vec<Mode>, A::Error> {
+            let mut modes = Vec::new();
+            while let Some(mode) = seq.next_element::<Mode>()? {
+                modes.push(mode);
+            }
+            Ok(modes)
+        }
+    }
+    d.deserialize_any(ModesVisitor)
 }
 
 /// Which runtime, which build, and what kind of source the evidence comes from.

@@ -106,7 +106,11 @@ pub fn apply(
                         ),
                     )
                     .at_path(at)
-                    .with_hint("remove the entry, or correct its `code` and `path` to a warning `check` prints"),
+                    .with_hint(nearest_warning(&out.findings, &loaded.path, code, entry.path.trim())
+                        .map_or_else(
+                            || "remove the entry, or correct its `code` and `path` to a warning `check` prints".to_string(),
+                            |(c, p)| format!("did you mean `code: {c}`, `path: {p}`? (the nearest warning `check` prints in this file)"),
+                        )),
                 ));
             }
             out.acknowledged.extend(matched.into_iter().map(|mut d| {
@@ -118,4 +122,29 @@ pub fn apply(
     out.findings.sort();
     out.acknowledged.sort();
     out
+}
+
+/// The warning of `file` an acknowledgement of `code` at `path` most likely meant: the
+/// same code at a path above or below it (`native[1]` for `native[1].scope`), else another
+/// code at the same path, else the same code at the first path that has it.
+fn nearest_warning(
+    findings: &[Finding],
+    file: &str,
+    code: Code,
+    path: &str,
+) -> Option<(Code, String)> {
+    let warnings: Vec<&Finding> = findings
+        .iter()
+        .filter(|d| d.is_warning() && d.file == file && d.code != Code::UnusedAcknowledgement)
+        .collect();
+    let related = |p: &str| {
+        crate::yaml::is_at_or_below(p, path) && !path.is_empty()
+            || crate::yaml::is_at_or_below(path, p) && !p.is_empty()
+    };
+    warnings
+        .iter()
+        .find(|d| d.code == code && related(&d.yaml_path))
+        .or_else(|| warnings.iter().find(|d| d.yaml_path == path))
+        .or_else(|| warnings.iter().find(|d| d.code == code))
+        .map(|d| (d.code, d.yaml_path.clone()))
 }

@@ -123,20 +123,24 @@ fn plain_expectation(message: &str) -> String {
 /// From serde's "unknown variant `x`, expected one of `a`, `b`" (or
 /// "unknown field"), suggests the closest expected name.
 fn did_you_mean(message: &str) -> Option<String> {
-    let mut ticks = message.split('`').skip(1).step_by(2);
-    let given = ticks.next()?;
-    let expected: Vec<&str> = ticks.collect();
-    let best = expected
-        .iter()
-        .map(|c| (strsim::jaro_winkler(given, c), *c))
-        .filter(|(score, _)| *score > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| c);
-    match best {
+    let expected: Vec<&str> = message.split('`').skip(1).step_by(2).skip(1).collect();
+    match nearest_name(message) {
         Some(c) => Some(format!("did you mean `{c}`?")),
         None if !expected.is_empty() => Some(format!("expected one of: {}", expected.join(", "))),
         None => None,
     }
+}
+
+/// The expected name closest to the given one in serde's "unknown variant `x`,
+/// expected one of `a`, `b`" (or "unknown field") message, when it is a near miss.
+pub(crate) fn nearest_name(message: &str) -> Option<&str> {
+    let mut ticks = message.split('`').skip(1).step_by(2);
+    let given = ticks.next()?;
+    ticks
+        .map(|c| (strsim::jaro_winkler(given, c), c))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
 }
 
 #[cfg(test)]

@@ -314,8 +314,16 @@ fn repair<T>(
             _ => (&segs[..], false),
         };
         if let Some(Value::Mapping(m)) = node_mut(doc, parent)
-            && m.remove(key.as_str()).is_some()
+            && let Some(value) = m.remove(key.as_str())
         {
+            // A near miss of a key the mapping lacks (`obligaton`) is read as that key,
+            // so that one misspelling is one finding (`unknown-field`, with its
+            // did-you-mean), not a second `missing-field` for the key it meant.
+            if let Some(meant) = crate::finding::nearest_name(message)
+                && !m.contains_key(meant)
+            {
+                m.insert(Value::String(meant.to_string()), value);
+            }
             out.repaired.push(if at_key {
                 original
             } else {
@@ -409,13 +417,13 @@ mod tests {
         let paths: Vec<&str> = r.errors.iter().map(|e| e.path.as_str()).collect();
         assert_eq!(
             paths,
-            // `nam` is unknown, and (read on without it) `name` is missing: both true.
+            // `nam` is unknown and a near miss of the missing `name`: read on as `name`,
+            // one finding (issue 47), not also `missing field name` at `items[4]`.
             [
                 "items[1]",
                 "items[2].count",
                 "items[3].extra",
-                "items[4].nam",
-                "items[4]"
+                "items[4].nam"
             ],
             "{:#?}",
             r.errors

@@ -50,6 +50,7 @@ provenance = false
 tensorrt_rc14_independent_audit = false
 central_result_table = false
 readme_table = false
+html_report = false
 
 [check]
 require_verified = false

@@ -295,9 +295,14 @@ pub fn scaffold(catalog: &Catalog, runtime: &Identity<'_>, rel: &str) -> String 
             o.code(),
             modes.join(", ")
         );
+        // `supported` needs `modes:` (omitted, the item supports no mode:
+        // `modes-not-stated`), so the scaffold shows it, commented, where it goes.
         let _ = writeln!(
             s,
-            "  - obligation: {o}\n    status: unknown\n    scope: docs_only\n    anchor:\n      kind: repo_file\n      path: {rel}\n      note: placeholder, replace with the source that shows this obligation"
+            "  - obligation: {o}\n    status: unknown\n    scope: docs_only\n    \
+             # modes: [{}]  # with `status: supported`, the modes whose path the evidence exercised (or `all`)\n    \
+             anchor:\n      kind: repo_file\n      path: {rel}\n      note: placeholder, replace with the source that shows this obligation",
+            modes.join(", ")
         );
     }
     s.push_str(

@@ -118,9 +118,10 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
         Ok(loaded) => loaded,
         Err(Stop::NoDescriptors(dir)) => {
             let message = format!(
-                "{} (expected capabilities/*.yaml under --root {})",
+                "{} (expected capabilities/*.yaml under --root {}); {}",
                 Stop::no_descriptors(&dir),
-                args.root.display()
+                args.root.display(),
+                crate::opening::first_step(&args.root)
             );
             if args.format == Format::Sarif {
                 write!(out, "{}", sarif(&[], Some(&message)))?;
