@@ -103,6 +103,34 @@ fn a_connector_control_runs_truth_naming_another_claim_is_refused() {
     );
 }
 
+/// Issue 42 item 1, the connector family's injector fields (red-team pass): a control run
+/// whose truth names another run's claim as the injector's target, or as the wrong claim its
+/// firing hit, kept the campaign holding; a claim id belongs to one truth run, whichever
+/// field names it.
+#[test]
+fn a_connector_control_naming_another_runs_claim_as_its_injection_target_is_refused() {
+    refused(
+        CONNECTOR,
+        |t| {
+            run_of(t, "unclaimed_failure-01")["injection_target_claim_id"] =
+                json!("claim:success-01");
+        },
+        "two truth runs",
+    );
+    refused(
+        CONNECTOR,
+        |t| {
+            let run = run_of(t, "wrong_claim_failure-01");
+            run["injection_target_claim_id"] = json!("claim:success-01");
+            for fired in run["injection_fired"].as_array_mut().expect("firings") {
+                fired["failure_target_claim_id"] = json!("claim:success-01");
+                fired["failure_matched_claim_id"] = json!("claim:success-01");
+            }
+        },
+        "two truth runs",
+    );
+}
+
 /// Issue 42 item 1: set equality, both ways: a truth naming a claim its trace never shows.
 #[test]
 fn a_truth_naming_a_claim_its_trace_does_not_show_is_refused() {

@@ -45,7 +45,13 @@ pub(crate) fn bind_run<'a>(
     owners: &mut BTreeMap<&'a str, &'a str>,
 ) -> Result<(), String> {
     let traced = trace_claims(report);
-    for claim in traced.iter().copied().chain(run.claims()) {
+    let also = run.also_named.iter().map(String::as_str);
+    for claim in traced
+        .iter()
+        .copied()
+        .chain(run.claims())
+        .chain(also.clone())
+    {
         if let Some(why) = claim_id_problem(claim) {
             return Err(format!(
                 "run `{}`: claim id {claim:?} {why}: it cannot bind the run to its truth",
@@ -62,7 +68,9 @@ pub(crate) fn bind_run<'a>(
             run.run
         ));
     }
-    for claim in run.claims() {
+    // Every claim id the run's truth names, its injector's targets included: another run's
+    // claim named as a control's wrong claim would make one claim the subject of two runs.
+    for claim in run.claims().chain(also) {
         if let Some(first) = owners.insert(claim, run.run.as_str()) {
             return Err(format!(
                 "claim `{claim}` is named by two truth runs (`{first}` and `{}`): a claim belongs to one run",

@@ -211,6 +211,11 @@ pub struct TruthRun {
     /// Claims the driver's record-level injection wrote into the trace besides the run's
     /// own (the truth is about them too: they must pass no gate).
     pub injected_claims: Vec<String>,
+    /// Claim ids the truth run names besides its claims (a connector injector's configured
+    /// target: the wrong claim of a `wrong_claim_failure` control). They are
+    /// not rows of the trace, but they are this run's: no other truth run may name them
+    /// (docs/conformance.md, "Every run is judged by its own truth").
+    pub also_named: Vec<String>,
     /// What the engine showed in the run, derived from the truth's facts (and equal to the
     /// recorder's `engine_outcome`): a control counts only with its kind's outcome.
     pub outcome: &'static str,
@@ -266,6 +271,7 @@ pub fn read_truth(bytes: &[u8]) -> Result<TruthDocument, String> {
         }
         let mut record_level_injection = false;
         let mut injected_claims = Vec::new();
+        let mut also_named = Vec::new();
         let outcome;
         let (expected, gates) = match raw.family {
             TruthFamily::Connector => {
@@ -277,6 +283,16 @@ pub fn read_truth(bytes: &[u8]) -> Result<TruthDocument, String> {
                 let run: ConnectorRun = serde_json::from_value(value)
                     .map_err(|e| format!("truth run `{}` is malformed: {e}", keys.run))?;
                 outcome = outcome::connector_outcome(&run, prefix);
+                // The target the run configured its injector with. (What a firing names is
+                // left out: the committed campaign's ordinary-offload runs record firings that
+                // still name the previous scenario's target, an injector state the recorder
+                // carried over; binding those needs the campaign re-run.)
+                also_named = run
+                    .injection_target_claim_id
+                    .iter()
+                    .filter(|c| !run.claims.contains(c))
+                    .cloned()
+                    .collect();
                 connector_expected(&run, prefix)
                     .map_err(|why| format!("truth run `{}`: {why}", keys.run))?
             }
@@ -324,6 +340,7 @@ pub fn read_truth(bytes: &[u8]) -> Result<TruthDocument, String> {
             gates,
             record_level_injection,
             injected_claims,
+            also_named,
             outcome,
         });
     }
