@@ -355,6 +355,31 @@ fn every_file_that_ran_must_be_in_the_digest() {
     );
 }
 
+/// Issue 43 item 2 (red-team pass): `import sibling` in a driver run by its path loads
+/// `sibling.py` from the driver's own directory (`sys.path[0]`); the static reader searched
+/// only the import root and the repository root, so a sibling module escaped the closure
+/// while every digest was re-forged over the edited driver.
+#[test]
+fn an_import_of_a_sibling_module_is_in_the_closure() {
+    let dir = scratch(CONNECTOR);
+    let here = "scripts/kvlower_scripts/live_vllm_connector";
+    std::fs::write(
+        dir.path().join(here).join("sibling_patch.py"),
+        "# zeroes every restored page\n",
+    )
+    .expect("write sibling");
+    let driver = dir.path().join(here).join("campaign.py");
+    let mut text = std::fs::read_to_string(&driver).expect("driver");
+    text.push_str("\nimport sibling_patch  # noqa: E402,F401\n");
+    std::fs::write(&driver, text).expect("write driver");
+    let files = source_files(CONNECTOR);
+    let files: Vec<&str> = files.iter().map(String::as_str).collect();
+    set_source_files(dir.path(), CONNECTOR, &files);
+    let (code, p) = problem(dir.path(), CONNECTOR);
+    assert_eq!(code, 1, "{p}");
+    assert!(p.contains("sibling_patch.py"), "{p}");
+}
+
 /// Issue 43 item 2: editing a file of the closure after the run stales the campaign.
 #[test]
 fn editing_a_file_of_the_import_closure_after_the_run_stales_the_campaign() {

@@ -3,9 +3,10 @@
 //! files, computed from their import statements ([`crate::py_imports`]), and the files the
 //! recorder saw loaded, must all be listed in `source.files` or in the recorder's files.
 //!
-//! How a module name becomes a file, as Python's path finder does it for the two roots a
+//! How a module name becomes a file, as Python's path finder does it for the roots a
 //! campaign process searches: the file's own import root (the directory above its topmost
-//! package: the first ancestor without `__init__.py`) and the repository root. Per
+//! package: the first ancestor without `__init__.py`), the repository root, and (for an
+//! absolute import) the file's own directory, `sys.path[0]` of a script run by its path. Per
 //! component: a package (`name/__init__.py`) before a module (`name.py`) before a namespace
 //! package (a directory). A first component found under neither root is not a repository
 //! module (the standard library, an installed package). A later component not found, a
@@ -103,9 +104,15 @@ fn loads(path: &str, imp: &Import, files: &dyn CampaignFiles) -> Result<Vec<Stri
         parts.extend(imp.module.iter().cloned());
         (vec![own_root], parts)
     } else {
+        // The file's own directory too: a script run by its path has it as `sys.path[0]`,
+        // so `import sibling` there loads `sibling.py` beside it (red-team pass: such an
+        // import escaped the closure). A root more only asks more files into the digest.
+        let own_dir = path.rsplit_once('/').map_or("", |(dir, _)| dir).to_owned();
         let mut roots = vec![own_root];
-        if !roots.contains(&String::new()) {
-            roots.push(String::new());
+        for root in [String::new(), own_dir] {
+            if !roots.contains(&root) {
+                roots.push(root);
+            }
         }
         (roots, imp.module.clone())
     };
