@@ -60,6 +60,22 @@ fn verified_folders() -> BTreeSet<String> {
     out
 }
 
+/// Whether a manifest's `cpu_flags` is malformed. `.ci/run` skips a folder, by name, on a
+/// machine whose /proc/cpuinfo lacks one of these flags: anything but a list of flag names
+/// would skip it everywhere or nowhere.
+fn cpu_flags_problem(flags: &Value) -> bool {
+    !flags.as_array().is_some_and(|list| {
+        !list.is_empty()
+            && list.iter().all(|f| {
+                f.as_str().is_some_and(|f| {
+                    !f.is_empty()
+                        && f.bytes()
+                            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+                })
+            })
+    })
+}
+
 /// Reads a manifest and checks its shape; the problems found.
 fn manifest_problems(folder: &str) -> Vec<String> {
     let path = repo_root()
@@ -92,6 +108,11 @@ fn manifest_problems(folder: &str) -> Vec<String> {
     {
         problems.push(format!(
             "{folder}: `expected_wall_time_seconds` must map each phase to whole seconds"
+        ));
+    }
+    if m.get("cpu_flags").is_some_and(cpu_flags_problem) {
+        problems.push(format!(
+            "{folder}: `cpu_flags` must be a non-empty list of /proc/cpuinfo flag names"
         ));
     }
     problems
@@ -132,6 +153,17 @@ fn an_exception_names_a_verified_folder_that_really_lacks_a_manifest() {
             "{folder} has a manifest now: take it off NOT_YET_REPRODUCED"
         );
     }
+}
+
+#[test]
+fn a_cpu_flags_field_that_is_not_a_list_of_flag_names_is_refused() {
+    // The attack: `"cpu_flags": "avx512_bf16"` (a string) or `["AVX 512"]` would make
+    // `.ci/run`'s check read garbage; the shape check must refuse it.
+    for bad in [r#""avx512_bf16""#, r#"[]"#, r#"["AVX 512"]"#, r#"[1]"#] {
+        let flags: Value = serde_json::from_str(bad).unwrap();
+        assert!(cpu_flags_problem(&flags), "accepted cpu_flags {bad}");
+    }
+    assert!(!cpu_flags_problem(&serde_json::json!(["avx512_bf16"])));
 }
 
 #[test]
