@@ -9,7 +9,8 @@
 //!    which carries line and column marks): it refuses nesting deeper than
 //!    [`MAX_NESTING`] before serde_yaml sees the text (libyaml's scanner is
 //!    quadratic in flow depth), more than one document, and every duplicate
-//!    mapping key, each at its own line; and it records where every key and
+//!    mapping key and every explicit tag (`!!binary`, `!custom`, on a key or a
+//!    value, at any depth), each at its own line; and it records where every key and
 //!    every alias is, so later findings can name a key instead of `?` and
 //!    report a defect of an aliased node once, at its definition;
 //! 2. serde_yaml deserializes into the typed model.
@@ -39,6 +40,10 @@ pub enum YamlErrorKind {
     MultipleDocuments,
     /// A mapping names the same key twice (the second would silently win).
     DuplicateKey,
+    /// A node carries an explicit tag (`!!binary`, `!custom`, `!!str`): kvlower's
+    /// formats are untagged, and a tag the reader ignores would let the text mean one
+    /// thing to kvlower and another to every other YAML tool.
+    Tag,
     /// The YAML is well formed but does not fit the expected type.
     Data,
 }
@@ -302,6 +307,23 @@ pub fn structure(src: &str) -> Result<Structure, Vec<YamlError>> {
                 anchors.insert(id, (path.clone(), at));
             }
         };
+        if let Some(tag) = tag_of(&event) {
+            errors.push(YamlError {
+                path: match &event {
+                    Event::Scalar(value, ..) if is_key => {
+                        let parent = path.strip_suffix(".?").or_else(|| path.strip_suffix('?'));
+                        join_key(parent.unwrap_or_default(), value)
+                    }
+                    _ => path.clone(),
+                },
+                location: Some(at),
+                message: format!(
+                    "explicit YAML tag `{tag}`{}; kvlower reads untagged YAML only",
+                    if is_key { " on a key" } else { "" }
+                ),
+                kind: YamlErrorKind::Tag,
+            });
+        }
         match event {
             Event::DocumentStart(_) => {
                 documents += 1;
@@ -402,6 +424,21 @@ pub fn structure(src: &str) -> Result<Structure, Vec<YamlError>> {
     }
 }
 
+/// The explicit tag of a node, as written (`!!binary`, `!custom`), if it has one.
+fn tag_of(event: &Event<'_>) -> Option<String> {
+    let tag = match event {
+        Event::Scalar(_, _, _, tag)
+        | Event::MappingStart(_, tag)
+        | Event::SequenceStart(_, tag) => tag.as_ref()?,
+        _ => return None,
+    };
+    // The parser resolves `!!` to the core schema's prefix: show it as written.
+    match tag.handle.strip_prefix("tag:yaml.org,2002:") {
+        Some("") => Some(format!("!!{}", tag.suffix)),
+        _ => Some(format!("{}{}", tag.handle, tag.suffix)),
+    }
+}
+
 fn set_key(stack: &mut [Frame], key: &str) {
     if let Some(Frame::Mapping { key: k, .. }) = stack.last_mut() {
         *k = Some(key.to_string());
@@ -484,6 +521,54 @@ mod tests {
         assert_eq!(err.kind, YamlErrorKind::DuplicateKey);
         // Keys in different mappings, or list items, are not duplicates.
         assert!(from_str::<serde_json::Value>("- {k: 1}\n- {k: 2}\n").is_ok());
+    }
+
+    /// Every explicit tag is refused at its own place, on values and keys, scalars and
+    /// collections, at any depth; serde_yaml alone reads `!!binary eA==` into a string
+    /// field as the text `eA==`.
+    #[test]
+    fn every_explicit_tag_is_refused_where_it_is() {
+        #[derive(Debug, serde::Deserialize)]
+        #[expect(
+            dead_code,
+            reason = "read by serde for its shape; the value itself is never used"
+        )]
+        struct Doc {
+            a: String,
+        }
+        let src = "a: !!binary eA==\nb:\n  - {c: !custom x}\n  - !!map {d: 1}\n!k e: f\n";
+        let errors = from_str_all::<serde_json::Value>(src).expect_err("tags");
+        type Found<'a> = (&'a str, Option<(usize, usize)>, YamlErrorKind);
+        let found: Vec<Found<'_>> = errors
+            .iter()
+            .map(|e| (e.path.as_str(), e.location, e.kind))
+            .collect();
+        assert_eq!(
+            found,
+            vec![
+                ("a", Some((1, 4)), YamlErrorKind::Tag),
+                ("b[0].c", Some((3, 9)), YamlErrorKind::Tag),
+                ("b[1]", Some((4, 5)), YamlErrorKind::Tag),
+                ("e", Some((5, 1)), YamlErrorKind::Tag),
+            ]
+        );
+        assert!(
+            errors[0].message.contains("`!!binary`"),
+            "{}",
+            errors[0].message
+        );
+        assert!(
+            errors[3].message.contains("on a key"),
+            "{}",
+            errors[3].message
+        );
+        assert_eq!(
+            from_str::<Doc>("a: !!str x\n").map_err(|e| e.kind).err(),
+            Some(YamlErrorKind::Tag)
+        );
+        // The control: the same text untagged is read.
+        assert!(from_str::<Doc>("a: x\n").is_ok());
+        assert!(from_str::<Doc>("a: '!!str x'\n").is_ok());
     }
 
     #[test]
