@@ -53,7 +53,7 @@ fn link_finding(root: &Path, command: &str, link: &str) -> Finding {
             "replace the link with a real file (or remove it); nothing was written",
         ),
         Err(_) => (
-            "to nothing (dangling)",
+            "to nothing (dangling, or a loop of links)",
             "remove the link; nothing was written",
         ),
     };
