@@ -43,7 +43,7 @@ pub fn links(root: &Path, command: &str, targets: &[&str]) -> Vec<Finding> {
 /// The `write-through-link` finding of the link `root/link`.
 fn link_finding(root: &Path, command: &str, link: &str) -> Finding {
     // What the link points at (followed once, for the words only: nothing is opened).
-    let (what, hint) = match std::fs::metadata(root.join(link)) {
+    let (what, hint) = match kvlower_fs::inspect::stat(&root.join(link)) {
         Ok(meta) if meta.is_dir() => (
             "to a directory",
             "replace the link with a real directory (or remove it); nothing was written",
