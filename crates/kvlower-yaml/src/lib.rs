@@ -13,7 +13,8 @@
 //!    value, at any depth), each at its own line; and it records where every key and
 //!    every alias is, so later findings can name a key instead of `?` and
 //!    report a defect of an aliased node once, at its definition;
-//! 2. serde_yaml deserializes into the typed model.
+//! 2. serde_yaml parses the text once, into the resolved YAML value, which is then
+//!    read into the typed model (see [`deserialize`]).
 
 use std::collections::BTreeMap;
 
@@ -154,7 +155,8 @@ pub fn from_str<T: DeserializeOwned>(src: &str) -> Result<T, YamlError> {
 /// key, for example), in document order. The list is never empty.
 pub fn from_str_all<T: DeserializeOwned>(src: &str) -> Result<T, Vec<YamlError>> {
     let structure = structure(src)?;
-    deserialize(src).map_err(|mut e| {
+    deserialize(src).map_err(|failed| {
+        let (mut e, _) = *failed;
         e.path = structure.name_unknown_keys(&e.path, e.location);
         if e.location.is_none() {
             e.location = recover::locate(&structure, &e.path);
@@ -163,32 +165,53 @@ pub fn from_str_all<T: DeserializeOwned>(src: &str) -> Result<T, Vec<YamlError>>
     })
 }
 
-/// Reads `src` as `T`, twice: from the text (serde_yaml's errors carry their
-/// line and column), then from the resolved YAML value, where a plain `true` is a
-/// boolean, `1.5` a number and `~` a null. The text reader hands a plain scalar to a
-/// string field as its text, so `reason: true` read as the string `"true"` while the
-/// generated schema (from the same types) says a string: the second reading makes every
-/// field the types (and so the schema) call a string take only a YAML string, by
-/// construction (issue 42, item 6). Its error has a path but no location: the callers
-/// locate it in the document's [`Structure`].
-fn deserialize<T: DeserializeOwned>(src: &str) -> Result<T, YamlError> {
-    let typed = deserialize_text(src)?;
-    let value: serde_yaml::Value = serde_yaml::from_str(src).map_err(|e| YamlError {
-        path: String::new(),
-        location: e.location().map(|l| (l.line(), l.column())),
-        message: clean_message(e.to_string()),
-        kind: YamlErrorKind::Syntax,
-    })?;
-    match serde_path_to_error::deserialize::<_, T>(value) {
-        Ok(_) => Ok(typed),
+/// Reads `src` as `T` with one parse of the text: into the resolved YAML value, where a
+/// plain `true` is a boolean, `1.5` a number and `~` a null, then that value into `T`.
+/// The text reader hands a plain scalar to a string field as its text, so `reason: true`
+/// read as the string `"true"` while the generated schema (from the same types) says a
+/// string: reading the resolved value makes every field the types (and so the schema)
+/// call a string take only a YAML string, by construction (issue 42, item 6).
+///
+/// Only a document that fails is read from the text as well, for the error: serde_yaml's
+/// text reader knows the line and column of the node it failed on (a value, an unknown
+/// key, a key of an enum-keyed map), which the resolved value has lost. Its error wins
+/// when it finds one; otherwise (the value is the right text of the wrong YAML type) the
+/// value's error is returned with a path but no location, which the callers find in the
+/// document's [`Structure`]. On a typed error the value is handed back too, so that
+/// recovery repairs it without parsing the text again.
+/// A failed [`deserialize`]: the error, and the resolved value when the text parsed.
+type Failed = Box<(YamlError, Option<serde_yaml::Value>)>;
+
+fn deserialize<T: DeserializeOwned>(src: &str) -> Result<T, Failed> {
+    let value: serde_yaml::Value = match serde_yaml::from_str(src) {
+        Ok(value) => value,
+        // The text reader names where (an alias bomb's repetition at its path).
+        Err(e) => {
+            let error = deserialize_text::<T>(src)
+                .err()
+                .unwrap_or_else(|| YamlError {
+                    path: String::new(),
+                    location: e.location().map(|l| (l.line(), l.column())),
+                    message: clean_message(e.to_string()),
+                    kind: YamlErrorKind::Syntax,
+                });
+            return Err(Box::new((error, None)));
+        }
+    };
+    match serde_path_to_error::deserialize::<_, T>(&value) {
+        Ok(typed) => Ok(typed),
         Err(err) => {
+            if let Err(located) = deserialize_text::<T>(src) {
+                return Err(Box::new((located, Some(value))));
+            }
             let path = err.path().to_string();
-            Err(YamlError {
+            let error = YamlError {
                 path: if path == "." { String::new() } else { path },
                 location: None,
                 message: clean_message(err.into_inner().to_string()),
                 kind: YamlErrorKind::Data,
-            })
+            };
+            Err(Box::new((error, Some(value))))
         }
     }
 }
