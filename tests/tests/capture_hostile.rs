@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const CHILD_ENV: &str = "KVLOWER_CHILD_ARGS";
+pub(crate) const CHILD_ENV: &str = "KVLOWER_CHILD_ARGS";
 
 /// Not a test of its own: the `kvlower` entry point of the child processes below.
 /// Without `KVLOWER_CHILD_ARGS` it does nothing.

@@ -178,6 +178,7 @@ fn whatever_check_counts_invalid_matrix_and_explain_refuse() {
     let alone: Vec<(&str, String, String)> = vec![
         (hicache, block(hicache, "allow_cited_positives: >-"), String::new()),
         (rc15, "  name: TensorRT-LLM\n".into(), "  name: \"TensorRT\\tLLM\"\n".into()),
+        (rc15, "  name: TensorRT-LLM\n".into(), "  name: !!str TensorRT-LLM\n".into()),
         (rc15, "reviewed: 2026-11-22".into(), "reviewed: 2026-13-40".into()),
         (rc15, "version: \"1.3.0rc15\"}".into(), "version: \"1.3 .0rc15\"}".into()),
         (rc15, rc15_capture.into(), "  - signal: block_events\n    anchor: {kind: paper, section: \"§6.1\", note: TODO}".into()),
@@ -268,12 +269,49 @@ fn explain_from_the_root_reads_a_descriptor_as_check_does() {
     )
     .expect("copy");
     std::os::unix::fs::symlink(&elsewhere, dir.path().join("capabilities/out.yaml")).expect("ln");
+    // Started in the root (a child process whose working directory it is), the root is
+    // `.` and the descriptor the relative `capabilities/out.yaml`: the case the rule is
+    // for. In-process runs (`kvlower_in`) see both as absolute paths, which a plain
+    // prefix test already matched, so they cannot tell the rule is there.
+    let (code, stderr) = explain_started_in(dir.path(), &["explain", "capabilities/out.yaml"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("file-outside-root"), "{stderr}");
+    // The same from anywhere else (the root found by walking up, or given).
     let run = kvlower_tests::kvlower_in(dir.path(), &["explain", "capabilities/out.yaml"]);
     assert_eq!(run.code, 2, "{}", run.stdout);
     assert!(run.stderr.contains("file-outside-root"), "{}", run.stderr);
     // The control: the same descriptor as a file of the repository is explained.
     fs::remove_file(dir.path().join("capabilities/out.yaml")).expect("rm");
     fs::copy(&elsewhere, dir.path().join("capabilities/out.yaml")).expect("copy");
+    let (code, stderr) =
+        explain_started_in(dir.path(), &["explain", "capabilities/out.yaml", "-q"]);
+    assert_eq!(code, Some(0), "{stderr}");
     let run = kvlower_tests::kvlower_in(dir.path(), &["explain", "capabilities/out.yaml", "-q"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+/// `kvlower ARGS` as a child process started in `dir` (the test binary's
+/// `capture_hostile::kvlower_child` entry point, which is `src/main.rs`): its exit code
+/// and stderr.
+fn explain_started_in(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let output = std::process::Command::new(std::env::current_exe().expect("test binary"))
+        .args([
+            "capture_hostile::kvlower_child",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+            "-q",
+        ])
+        .env(
+            crate::capture_hostile::CHILD_ENV,
+            serde_json::to_string(args).expect("json"),
+        )
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run the child");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
 }

@@ -66,3 +66,4 @@ mod verified_route;
 mod write_caps;
 mod write_links;
 mod yaml_structure;
+mod yaml_tags;

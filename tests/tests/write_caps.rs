@@ -100,3 +100,31 @@ fn matrix_never_writes_a_result_over_the_cap_check_reads_with() {
     );
     assert_eq!(generated(dir.path()), before, "nothing written");
 }
+
+/// A README already over its 1 MiB cap (or not UTF-8) was skipped without a word: `check`
+/// compared no runtimes table and `matrix` regenerated none, so a README edited past the
+/// cap kept a stale table forever. Both now refuse it with the read-back finding
+/// (`file-too-large`, exit 2; `invalid-utf8`, exit 1), and `matrix` writes nothing.
+#[test]
+fn a_readme_check_cannot_read_is_a_finding_not_a_skipped_table() {
+    let begin = kvlower_cli::readme::BEGIN;
+    let end = kvlower_cli::readme::END;
+    let over = format!("{begin}\n{end}\n{}\n", "x".repeat(kvlower_fs_cap_readme())).into_bytes();
+    let mut latin1 = format!("{begin}\n{end}\n").into_bytes();
+    latin1.extend_from_slice(b"caf\xe9\n");
+    for (readme, code, exit) in [(over, "file-too-large", 2), (latin1, "invalid-utf8", 1)] {
+        let dir = sandbox();
+        let root = dir.path().display().to_string();
+        fs::write(dir.path().join("README.md"), &readme).expect("write");
+        let expected = format!("README.md: error[{code}]");
+        let run = kvlower(&["check", "--color", "never", "--root", &root]);
+        assert_eq!(run.code, exit, "{code}: {}", run.stderr);
+        assert!(run.stderr.contains(&expected), "{code}: {}", run.stderr);
+        let before = generated(dir.path());
+        let run = kvlower(&["matrix", "--root", &root]);
+        assert_eq!(run.code, exit, "{code}: {}{}", run.stdout, run.stderr);
+        assert!(run.stderr.contains(&expected), "{code}: {}", run.stderr);
+        assert!(run.stderr.contains("nothing written"), "{}", run.stderr);
+        assert_eq!(generated(dir.path()), before, "{code}: nothing written");
+    }
+}

@@ -106,3 +106,102 @@ fn matrix_refuses_a_linked_generated_directory_with_a_code() {
         assert!(tree(elsewhere.path()).is_empty(), "{component}");
     }
 }
+
+/// The refusal says what the link is: a hint to "replace the link with a real directory"
+/// for a link to a file sent the user to make a directory where a file belongs.
+#[test]
+fn init_says_what_the_refused_link_is() {
+    // (component, link to a directory / file / nothing, what the finding must say)
+    let cases = [
+        (
+            "schemas",
+            Some(true),
+            "symbolic link to a directory",
+            "real directory",
+        ),
+        (
+            "kvlower.toml",
+            Some(false),
+            "symbolic link to a file",
+            "real file",
+        ),
+        (
+            "kvlower.toml",
+            None,
+            "symbolic link to nothing",
+            "remove the link",
+        ),
+    ];
+    for (component, target, says, hint) in cases {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let elsewhere = tempfile::tempdir().expect("tempdir");
+        let to = elsewhere.path().join("x");
+        match target {
+            Some(true) => fs::create_dir(&to).expect("mkdir"),
+            Some(false) => fs::write(&to, "outside\n").expect("write"),
+            None => {}
+        }
+        symlink(&to, dir.path().join(component)).expect("symlink");
+        let run = kvlower(&["init", &dir.path().display().to_string()]);
+        assert_eq!(run.code, 2, "{component}: {}", run.stderr);
+        let said = format!("{}{}", run.stdout, run.stderr);
+        assert!(said.contains("write-through-link"), "{component}: {said}");
+        assert!(said.contains(says), "{component}: {said}");
+        let hint_line = said
+            .lines()
+            .find(|l| l.trim_start().starts_with("hint:"))
+            .unwrap_or_else(|| panic!("{component}: no hint: {said}"));
+        assert!(hint_line.contains(hint), "{component}: {hint_line}");
+        if target == Some(false) {
+            assert!(!hint_line.contains("directory"), "{component}: {hint_line}");
+        }
+    }
+}
+
+/// A link where `matrix` stages a file before its rename (`results/.kvlower-stage.NAME`),
+/// at the journal or at the journal's own staging file stopped it with an uncoded
+/// "creating …: File exists" (or a refusal of the journal without a code). Each is the
+/// coded `write-through-link` now, with a hint, exit 2, nothing written anywhere.
+#[test]
+fn matrix_refuses_a_link_at_a_staging_file_with_a_code() {
+    let cases = [
+        ("results/.kvlower-stage.lowering-matrix.md", false),
+        ("results/.kvlower-stage.lowering-matrix.md", true),
+        ("results/.kvlower-stage..kvlower-journal", true),
+        ("results/.kvlower-journal", true),
+    ];
+    for (stage, dangling) in cases {
+        let dir = sandbox();
+        let root = dir.path().display().to_string();
+        // A result to regenerate, so that the run stages a file.
+        fs::remove_file(dir.path().join("results/lowering-matrix.md")).expect("rm");
+        let elsewhere = tempfile::tempdir().expect("tempdir");
+        let to = elsewhere.path().join("x");
+        if !dangling {
+            fs::write(&to, "outside\n").expect("write");
+        }
+        symlink(&to, dir.path().join(stage)).expect("symlink");
+        let run = kvlower(&["matrix", "--root", &root]);
+        assert_eq!(run.code, 2, "{stage}: {}{}", run.stdout, run.stderr);
+        assert!(
+            run.stderr
+                .contains(&format!("{stage}: error[write-through-link]")),
+            "{stage}: {}",
+            run.stderr
+        );
+        assert!(run.stderr.contains("hint:"), "{stage}: {}", run.stderr);
+        assert!(
+            !dir.path().join("results/lowering-matrix.md").exists(),
+            "{stage}: wrote a result"
+        );
+        let outside = tree(elsewhere.path());
+        assert_eq!(
+            outside.len(),
+            usize::from(!dangling),
+            "{stage}: {outside:?}"
+        );
+        if !dangling {
+            assert_eq!(fs::read_to_string(&to).expect("read"), "outside\n");
+        }
+    }
+}

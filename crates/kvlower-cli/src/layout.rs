@@ -172,7 +172,7 @@ fn write_set_until(
 }
 
 /// `results/x.json` -> `results/.kvlower-stage.x.json`.
-fn stage_path(target: &str) -> String {
+pub fn stage_path(target: &str) -> String {
     match target.rsplit_once('/') {
         Some((dir, name)) => format!("{dir}/{STAGE_PREFIX}{name}"),
         None => format!("{STAGE_PREFIX}{target}"),

@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use kvlower_codes::{Code, Finding};
 use kvlower_core::matrix::MatrixRow;
 use kvlower_core::{Label, Mode};
 
@@ -100,15 +101,36 @@ pub fn splice(readme: &str, table: &str) -> Option<String> {
     ))
 }
 
-/// The README of `root` as it should be, when it has the markers.
+/// The README of `root` as it should be, when it has the markers (and can be read:
+/// [`refusal`] says why not).
 pub fn regenerated(root: &Path, rows: &[MatrixRow<'_>]) -> Option<String> {
-    // Only a regular, small file: never block on a FIFO or read a device.
-    let bytes = kvlower_fs::FileKind::Readme
-        .open()
-        .read(root.join(README))
-        .ok()?;
-    let text = String::from_utf8(bytes).ok()?;
+    let text = read(root).ok()??;
     splice(&text, &runtimes_table(rows))
+}
+
+/// Why the README of `root` cannot be read for its runtimes table, as the finding
+/// `check` and `matrix` report instead of skipping the table: over its 1 MiB cap
+/// (`file-too-large`), a FIFO or a device, unreadable (the file system's code), or not
+/// UTF-8 (`invalid-utf8`). `None` when it reads, or when there is none (a repository
+/// without a README has no table to keep).
+pub fn refusal(root: &Path) -> Option<Finding> {
+    read(root).err().map(|boxed| *boxed)
+}
+
+/// The README's text; `Ok(None)` when there is none.
+fn read(root: &Path) -> Result<Option<String>, Box<Finding>> {
+    // Only a regular, small file: never block on a FIFO or read a device.
+    let bytes = match kvlower_fs::FileKind::Readme.open().read(root.join(README)) {
+        Ok(bytes) => bytes,
+        Err(kvlower_fs::Refusal::Missing { .. }) => return Ok(None),
+        Err(refusal) => return Err(Box::new(refusal.finding(README))),
+    };
+    String::from_utf8(bytes).map(Some).map_err(|_| {
+        Box::new(
+            Finding::new(Code::InvalidUtf8, README, "the file is not valid UTF-8")
+                .with_hint("save the README as UTF-8; its runtimes table is compared only then"),
+        )
+    })
 }
 
 #[cfg(test)]

@@ -138,6 +138,14 @@ code_table! {
         example: "An anchor mapping with `path:` written twice.",
         fix: "Keep one of the two keys.",
     },
+    YamlTag = "yaml-tag" {
+        severity: Error,
+        unread_input: false,
+        what: "A YAML node (a value or a key, at any depth) carries an explicit tag (`!!binary`, `!custom`, `!!str`, any other); kvlower's formats are untagged, so a tagged node is refused, never read as its text.",
+        why: "A tag changes what a node means to other YAML tools (`!!binary` is bytes, `!custom` an application type) while a reader that ignores it sees the plain text: a reviewer and kvlower would read different documents.",
+        example: "`reason: !!binary dHJ1ZQ==` in an acknowledgement, or `!custom runtime: x`.",
+        fix: "Remove the tag and write the value as a plain or quoted string.",
+    },
     UnknownField = "unknown-field" {
         severity: Error,
         unread_input: false,
@@ -349,10 +357,10 @@ code_table! {
     WriteThroughLink = "write-through-link" {
         severity: Error,
         unread_input: true,
-        what: "A command that writes (`init`, `new`, `matrix`, `bad-lowering`) found a symbolic link where it would create or write into a file or directory (`kvlower.toml`, `modes/`, `capabilities/`, `schemas/`, `results/`); it wrote nothing (docs/files.md).",
+        what: "A command that writes (`init`, `new`, `matrix`, `bad-lowering`) found a symbolic link where it would create or write into a file or directory (`kvlower.toml`, `modes/`, `capabilities/`, `schemas/`, `results/`, or a staging name a write goes through before its rename: `results/.kvlower-stage.NAME`, the journal `results/.kvlower-journal`); it wrote nothing, and says whether the link is to a directory, to a file or to nothing (docs/files.md).",
         why: "Writing through a link would write outside the repository (or over a file it names) where no review sees it; kvlower never writes through a link.",
         example: "`kvlower init DIR` with `DIR/schemas` a link to a directory elsewhere.",
-        fix: "Replace the link with a real directory (or remove it) and run the command again.",
+        fix: "Replace the link with the real directory or file it stands for (or remove it) and run the command again.",
     },
     FileTooLarge = "file-too-large" {
         severity: Error,

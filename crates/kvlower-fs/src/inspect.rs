@@ -10,6 +10,11 @@ pub fn lstat(path: &Path) -> io::Result<Metadata> {
     std::fs::symlink_metadata(path)
 }
 
+/// The metadata of what `path` leads to (links followed): what a link points at.
+pub fn stat(path: &Path) -> io::Result<Metadata> {
+    std::fs::metadata(path)
+}
+
 /// Whether anything, even a broken link, is at `path`.
 pub fn entry_exists(path: &Path) -> bool {
     lstat(path).is_ok()

@@ -9,7 +9,7 @@ use kvlower_codes::{Code, Finding};
 use crate::{YamlError, YamlErrorKind};
 
 impl YamlError {
-    /// The finding of this error in `file`: its code (`yaml-syntax`, `duplicate-key`,
+    /// The finding of this error in `file`: its code (`yaml-syntax`, `duplicate-key`, `yaml-tag`,
     /// `unknown-field`, `unknown-name`, `missing-field`, `wrong-type`) and a "did you
     /// mean" hint.
     pub fn finding(&self, file: &str) -> Finding {
@@ -17,6 +17,8 @@ impl YamlError {
         let m = e.message.as_str();
         let code = if e.kind == YamlErrorKind::DuplicateKey {
             Code::DuplicateKey
+        } else if e.kind == YamlErrorKind::Tag {
+            Code::YamlTag
         } else if matches!(
             e.kind,
             YamlErrorKind::Syntax | YamlErrorKind::TooDeep | YamlErrorKind::MultipleDocuments
@@ -54,6 +56,9 @@ impl YamlError {
                 Some("add the key; docs/descriptor-format.md lists the required ones".into())
             }
             Code::DuplicateKey => Some("remove or merge the repeated key".into()),
+            Code::YamlTag => Some(
+                "remove the tag (write the value as a plain or quoted string); kvlower's formats are untagged (docs/descriptor-format.md)".into(),
+            ),
             Code::YamlSyntax if e.kind == YamlErrorKind::TooDeep => Some(format!(
                 "kvlower reads YAML nested at most {} levels deep",
                 crate::MAX_NESTING

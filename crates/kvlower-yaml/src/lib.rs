@@ -9,10 +9,12 @@
 //!    which carries line and column marks): it refuses nesting deeper than
 //!    [`MAX_NESTING`] before serde_yaml sees the text (libyaml's scanner is
 //!    quadratic in flow depth), more than one document, and every duplicate
-//!    mapping key, each at its own line; and it records where every key and
+//!    mapping key and every explicit tag (`!!binary`, `!custom`, on a key or a
+//!    value, at any depth), each at its own line; and it records where every key and
 //!    every alias is, so later findings can name a key instead of `?` and
 //!    report a defect of an aliased node once, at its definition;
-//! 2. serde_yaml deserializes into the typed model.
+//! 2. serde_yaml parses the text once, into the resolved YAML value, which is then
+//!    read into the typed model (see [`deserialize`]).
 
 use std::collections::BTreeMap;
 
@@ -39,6 +41,10 @@ pub enum YamlErrorKind {
     MultipleDocuments,
     /// A mapping names the same key twice (the second would silently win).
     DuplicateKey,
+    /// A node carries an explicit tag (`!!binary`, `!custom`, `!!str`): kvlower's
+    /// formats are untagged, and a tag the reader ignores would let the text mean one
+    /// thing to kvlower and another to every other YAML tool.
+    Tag,
     /// The YAML is well formed but does not fit the expected type.
     Data,
 }
@@ -149,7 +155,8 @@ pub fn from_str<T: DeserializeOwned>(src: &str) -> Result<T, YamlError> {
 /// key, for example), in document order. The list is never empty.
 pub fn from_str_all<T: DeserializeOwned>(src: &str) -> Result<T, Vec<YamlError>> {
     let structure = structure(src)?;
-    deserialize(src).map_err(|mut e| {
+    deserialize(src).map_err(|failed| {
+        let (mut e, _) = *failed;
         e.path = structure.name_unknown_keys(&e.path, e.location);
         if e.location.is_none() {
             e.location = recover::locate(&structure, &e.path);
@@ -158,32 +165,53 @@ pub fn from_str_all<T: DeserializeOwned>(src: &str) -> Result<T, Vec<YamlError>>
     })
 }
 
-/// Reads `src` as `T`, twice: from the text (serde_yaml's errors carry their
-/// line and column), then from the resolved YAML value, where a plain `true` is a
-/// boolean, `1.5` a number and `~` a null. The text reader hands a plain scalar to a
-/// string field as its text, so `reason: true` read as the string `"true"` while the
-/// generated schema (from the same types) says a string: the second reading makes every
-/// field the types (and so the schema) call a string take only a YAML string, by
-/// construction (issue 42, item 6). Its error has a path but no location: the callers
-/// locate it in the document's [`Structure`].
-fn deserialize<T: DeserializeOwned>(src: &str) -> Result<T, YamlError> {
-    let typed = deserialize_text(src)?;
-    let value: serde_yaml::Value = serde_yaml::from_str(src).map_err(|e| YamlError {
-        path: String::new(),
-        location: e.location().map(|l| (l.line(), l.column())),
-        message: clean_message(e.to_string()),
-        kind: YamlErrorKind::Syntax,
-    })?;
-    match serde_path_to_error::deserialize::<_, T>(value) {
-        Ok(_) => Ok(typed),
+/// Reads `src` as `T` with one parse of the text: into the resolved YAML value, where a
+/// plain `true` is a boolean, `1.5` a number and `~` a null, then that value into `T`.
+/// The text reader hands a plain scalar to a string field as its text, so `reason: true`
+/// read as the string `"true"` while the generated schema (from the same types) says a
+/// string: reading the resolved value makes every field the types (and so the schema)
+/// call a string take only a YAML string, by construction (issue 42, item 6).
+///
+/// Only a document that fails is read from the text as well, for the error: serde_yaml's
+/// text reader knows the line and column of the node it failed on (a value, an unknown
+/// key, a key of an enum-keyed map), which the resolved value has lost. Its error wins
+/// when it finds one; otherwise (the value is the right text of the wrong YAML type) the
+/// value's error is returned with a path but no location, which the callers find in the
+/// document's [`Structure`]. On a typed error the value is handed back too, so that
+/// recovery repairs it without parsing the text again.
+/// A failed [`deserialize`]: the error, and the resolved value when the text parsed.
+type Failed = Box<(YamlError, Option<serde_yaml::Value>)>;
+
+fn deserialize<T: DeserializeOwned>(src: &str) -> Result<T, Failed> {
+    let value: serde_yaml::Value = match serde_yaml::from_str(src) {
+        Ok(value) => value,
+        // The text reader names where (an alias bomb's repetition at its path).
+        Err(e) => {
+            let error = deserialize_text::<T>(src)
+                .err()
+                .unwrap_or_else(|| YamlError {
+                    path: String::new(),
+                    location: e.location().map(|l| (l.line(), l.column())),
+                    message: clean_message(e.to_string()),
+                    kind: YamlErrorKind::Syntax,
+                });
+            return Err(Box::new((error, None)));
+        }
+    };
+    match serde_path_to_error::deserialize::<_, T>(&value) {
+        Ok(typed) => Ok(typed),
         Err(err) => {
+            if let Err(located) = deserialize_text::<T>(src) {
+                return Err(Box::new((located, Some(value))));
+            }
             let path = err.path().to_string();
-            Err(YamlError {
+            let error = YamlError {
                 path: if path == "." { String::new() } else { path },
                 location: None,
                 message: clean_message(err.into_inner().to_string()),
                 kind: YamlErrorKind::Data,
-            })
+            };
+            Err(Box::new((error, Some(value))))
         }
     }
 }
@@ -302,6 +330,23 @@ pub fn structure(src: &str) -> Result<Structure, Vec<YamlError>> {
                 anchors.insert(id, (path.clone(), at));
             }
         };
+        if let Some(tag) = tag_of(&event) {
+            errors.push(YamlError {
+                path: match &event {
+                    Event::Scalar(value, ..) if is_key => {
+                        let parent = path.strip_suffix(".?").or_else(|| path.strip_suffix('?'));
+                        join_key(parent.unwrap_or_default(), value)
+                    }
+                    _ => path.clone(),
+                },
+                location: Some(at),
+                message: format!(
+                    "explicit YAML tag `{tag}`{}; kvlower reads untagged YAML only",
+                    if is_key { " on a key" } else { "" }
+                ),
+                kind: YamlErrorKind::Tag,
+            });
+        }
         match event {
             Event::DocumentStart(_) => {
                 documents += 1;
@@ -402,6 +447,21 @@ pub fn structure(src: &str) -> Result<Structure, Vec<YamlError>> {
     }
 }
 
+/// The explicit tag of a node, as written (`!!binary`, `!custom`), if it has one.
+fn tag_of(event: &Event<'_>) -> Option<String> {
+    let tag = match event {
+        Event::Scalar(_, _, _, tag)
+        | Event::MappingStart(_, tag)
+        | Event::SequenceStart(_, tag) => tag.as_ref()?,
+        _ => return None,
+    };
+    // The parser resolves `!!` to the core schema's prefix: show it as written.
+    match tag.handle.strip_prefix("tag:yaml.org,2002:") {
+        Some("") => Some(format!("!!{}", tag.suffix)),
+        _ => Some(format!("{}{}", tag.handle, tag.suffix)),
+    }
+}
+
 fn set_key(stack: &mut [Frame], key: &str) {
     if let Some(Frame::Mapping { key: k, .. }) = stack.last_mut() {
         *k = Some(key.to_string());
@@ -484,6 +544,54 @@ mod tests {
         assert_eq!(err.kind, YamlErrorKind::DuplicateKey);
         // Keys in different mappings, or list items, are not duplicates.
         assert!(from_str::<serde_json::Value>("- {k: 1}\n- {k: 2}\n").is_ok());
+    }
+
+    /// Every explicit tag is refused at its own place, on values and keys, scalars and
+    /// collections, at any depth; serde_yaml alone reads `!!binary eA==` into a string
+    /// field as the text `eA==`.
+    #[test]
+    fn every_explicit_tag_is_refused_where_it_is() {
+        #[derive(Debug, serde::Deserialize)]
+        #[expect(
+            dead_code,
+            reason = "read by serde for its shape; the value itself is never used"
+        )]
+        struct Doc {
+            a: String,
+        }
+        let src = "a: !!binary eA==\nb:\n  - {c: !custom x}\n  - !!map {d: 1}\n!k e: f\n";
+        let errors = from_str_all::<serde_json::Value>(src).expect_err("tags");
+        type Found<'a> = (&'a str, Option<(usize, usize)>, YamlErrorKind);
+        let found: Vec<Found<'_>> = errors
+            .iter()
+            .map(|e| (e.path.as_str(), e.location, e.kind))
+            .collect();
+        assert_eq!(
+            found,
+            vec![
+                ("a", Some((1, 4)), YamlErrorKind::Tag),
+                ("b[0].c", Some((3, 9)), YamlErrorKind::Tag),
+                ("b[1]", Some((4, 5)), YamlErrorKind::Tag),
+                ("e", Some((5, 1)), YamlErrorKind::Tag),
+            ]
+        );
+        assert!(
+            errors[0].message.contains("`!!binary`"),
+            "{}",
+            errors[0].message
+        );
+        assert!(
+            errors[3].message.contains("on a key"),
+            "{}",
+            errors[3].message
+        );
+        assert_eq!(
+            from_str::<Doc>("a: !!str x\n").map_err(|e| e.kind).err(),
+            Some(YamlErrorKind::Tag)
+        );
+        // The control: the same text untagged is read.
+        assert!(from_str::<Doc>("a: x\n").is_ok());
+        assert!(from_str::<Doc>("a: '!!str x'\n").is_ok());
     }
 
     #[test]

@@ -112,21 +112,23 @@ pub fn from_str_recovering<T: DeserializeOwned>(src: &str) -> Recovered<T> {
             return out;
         }
     };
-    let first = match crate::deserialize::<T>(src) {
+    let (first, doc) = match crate::deserialize::<T>(src) {
         Ok(value) => {
             out.value = Some(value);
             return out;
         }
-        Err(mut e) => {
+        Err(failed) => {
+            let (mut e, doc) = *failed;
             e.path = structure.name_unknown_keys(&e.path, e.location);
             if e.location.is_none() {
                 e.location = locate(&structure, &e.path);
             }
-            e
+            (e, doc)
         }
     };
     out.errors.push(first.clone());
-    let Ok(mut doc) = serde_yaml::from_str::<Value>(src) else {
+    // The value the one parse made: repaired in place, never parsed again.
+    let Some(mut doc) = doc else {
         return out;
     };
     let mut error = first;

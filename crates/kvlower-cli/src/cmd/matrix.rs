@@ -91,7 +91,11 @@ pub fn run(args: &MatrixArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
     let files = generate_in(&repo, &config, &rows, &env).files;
     drop(rows);
     // A link where it writes, or a file `check` would refuse to read back: nothing written.
-    let refused = crate::write_guard::generated_set(&args.root, "matrix", &files);
+    let mut refused = crate::write_guard::generated_set(&args.root, "matrix", &files);
+    // A README it cannot read would silently keep its old table (crate::readme::refusal).
+    if config.keeps(crate::readme::README) {
+        refused.extend(crate::readme::refusal(&args.root));
+    }
     if !refused.is_empty() {
         let stopped = Outcome::<()>::stopped("matrix", refused, "; nothing written");
         return Ok(emit(args.format, &stopped, out, err)?);

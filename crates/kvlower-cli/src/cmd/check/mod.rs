@@ -189,6 +189,10 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
             }
         });
         diagnostics.extend(stray_files(&repo.root, &generated));
+        // A README it cannot read is a finding, never a table silently not compared.
+        if config.keeps(crate::readme::README) {
+            diagnostics.extend(crate::readme::refusal(&repo.root));
+        }
         diagnostics.extend(
             crate::suites::diagnostics(&audit)
                 .into_iter()
