@@ -540,8 +540,9 @@ fn a_decision_at_the_registration_event_index_is_not_after_it() {
     let r = judge_pass_edited("{event_index: 0}", |t| on_stream_clock(t, [0, 1, 2])).unwrap();
     assert_eq!(reason_tags(&r, "a"), vec!["not_registered_before_decision"]);
     assert!(!r.pass);
-    // The same for a later registration point: decided at K = N.
-    let r = judge_pass_edited("{event_index: 2}", |t| on_stream_clock(t, [3, 1, 2])).unwrap();
+    // The same for a later registration point: place-a decided at K = N = 2 (reuse-a,
+    // at 3, is after it).
+    let r = judge_pass_edited("{event_index: 2}", |t| on_stream_clock(t, [2, 1, 3])).unwrap();
     assert_eq!(reason_tags(&r, "a"), vec!["not_registered_before_decision"]);
 }
 
@@ -549,10 +550,17 @@ fn a_decision_at_the_registration_event_index_is_not_after_it() {
 fn a_registration_and_decisions_on_two_clocks_are_never_ordered() {
     // An event-index registry with wall-clock decisions (101.0 > 0 would pass if the
     // numbers were compared), and a timestamp registry with event-index decisions.
+    // Both of claim a's requests (place-a, reuse-a) fail by it, and by it alone.
+    let both = vec![
+        "not_registered_before_decision",
+        "not_registered_before_decision",
+    ];
     let r = judge_pass_edited("{event_index: 0}", |_| {}).unwrap();
-    assert_eq!(reason_tags(&r, "a"), vec!["not_registered_before_decision"]);
+    assert_eq!(reason_tags(&r, "a"), both);
+    assert!(!r.pass);
     let r = judge_pass_edited("{timestamp: 0.5}", |t| on_stream_clock(t, [1, 1, 2])).unwrap();
-    assert_eq!(reason_tags(&r, "a"), vec!["not_registered_before_decision"]);
+    assert_eq!(reason_tags(&r, "a"), both);
+    assert!(!r.pass);
 }
 
 #[test]
@@ -607,7 +615,7 @@ fn an_event_index_counts_only_on_a_worker_whose_one_capture_the_map_names() {
 
 fn invalid_message(r: Result<RouteReport, kvlower_route::RouteError>) -> String {
     let e = r.expect_err("the trace must be refused");
-    assert_eq!(e.code().as_str(), "route-trace-invalid", "{e}");
+    assert_eq!(e.code().to_string(), "route-trace-invalid", "{e}");
     e.to_string()
 }
 
@@ -653,7 +661,7 @@ fn a_decided_at_of_another_shape_is_malformed() {
             t["requests"][0]["decided_at"] = bad.clone();
         })
         .expect_err("refused");
-        assert_eq!(e.code().as_str(), "route-trace-malformed", "{bad}: {e}");
+        assert_eq!(e.code().to_string(), "route-trace-malformed", "{bad}: {e}");
         assert!(
             e.to_string().contains("requests[0].decided_at"),
             "{bad}: {e}"
