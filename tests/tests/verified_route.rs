@@ -305,10 +305,13 @@ fn a_prefix_carried_through_an_unmapped_worker_keeps_routed_reuse_unverified() {
     assert_eq!(intruder["request_id"], "place-a");
     intruder["request_id"] = "intruder".into();
     intruder["claim_id"] = serde_json::Value::Null;
-    intruder["decided_at"] = requests[3]["decided_at"].clone();
+    let reuse = requests
+        .iter()
+        .position(|r| r["request_id"] == "reuse-a")
+        .unwrap();
+    intruder["decided_at"] = requests[reuse]["decided_at"].clone();
     intruder["served"]["worker_id"] = 42.into();
-    assert_eq!(requests[3]["request_id"], "reuse-a");
-    requests.insert(3, intruder);
+    requests.insert(reuse, intruder);
     fs::write(&path, serde_json::to_string_pretty(&t).unwrap()).unwrap();
     let trace = format!("{LIVE}/trace.json");
     let report = kvlower_route::evaluate_with(&dir.path().join(&trace), &trace, &|n| {

@@ -74,7 +74,9 @@ pub enum RouteReason {
     /// The registry entry cannot be used: no tokens, no predicate, a registry-level
     /// reason, fewer tokens than the predicate needs, or another block size.
     ClaimUnusable,
-    /// The claim was not registered (by timestamp) before the router decided.
+    /// The claim was not registered before the router decided, on one clock: a
+    /// `registered_before` timestamp below `decided_at`, or an event index below the
+    /// chosen worker's `decided_at` event index (docs/routing-trace.md).
     NotRegisteredBeforeDecision { request_id: String },
     /// The request's tokens do not begin with the claim's required tokens.
     ClaimTokensNotCarried { request_id: String },

@@ -14,7 +14,8 @@ use crate::document::{
     ClaimVerdict, DEPTH, Held, REPORT_KIND, RouteObligation, RoutePrecondition, RouteReason,
     RouteReport, RoutedRequest, Unattributed,
 };
-use crate::trace::{Request, RouteTrace, WorkerId};
+use crate::trace::{DecidedAt, Request, RouteTrace, WorkerId};
+use kvlower_join::StreamPoint;
 
 /// A claim of the registry, reduced to what routing attribution needs.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,9 +23,9 @@ pub struct RegisteredClaim {
     pub id: String,
     /// The tokens the predicate needs, whole blocks (`None`: the claim is unusable).
     pub required_tokens: Option<Vec<u32>>,
-    /// `registered_before` as a timestamp (`None`: absent, or an event index, which
-    /// cannot be ordered against a routing decision).
-    pub registered_before: Option<f64>,
+    /// The registry's `registered_before` (`None`: absent). It orders only against a
+    /// decision on the same clock (see `registered_before_decision`).
+    pub registered_before: Option<StreamPoint>,
 }
 
 /// The worker map's answer for one worker id.
@@ -39,13 +40,17 @@ struct WorkerMap<'a> {
     /// Every namespace entry per worker id, duplicates kept: two entries are two claims.
     by_worker: BTreeMap<WorkerId, Vec<&'a str>>,
     by_namespace: BTreeMap<&'a str, Vec<WorkerId>>,
+    /// Every entry's capture per worker id (the stream an event-index decision counts).
+    captures: BTreeMap<WorkerId, Vec<Option<&'a str>>>,
 }
 
 impl<'a> WorkerMap<'a> {
     fn new(trace: &'a RouteTrace) -> WorkerMap<'a> {
         let mut by_worker: BTreeMap<WorkerId, Vec<&str>> = BTreeMap::new();
         let mut by_namespace: BTreeMap<&str, Vec<WorkerId>> = BTreeMap::new();
+        let mut captures: BTreeMap<WorkerId, Vec<Option<&str>>> = BTreeMap::new();
         for w in &trace.workers {
+            captures.entry(w.id).or_default().push(w.capture.as_deref());
             by_worker
                 .entry(w.id)
                 .or_default()
@@ -58,6 +63,16 @@ impl<'a> WorkerMap<'a> {
         WorkerMap {
             by_worker,
             by_namespace,
+            captures,
+        }
+    }
+
+    /// The one capture the map names for a worker (`None`: unknown, named twice, or
+    /// without a capture): the stream an `{event_index}` decision of that worker counts.
+    fn stream(&self, id: WorkerId) -> Option<&'a str> {
+        match self.captures.get(&id).map(Vec::as_slice) {
+            Some([Some(capture)]) => Some(capture),
+            _ => None,
         }
     }
 
@@ -88,6 +103,26 @@ fn routed(r: &Request, map: &WorkerMap<'_>) -> RoutedRequest {
         device_overlap_blocks: chosen_overlap(r),
         logit: r.decision.logit,
         num_cached_tokens: r.served.num_cached_tokens,
+    }
+}
+
+/// Whether the claim was registered before the router decided `r`, read on one clock:
+/// - timestamps: registered before `T`, decided at `D` with `T < D`;
+/// - event indices: registered before event `N` of every stream the registry is joined
+///   with, decided after the chosen worker's engine had published `K` events with
+///   `N < K` — event `N` was published before the decision, so the registration was
+///   too. With `N == K` both lie before event `N` and their order is unknown; a worker
+///   whose one capture the map does not name has no stream to count.
+///
+/// Two clocks (or no registration) cannot be ordered: the claim fails closed
+/// (`not_registered_before_decision`).
+fn registered_before_decision(c: &RegisteredClaim, r: &Request, map: &WorkerMap<'_>) -> bool {
+    match (c.registered_before, r.decided_at) {
+        (Some(StreamPoint::Timestamp(t)), DecidedAt::Timestamp(d)) => t < d,
+        (Some(StreamPoint::EventIndex(n)), DecidedAt::EventIndex(k)) => {
+            n < k && map.stream(r.decision.worker).is_some()
+        }
+        _ => false,
     }
 }
 
@@ -376,7 +411,7 @@ impl ClaimJudge<'_> {
             reasons.push(RouteReason::NoClaimedRequest);
         }
         for (_, r) in &carried {
-            if c.registered_before.is_none_or(|t| t >= r.decided_at) {
+            if !registered_before_decision(c, r, map) {
                 reasons.push(RouteReason::NotRegisteredBeforeDecision {
                     request_id: r.id.clone(),
                 });

@@ -26,4 +26,4 @@ pub use document::{RouteReport, is_route_report};
 pub use error::RouteError;
 pub use judge::{RegisteredClaim, judge};
 pub use load::{evaluate_path, evaluate_with, registry_path};
-pub use trace::{RouteTrace, parse_trace};
+pub use trace::{DecidedAt, RouteTrace, parse_trace};

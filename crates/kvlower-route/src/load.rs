@@ -4,7 +4,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use kvlower_fs::FileKind;
-use kvlower_join::{Registry, StreamPoint};
+use kvlower_join::Registry;
 
 use crate::document::RouteReport;
 use crate::error::RouteError;
@@ -44,10 +44,7 @@ pub fn registered_claims(registry: &Registry, trace: &RouteTrace) -> Vec<Registe
             RegisteredClaim {
                 id: c.id.0.clone(),
                 required_tokens: required,
-                registered_before: match c.registered_before {
-                    Some(StreamPoint::Timestamp(t)) => Some(t),
-                    Some(StreamPoint::EventIndex(_)) | None => None,
-                },
+                registered_before: c.registered_before,
             }
         })
         .collect()

