@@ -70,6 +70,14 @@ pub fn scratch_repo(subdirs: &[&str]) -> tempfile::TempDir {
     dir
 }
 
+/// The file-system environment over the committed repository, one per test binary:
+/// what it re-ran (traces, campaigns, joins, routes) is cached, so the tests that judge
+/// the committed repository share one re-run of its evidence, as one `check` does.
+pub fn committed_env() -> &'static kvlower_evidence::FsEnvironment {
+    static ENV: std::sync::OnceLock<kvlower_evidence::FsEnvironment> = std::sync::OnceLock::new();
+    ENV.get_or_init(|| kvlower_evidence::FsEnvironment::new(repo_root()))
+}
+
 /// The committed repository, loaded once per test binary and shared by every test
 /// that only reads it (loading re-reads every descriptor; tests used to do it dozens
 /// of times). A test that needs to change it clones what it changes.
@@ -77,7 +85,7 @@ pub fn committed_repository() -> &'static kvlower_load::Repository {
     static REPO: std::sync::OnceLock<kvlower_load::Repository> = std::sync::OnceLock::new();
     REPO.get_or_init(|| {
         let (repo, diagnostics) =
-            kvlower_evidence::load_repository(&repo_root()).expect("the repository loads");
+            kvlower_evidence::load_repository(committed_env()).expect("the repository loads");
         assert!(diagnostics.is_empty(), "{diagnostics:#?}");
         repo
     })
@@ -89,10 +97,7 @@ pub fn committed_audit() -> &'static kvlower_audit::Audit {
     static AUDIT: std::sync::OnceLock<kvlower_audit::Audit> = std::sync::OnceLock::new();
     AUDIT.get_or_init(|| {
         let repo = committed_repository();
-        kvlower_cli::suites::run(
-            repo,
-            &kvlower_evidence::FsEnvironment::new(repo.root.clone()),
-        )
+        kvlower_cli::suites::run(repo, committed_env())
     })
 }
 

@@ -21,7 +21,8 @@ use kvlower_tests::AssumeRepoFilesPresent;
 use kvlower_tests::{kvlower, repo_root, sandbox};
 
 fn committed() -> (Catalog, Vec<(String, Descriptor)>) {
-    let (repo, diagnostics) = load_repository(&repo_root()).expect("the repository loads");
+    let (repo, diagnostics) =
+        load_repository(kvlower_tests::committed_env()).expect("the repository loads");
     assert!(diagnostics.is_empty(), "{diagnostics:#?}");
     let descriptors = repo
         .descriptors
@@ -532,7 +533,7 @@ fn check_fails_when_the_matrix_was_judged_under_another_catalog() {
     let dir = sandbox();
     let path = dir.path().join("results/lowering-matrix.json");
     let text = std::fs::read_to_string(&path).expect("read");
-    let digest = kvlower_evidence::load_repository(&repo_root())
+    let digest = kvlower_evidence::load_repository(kvlower_tests::committed_env())
         .expect("loads")
         .0
         .catalog
