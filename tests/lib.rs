@@ -389,3 +389,53 @@ pub fn campaign_report(dir: &std::path::Path, evidence: &str) -> (u8, serde_json
     let doc = serde_json::from_str(&run.stdout).expect("one JSON envelope");
     (run.code, doc)
 }
+
+/// A copy of what the capture-evidence tests judge: the catalog, the descriptors, the
+/// committed evidence and the KVCR patch's files (`check` recomputes their sha256;
+/// red-team H1), so a test can edit a capture header or a registry and ask again.
+pub fn capture_sandbox() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for sub in [
+        "modes",
+        "capabilities",
+        "evidence",
+        "scripts/kvlower_scripts/live_kvcr",
+    ] {
+        copy_dir(&repo_root().join(sub), &dir.path().join(sub));
+    }
+    dir
+}
+
+/// What `kvlower explain DESCRIPTOR --mode best_effort --depth telemetry_join` says of
+/// the row a capture's join document anchors (stdout, then stderr), under `root`.
+pub fn telemetry_join_row(root: &std::path::Path, descriptor: &str) -> String {
+    let run = kvlower(&[
+        "explain",
+        &root.join(descriptor).display().to_string(),
+        "--root",
+        &root.display().to_string(),
+        "--mode",
+        "best_effort",
+        "--depth",
+        "telemetry_join",
+    ]);
+    format!("{}{}", run.stdout, run.stderr)
+}
+
+/// Rewrites a capture's JSON header in place: `edit` gets the header's text, the
+/// header length (a big-endian u32 at byte offset 10) is set to the new text's length,
+/// the records after it are kept byte for byte (docs/capture-format.md).
+pub fn rewrite_capture_header(capture: &std::path::Path, edit: impl FnOnce(&str) -> String) {
+    const LEN_AT: usize = 10;
+    let bytes = std::fs::read(capture).expect("read capture");
+    let field = bytes[LEN_AT..LEN_AT + 4].try_into().expect("4 bytes");
+    let n = u32::from_be_bytes(field) as usize;
+    let start = LEN_AT + 4;
+    let header = std::str::from_utf8(&bytes[start..start + n]).expect("utf-8 header");
+    let edited = edit(header);
+    let mut out = bytes[..LEN_AT].to_vec();
+    out.extend(u32::try_from(edited.len()).expect("fits").to_be_bytes());
+    out.extend(edited.as_bytes());
+    out.extend(&bytes[start + n..]);
+    std::fs::write(capture, out).expect("write capture");
+}
