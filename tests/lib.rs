@@ -70,6 +70,14 @@ pub fn scratch_repo(subdirs: &[&str]) -> tempfile::TempDir {
     dir
 }
 
+/// The file-system environment over the committed repository, one per test binary:
+/// what it re-ran (traces, campaigns, joins, routes) is cached, so the tests that judge
+/// the committed repository share one re-run of its evidence, as one `check` does.
+pub fn committed_env() -> &'static kvlower_evidence::FsEnvironment {
+    static ENV: std::sync::OnceLock<kvlower_evidence::FsEnvironment> = std::sync::OnceLock::new();
+    ENV.get_or_init(|| kvlower_evidence::FsEnvironment::new(repo_root()))
+}
+
 /// The committed repository, loaded once per test binary and shared by every test
 /// that only reads it (loading re-reads every descriptor; tests used to do it dozens
 /// of times). A test that needs to change it clones what it changes.
@@ -77,7 +85,7 @@ pub fn committed_repository() -> &'static kvlower_load::Repository {
     static REPO: std::sync::OnceLock<kvlower_load::Repository> = std::sync::OnceLock::new();
     REPO.get_or_init(|| {
         let (repo, diagnostics) =
-            kvlower_evidence::load_repository(&repo_root()).expect("the repository loads");
+            kvlower_evidence::load_repository(committed_env()).expect("the repository loads");
         assert!(diagnostics.is_empty(), "{diagnostics:#?}");
         repo
     })
@@ -89,10 +97,7 @@ pub fn committed_audit() -> &'static kvlower_audit::Audit {
     static AUDIT: std::sync::OnceLock<kvlower_audit::Audit> = std::sync::OnceLock::new();
     AUDIT.get_or_init(|| {
         let repo = committed_repository();
-        kvlower_cli::suites::run(
-            repo,
-            &kvlower_evidence::FsEnvironment::new(repo.root.clone()),
-        )
+        kvlower_cli::suites::run(repo, committed_env())
     })
 }
 
@@ -383,4 +388,54 @@ pub fn campaign_report(dir: &std::path::Path, evidence: &str) -> (u8, serde_json
     ]);
     let doc = serde_json::from_str(&run.stdout).expect("one JSON envelope");
     (run.code, doc)
+}
+
+/// A copy of what the capture-evidence tests judge: the catalog, the descriptors, the
+/// committed evidence and the KVCR patch's files (`check` recomputes their sha256;
+/// red-team H1), so a test can edit a capture header or a registry and ask again.
+pub fn capture_sandbox() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for sub in [
+        "modes",
+        "capabilities",
+        "evidence",
+        "scripts/kvlower_scripts/live_kvcr",
+    ] {
+        copy_dir(&repo_root().join(sub), &dir.path().join(sub));
+    }
+    dir
+}
+
+/// What `kvlower explain DESCRIPTOR --mode best_effort --depth telemetry_join` says of
+/// the row a capture's join document anchors (stdout, then stderr), under `root`.
+pub fn telemetry_join_row(root: &std::path::Path, descriptor: &str) -> String {
+    let run = kvlower(&[
+        "explain",
+        &root.join(descriptor).display().to_string(),
+        "--root",
+        &root.display().to_string(),
+        "--mode",
+        "best_effort",
+        "--depth",
+        "telemetry_join",
+    ]);
+    format!("{}{}", run.stdout, run.stderr)
+}
+
+/// Rewrites a capture's JSON header in place: `edit` gets the header's text, the
+/// header length (a big-endian u32 at byte offset 10) is set to the new text's length,
+/// the records after it are kept byte for byte (docs/capture-format.md).
+pub fn rewrite_capture_header(capture: &std::path::Path, edit: impl FnOnce(&str) -> String) {
+    const LEN_AT: usize = 10;
+    let bytes = std::fs::read(capture).expect("read capture");
+    let field = bytes[LEN_AT..LEN_AT + 4].try_into().expect("4 bytes");
+    let n = u32::from_be_bytes(field) as usize;
+    let start = LEN_AT + 4;
+    let header = std::str::from_utf8(&bytes[start..start + n]).expect("utf-8 header");
+    let edited = edit(header);
+    let mut out = bytes[..LEN_AT].to_vec();
+    out.extend(u32::try_from(edited.len()).expect("fits").to_be_bytes());
+    out.extend(edited.as_bytes());
+    out.extend(&bytes[start + n..]);
+    std::fs::write(capture, out).expect("write capture");
 }

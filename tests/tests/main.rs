@@ -26,6 +26,7 @@ mod docs_figures;
 mod docs_render;
 mod env_format;
 mod evidence_chain;
+mod evidence_once;
 mod exit_codes;
 mod files;
 mod first_steps;

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use kvlower_core::matrix::judge_all;
 use kvlower_core::{Label, Mode};
-use kvlower_evidence::{FsEnvironment, load_repository};
+use kvlower_evidence::load_repository;
 use kvlower_tests::repo_root;
 
 const SECTION: &str = "## Runtimes compared";
@@ -95,16 +95,15 @@ fn render(lines: &[Line]) -> String {
 
 /// The table recomputed from the judgment (what `kvlower matrix` judges).
 fn table_from_judgment() -> (String, Vec<(String, Mode, Label)>) {
-    let root = repo_root();
-    let (repo, diagnostics) = load_repository(&root).expect("the repository loads");
+    let env = kvlower_tests::committed_env();
+    let (repo, diagnostics) = load_repository(env).expect("the repository loads");
     assert!(diagnostics.is_empty(), "{diagnostics:#?}");
-    let env = FsEnvironment::new(root.clone());
     let rows = judge_all(
         &repo.catalog,
         repo.descriptors
             .iter()
             .map(|d| (d.path.as_str(), &d.descriptor)),
-        &env,
+        env,
     );
     let mut lines: Vec<Line> = Vec::new();
     let mut labels = Vec::new();

@@ -61,10 +61,10 @@ fn scratch(descriptor_text: &str) -> tempfile::TempDir {
 }
 
 fn best_effort_label(dir: &tempfile::TempDir, text: &str) -> Label {
-    let (repo, _) = kvlower_evidence::load_repository(dir.path()).expect("loads");
+    let env = FsEnvironment::new(dir.path().to_path_buf());
+    let (repo, _) = kvlower_evidence::load_repository(&env).expect("loads");
     let catalog = repo.catalog;
     let d: Descriptor = kvlower_load::yaml::from_str(text).expect("parses");
-    let env = FsEnvironment::new(dir.path().to_path_buf());
     judge(&catalog, &d, Mode::BestEffort, Depth::BackendPatch, &env).label
 }
 
@@ -179,8 +179,8 @@ fn a_gate_counts_only_for_the_obligations_it_witnesses() {
     let dir = scratch(&text);
     let anchor = d.adapters[0].evidence[1].anchor.clone();
     d.adapters[0].evidence[0].anchor = anchor;
-    let (repo, _) = kvlower_evidence::load_repository(dir.path()).expect("loads");
     let env = FsEnvironment::new(dir.path().to_path_buf());
+    let (repo, _) = kvlower_evidence::load_repository(&env).expect("loads");
     let j = judge(
         &repo.catalog,
         &d,

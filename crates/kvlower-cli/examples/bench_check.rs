@@ -109,10 +109,11 @@ fn main() {
 fn details(root: &Path, runs: usize) {
     let root_arg = root.display().to_string();
     let cpu = cpu_time();
-    let (repo, _) = kvlower_evidence::load_repository(root).unwrap();
+    // One environment for the load and the judgment, as `check` (its `Ctx`).
+    let env = kvlower_evidence::FsEnvironment::new(root.to_path_buf());
+    let (repo, _) = kvlower_evidence::load_repository(&env).unwrap();
     let load = cpu_time() - cpu;
     let cpu = cpu_time();
-    let env = kvlower_evidence::FsEnvironment::new(repo.root.clone());
     let audit = kvlower_cli::suites::run(&repo, &env);
     let audit_time = cpu_time() - cpu;
     let cpu = cpu_time();

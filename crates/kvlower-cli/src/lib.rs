@@ -18,6 +18,7 @@ use clap::{Parser, Subcommand};
 pub mod cmd;
 pub mod compare;
 pub mod config;
+pub mod ctx;
 pub mod generated;
 pub mod html_page;
 pub mod human;
@@ -253,9 +254,9 @@ fn run_with(
     let (out, err): (&mut dyn Write, &mut dyn Write) = (&mut out, &mut err);
     let result = match &cli.command {
         Command::Init(a) => cmd::init::run(a, out, err),
-        Command::Check(a) => cmd::check::run(a, out, err),
-        Command::Matrix(a) => cmd::matrix::run(a, out, err),
-        Command::Explain(a) => cmd::explain::run(a, out, err),
+        Command::Check(a) => cmd::check::run(a, &ctx::Ctx::new(&a.root), out, err),
+        Command::Matrix(a) => cmd::matrix::run(a, &ctx::Ctx::new(&a.root), out, err),
+        Command::Explain(a) => cmd::explain::run(a, &ctx::Ctx::new(&a.root), out, err),
         Command::New(a) => cmd::new::run(a, out, err),
         Command::Schema(a) => cmd::schema::run(a, out, err),
         Command::Completions(a) => cmd::completions::run(a, out, err),
@@ -265,7 +266,7 @@ fn run_with(
         Command::Join(a) => cmd::join::run(a, out, err),
         Command::Route(a) => cmd::route::run(a, out, err),
         Command::Capture(a) => cmd::capture::run(a, out, err),
-        Command::BadLowering(a) => cmd::bad_lowering::run(a, out, err),
+        Command::BadLowering(a) => cmd::bad_lowering::run(a, &ctx::Ctx::new(&a.root), out, err),
         Command::ReproduceDiff(a) => cmd::reproduce::run(a, out, err),
         Command::Catalog(a) => cmd::catalog::run(a, out, err),
     };

@@ -54,9 +54,10 @@ pub fn stop_on(
     })
 }
 
-/// Loads the repository at `root` (every descriptor under `capabilities/`).
-pub fn load_or_stop(root: &Path) -> Result<(Repository, Vec<Finding>), Stop> {
-    stop_on(kvlower_evidence::load_repository(root))
+/// Loads the repository at the run's root (every descriptor under `capabilities/`),
+/// through the run's one environment ([`Ctx`](crate::ctx::Ctx)).
+pub fn load_or_stop(ctx: &crate::ctx::Ctx) -> Result<(Repository, Vec<Finding>), Stop> {
+    stop_on(kvlower_evidence::load_repository(ctx.env()))
 }
 
 /// Reports a stop for a command whose only machine format is the JSON envelope

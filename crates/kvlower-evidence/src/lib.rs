@@ -17,10 +17,12 @@ use kvlower_core::descriptor::ClaimedVerdict;
 use kvlower_core::environment::{Environment, RepoFile};
 use kvlower_load::{Finding, LoadFailure, Repository};
 
-/// Loads the repository at `root` with the file system as its environment: what
-/// `check` and `matrix` do.
-pub fn load_repository(root: &Path) -> Result<(Repository, Vec<Finding>), LoadFailure> {
-    kvlower_load::load_repository(root, &FsEnvironment::new(root.to_path_buf()))
+/// Loads the repository at `env`'s root with the file system as its environment: what
+/// `check` and `matrix` do. The caller passes the environment it then judges with, so
+/// what loading re-ran (a claimed verdict's trace, a campaign) is not re-run again
+/// (its caches are per environment).
+pub fn load_repository(env: &FsEnvironment) -> Result<(Repository, Vec<Finding>), LoadFailure> {
+    kvlower_load::load_repository(&env.root, env)
 }
 
 /// The file system as the judgment's [`Environment`]. It reports facts about

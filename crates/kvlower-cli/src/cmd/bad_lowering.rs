@@ -9,7 +9,6 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use kvlower_audit::BAD_LOWERING_DIR;
-use kvlower_evidence::FsEnvironment;
 
 use crate::Exit;
 use crate::generated::GeneratedFile;
@@ -63,10 +62,11 @@ impl Payload for SuitePayload<'_> {
 
 pub fn run(
     args: &BadLoweringArgs,
+    ctx: &crate::ctx::Ctx,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> anyhow::Result<Exit> {
-    let repo = match load_or_stop(&args.root) {
+    let repo = match load_or_stop(ctx) {
         Ok((repo, findings)) if findings.is_empty() => repo,
         loaded => {
             let stop = match loaded {
@@ -84,7 +84,8 @@ pub fn run(
             return Ok(exit);
         }
     };
-    let env = FsEnvironment::new(repo.root.clone());
+    // The load's environment (the run's `Ctx`): what loading re-ran is not re-run.
+    let env = ctx.env();
     let cases = read_cases(&repo.root).unwrap_or_default();
     if cases.is_empty() {
         let message = format!(
@@ -94,7 +95,7 @@ pub fn run(
         report_error(args.format, "bad-lowering", Exit::Usage, &message, out, err)?;
         return Ok(Exit::Usage);
     }
-    let suite = kvlower_audit::bad_lowering::run(&repo.catalog, &cases, &env);
+    let suite = kvlower_audit::bad_lowering::run(&repo.catalog, &cases, env);
     let files = [
         GeneratedFile {
             path: kvlower_audit::BAD_LOWERING_JSON,

@@ -69,7 +69,12 @@ fn unknown_name(what: &str, given: &str, names: &[&str]) -> String {
     }
 }
 
-pub fn run(args: &ExplainArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
+pub fn run(
+    args: &ExplainArgs,
+    ctx: &crate::ctx::Ctx,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> anyhow::Result<Exit> {
     // A descriptor that does not exist is a wrong command line (exit 2), not a
     // finding in an input (exit 1).
     let missing = kvlower_fs::inspect::lstat(&args.descriptor)
@@ -128,10 +133,12 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
         )?);
     }
     let descriptor = catalog.as_ref().and_then(|catalog| {
-        let env = FsEnvironment::new(args.root.clone());
+        // The run's one environment (its `Ctx`), also the rows' below: what loading
+        // re-ran is not re-run to judge.
+        let env = ctx.env();
         match &in_repo {
-            Some(rel) => load_descriptor(&args.root, rel, catalog, &env, &mut diagnostics),
-            None => load_descriptor(Path::new(""), &shown, catalog, &env, &mut diagnostics),
+            Some(rel) => load_descriptor(&args.root, rel, catalog, env, &mut diagnostics),
+            None => load_descriptor(Path::new(""), &shown, catalog, env, &mut diagnostics),
         }
     });
     let (Some(catalog), Some(descriptor)) = (catalog, descriptor) else {
@@ -145,7 +152,7 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
             err,
         )?);
     };
-    let env = FsEnvironment::new(args.root.clone());
+    let env = ctx.env();
     // Invalid means one thing (crate::validity): a descriptor `check` counts invalid for
     // one of its judged rows (any row, not only those asked for) is labelled nowhere.
     let require_verified = match crate::config::load(&args.root) {
@@ -162,7 +169,7 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
             )?);
         }
     };
-    let all_rows = kvlower_core::matrix::judge_descriptor(&catalog, &shown, &descriptor, &env);
+    let all_rows = kvlower_core::matrix::judge_descriptor(&catalog, &shown, &descriptor, env);
     let loaded = [kvlower_load::LoadedDescriptor {
         path: in_repo.clone().unwrap_or_else(|| shown.clone()),
         descriptor: descriptor.clone(),
@@ -200,7 +207,7 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
                 .filter(|d| args.depth.is_none_or(|want| want == *d))
                 .map(move |depth| (mode, depth))
         })
-        .map(|(mode, depth)| judge(&catalog, &descriptor, mode, depth, &env))
+        .map(|(mode, depth)| judge(&catalog, &descriptor, mode, depth, env))
         .collect();
     if judgments.is_empty() {
         let message = format!(
@@ -261,7 +268,7 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
                 }
                 let text = explain_human(&shown, &descriptor, &judgments);
                 write!(out, "{}", paint_explanation(&text, &judgments, color))?;
-                write!(out, "{}", campaigns_human(&catalog, &descriptor, &env))?;
+                write!(out, "{}", campaigns_human(&catalog, &descriptor, env))?;
             }
         }
     }

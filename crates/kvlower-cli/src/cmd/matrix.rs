@@ -48,7 +48,12 @@ impl Payload for MatrixPayload<'_> {
     }
 }
 
-pub fn run(args: &MatrixArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
+pub fn run(
+    args: &MatrixArgs,
+    ctx: &crate::ctx::Ctx,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> anyhow::Result<Exit> {
     let config = match crate::config::load(&args.root) {
         Ok(config) => config,
         Err(finding) => {
@@ -57,7 +62,7 @@ pub fn run(args: &MatrixArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
             return Ok(emit(args.format, &stopped, out, err)?);
         }
     };
-    let repo = match load_or_stop(&args.root) {
+    let repo = match load_or_stop(ctx) {
         Ok((repo, findings)) if findings.is_empty() => repo,
         // Invalid inputs, in human text: the findings, then `nothing written` (the
         // summary with the count is the envelope's only).
@@ -76,8 +81,9 @@ pub fn run(args: &MatrixArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
     };
     // Invalid means one thing (crate::validity): a descriptor `check` counts invalid
     // for a judged row stops matrix as a loading finding does, before anything is written.
-    let env = kvlower_evidence::FsEnvironment::new(repo.root.clone());
-    let rows = crate::results::judge_rows(&repo, &env);
+    // The load's environment (the run's `Ctx`): what loading re-ran is not re-run.
+    let env = ctx.env();
+    let rows = crate::results::judge_rows(&repo, env);
     let invalid = crate::validity::findings(
         &repo.root,
         &repo.descriptors,
@@ -88,7 +94,7 @@ pub fn run(args: &MatrixArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
         let stopped = Outcome::<()>::stopped("matrix", invalid, "; nothing written");
         return Ok(emit(args.format, &stopped, out, err)?);
     }
-    let files = generate_in(&repo, &config, &rows, &env).files;
+    let files = generate_in(&repo, &config, &rows, env).files;
     drop(rows);
     // A link where it writes, or a file `check` would refuse to read back: nothing written.
     let mut refused = crate::write_guard::generated_set(&args.root, "matrix", &files);

@@ -82,7 +82,12 @@ impl CheckArgs {
     }
 }
 
-pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
+pub fn run(
+    args: &CheckArgs,
+    ctx: &crate::ctx::Ctx,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> anyhow::Result<Exit> {
     if args.verbose {
         verbose::verbose_root(&args.root, err)?;
     }
@@ -97,9 +102,9 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
     };
     let require_verified = args.require_verified || config.check.require_verified;
     let loaded = if args.descriptors.is_empty() {
-        load_or_stop(&args.root)
+        load_or_stop(ctx)
     } else {
-        match load_only(&args.root, &args.descriptors) {
+        match load_only(&args.root, &args.descriptors, ctx.env()) {
             Ok(loaded) => stop_on(loaded),
             Err(message) => {
                 report_error(
@@ -162,22 +167,22 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
             args.descriptors.len()
         )
     });
-    // One environment for every judgment of this run: each anchored join, route,
-    // trace or campaign is re-run once, whoever asks.
-    let env = kvlower_evidence::FsEnvironment::new(repo.root.clone());
+    // One environment for the whole run, the load's (the run's `Ctx`): each anchored
+    // join, route, trace or campaign is re-run once, whoever asks.
+    let env = ctx.env();
     // Every row judged once: for the results, the audit suites and the cited-positive rule.
-    let rows = crate::results::judge_rows(&repo, &env);
+    let rows = crate::results::judge_rows(&repo, env);
     let row_findings = crate::validity::row_findings(&repo.root, &rows, require_verified);
     if diagnostics.is_empty() && partial.is_none() {
         // The audit suites run once; their failures are findings of the same run.
-        let audit = crate::suites::run_judged(&repo, &rows, &env);
+        let audit = crate::suites::run_judged(&repo, &rows, env);
         // The committed matrix pins the catalog; when it equals the regenerated one
         // byte for byte, it records this catalog's digest and needs no second read.
         let mut matrix_fresh = false;
         let mut generated: Vec<&'static str> = Vec::new();
         // Each result is streamed into its comparison with the committed file
         // (rendered whole only when stale) before the next one.
-        crate::results::each_file(&repo, &rows, &audit, &env, &mut |file| {
+        crate::results::each_file(&repo, &rows, &audit, env, &mut |file| {
             if !config.keeps(file.path) {
                 return;
             }
@@ -204,7 +209,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow
     }
     drop(rows);
     diagnostics.extend(row_findings);
-    diagnostics.extend(rows::inert_warnings_of(&repo, &env));
+    diagnostics.extend(rows::inert_warnings_of(&repo, env));
     // Warnings a descriptor acknowledges (with a reason) no longer count; an
     // acknowledgement that matches nothing is a warning of its own.
     let kvlower_load::acknowledge::Acknowledged {
@@ -311,6 +316,7 @@ fn denied_warnings(diagnostics: &[Finding]) -> String {
 fn load_only(
     root: &Path,
     paths: &[PathBuf],
+    env: &kvlower_evidence::FsEnvironment,
 ) -> Result<Result<(kvlower_load::Repository, Vec<Finding>), LoadFailure>, String> {
     let base = canonical(&root.join(CAPABILITIES_DIR));
     let mut rels = Vec::new();
@@ -337,11 +343,10 @@ fn load_only(
         diagnostics.sort();
         return Ok(Err(LoadFailure::Invalid(diagnostics)));
     };
-    let env = kvlower_evidence::FsEnvironment::new(root.to_path_buf());
     let mut descriptors = Vec::new();
     for rel in rels {
         if let Some(descriptor) =
-            kvlower_load::load_descriptor(root, &rel, &catalog, &env, &mut diagnostics)
+            kvlower_load::load_descriptor(root, &rel, &catalog, env, &mut diagnostics)
         {
             descriptors.push(kvlower_load::LoadedDescriptor {
                 path: rel,
