@@ -276,6 +276,16 @@ fn explain_from_the_root_reads_a_descriptor_as_check_does() {
     let (code, stderr) = explain_started_in(dir.path(), &["explain", "capabilities/out.yaml"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("file-outside-root"), "{stderr}");
+    // The root named through `..` from inside it (`--root ../NAME`): an absolute path
+    // keeps the `..`, so a prefix test that does not resolve it misses the root.
+    let name = dir.path().file_name().unwrap().to_str().unwrap().to_owned();
+    let dotdot = format!("../{name}");
+    let (code, stderr) = explain_started_in(
+        dir.path(),
+        &["explain", "capabilities/out.yaml", "--root", &dotdot],
+    );
+    assert_eq!(code, Some(2), "--root {dotdot}: {stderr}");
+    assert!(stderr.contains("file-outside-root"), "{stderr}");
     // The same from anywhere else (the root found by walking up, or given).
     let run = kvlower_tests::kvlower_in(dir.path(), &["explain", "capabilities/out.yaml"]);
     assert_eq!(run.code, 2, "{}", run.stdout);

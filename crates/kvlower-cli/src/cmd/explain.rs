@@ -101,10 +101,16 @@ pub fn run(
     // it, confined to the root: a link out of it, a FIFO or an oversized file is refused
     // here too (invalid means one thing, crate::validity). Any other path is read as named.
     // Compared as absolute paths (lexically, no link followed): `explain
-    // capabilities/x.yaml` from the root has root `.`.
+    // capabilities/x.yaml` from the root has root `.`, and `--root ../NAME` from inside
+    // it keeps its `..` in an absolute path, so both are resolved first.
     let in_repo = std::path::absolute(&args.descriptor)
         .ok()
-        .zip(std::path::absolute(&args.root).ok())
+        .map(|p| lexically_normal(&p))
+        .zip(
+            std::path::absolute(&args.root)
+                .ok()
+                .map(|p| lexically_normal(&p)),
+        )
         .and_then(|(descriptor, root)| {
             descriptor
                 .strip_prefix(&root)
@@ -587,4 +593,26 @@ fn explain_payload<'a>(
             })
             .collect(),
     }
+}
+
+/// `path` with its `.` components dropped and each `..` taking off the component before
+/// it, without asking the file system: what decides whether a descriptor is read as one of
+/// the repository's (confined, links refused), so a `..` can only make more paths count
+/// as inside the root, never read one of its files unconfined.
+fn lexically_normal(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                // `/..` is `/`; a relative path's leading `..` is kept.
+                if !out.pop() && !out.has_root() {
+                    out.push(component);
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
