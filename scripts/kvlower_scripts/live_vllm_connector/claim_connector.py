@@ -190,8 +190,11 @@ class Injector:
         self.fired = []
 
     def disarm(self) -> None:
+        """Off, and no firing remembered: a run that arms nothing records no firing (an
+        earlier run's firings named its claims, not this run's: docs/conformance.md 2.3)."""
         self.armed, self.target_claim_id, self.remaining = False, None, None
         self.filter_by_claim, self.fail_unclaimed = True, False
+        self.fired = []
 
     def decide(self, claim_id: str | None) -> dict[str, Any] | None:
         """The failure to inject into a load of `claim_id`'s request, or None."""
