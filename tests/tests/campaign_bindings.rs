@@ -74,15 +74,31 @@ fn a_connector_control_runs_truth_naming_another_claim_is_refused() {
     refused(
         CONNECTOR,
         |t| {
-            run_of(t, "wrong_claim_failure-01")["claims"] =
-                json!(["claim:wrong_claim_failure-01\u{feff}"]);
+            let run = run_of(t, "wrong_claim_failure-01");
+            let id = json!("claim:wrong_claim_failure-01\u{feff}");
+            run["claims"] = json!([id.clone()]);
+            // its firings follow, so that only the claim id itself is wrong
+            for fired in run["injection_fired"].as_array_mut().expect("firings") {
+                fired["request_claim_id"] = id.clone();
+            }
         },
         "invisible character",
     );
     refused(
         CONNECTOR,
         |t| {
-            run_of(t, "fallback_recompute-01")["claims"] = json!(["claim:elsewhere"]);
+            let run = run_of(t, "fallback_recompute-01");
+            run["claims"] = json!(["claim:elsewhere"]);
+            run["injection_target_claim_id"] = json!("claim:elsewhere");
+            for fired in run["injection_fired"].as_array_mut().expect("firings") {
+                for k in [
+                    "request_claim_id",
+                    "failure_target_claim_id",
+                    "failure_matched_claim_id",
+                ] {
+                    fired[k] = json!("claim:elsewhere");
+                }
+            }
         },
         "its own claims",
     );
@@ -97,8 +113,11 @@ fn a_connector_control_naming_another_runs_claim_as_its_injection_target_is_refu
     refused(
         CONNECTOR,
         |t| {
-            run_of(t, "unclaimed_failure-01")["injection_target_claim_id"] =
-                json!("claim:success-01");
+            let run = run_of(t, "unclaimed_failure-01");
+            run["injection_target_claim_id"] = json!("claim:success-01");
+            for fired in run["injection_fired"].as_array_mut().expect("firings") {
+                fired["failure_target_claim_id"] = json!("claim:success-01");
+            }
         },
         "two truth runs",
     );
