@@ -74,15 +74,31 @@ fn a_connector_control_runs_truth_naming_another_claim_is_refused() {
     refused(
         CONNECTOR,
         |t| {
-            run_of(t, "wrong_claim_failure-01")["claims"] =
-                json!(["claim:wrong_claim_failure-01\u{feff}"]);
+            let run = run_of(t, "wrong_claim_failure-01");
+            let id = json!("claim:wrong_claim_failure-01\u{feff}");
+            run["claims"] = json!([id.clone()]);
+            // its firings follow, so that only the claim id itself is wrong
+            for fired in run["injection_fired"].as_array_mut().expect("firings") {
+                fired["request_claim_id"] = id.clone();
+            }
         },
         "invisible character",
     );
     refused(
         CONNECTOR,
         |t| {
-            run_of(t, "fallback_recompute-01")["claims"] = json!(["claim:elsewhere"]);
+            let run = run_of(t, "fallback_recompute-01");
+            run["claims"] = json!(["claim:elsewhere"]);
+            run["injection_target_claim_id"] = json!("claim:elsewhere");
+            for fired in run["injection_fired"].as_array_mut().expect("firings") {
+                for k in [
+                    "request_claim_id",
+                    "failure_target_claim_id",
+                    "failure_matched_claim_id",
+                ] {
+                    fired[k] = json!("claim:elsewhere");
+                }
+            }
         },
         "its own claims",
     );
@@ -97,8 +113,11 @@ fn a_connector_control_naming_another_runs_claim_as_its_injection_target_is_refu
     refused(
         CONNECTOR,
         |t| {
-            run_of(t, "unclaimed_failure-01")["injection_target_claim_id"] =
-                json!("claim:success-01");
+            let run = run_of(t, "unclaimed_failure-01");
+            run["injection_target_claim_id"] = json!("claim:success-01");
+            for fired in run["injection_fired"].as_array_mut().expect("firings") {
+                fired["failure_target_claim_id"] = json!("claim:success-01");
+            }
         },
         "two truth runs",
     );
@@ -113,6 +132,109 @@ fn a_connector_control_naming_another_runs_claim_as_its_injection_target_is_refu
             }
         },
         "two truth runs",
+    );
+}
+
+/// Issue 42, the leftover of item 1: what each injected failure names (`injection_fired`) is
+/// bound to its run. A firing naming another run's claim (the stale injector state the
+/// committed ordinary-offload runs once recorded: `claim:fallback_recompute-10`), a claim of
+/// no run, or a target other than the one the run armed its injector with is refused; it
+/// kept the campaign holding before the rule.
+#[test]
+fn a_connector_firing_naming_another_runs_claim_is_refused() {
+    let stale = json!({"request_claim_id": "claim:same_claim_failure-01",
+                       "failure_target_claim_id": "claim:same_claim_failure-01",
+                       "failure_matched_claim_id": "claim:same_claim_failure-01"});
+    for run in ["ordinary_offload_without_claim-01", "success-01"] {
+        let stale = stale.clone();
+        refused(
+            CONNECTOR,
+            |t| run_of(t, run)["injection_fired"] = json!([stale]),
+            "a firing is bound to its run",
+        );
+    }
+    refused(
+        CONNECTOR,
+        |t| {
+            let run = run_of(t, "same_claim_failure-02");
+            for fired in run["injection_fired"].as_array_mut().expect("firings") {
+                fired["failure_matched_claim_id"] = json!("claim:ghost");
+            }
+        },
+        "a firing is bound to its run",
+    );
+    // The injector fired for a target the run did not arm it with (its own claim, which
+    // no other rule sees: `unclaimed_failure` armed no target).
+    refused(
+        CONNECTOR,
+        |t| {
+            let run = run_of(t, "wrong_claim_failure-03");
+            for fired in run["injection_fired"].as_array_mut().expect("firings") {
+                fired["failure_target_claim_id"] = json!("claim:wrong_claim_failure-03");
+            }
+        },
+        "armed its injector for",
+    );
+}
+
+fn reuse_of<'a>(truth: &'a mut Value, run: &str) -> &'a mut Value {
+    run_of(truth, run)["requests"]
+        .as_array_mut()
+        .expect("requests")
+        .iter_mut()
+        .find(|r| r["role"] == "reuse")
+        .expect("the reuse request")
+}
+
+/// Issue 43 item 4: nothing checked what was restored. A restore-success run (the trace
+/// passes `connector_observation`, the truth says served from the tier) counts only when the
+/// recorder's digests show the restored KV equal to the stored KV and the output equal to a
+/// no-reuse reference run of the same request; forged truth without either made the
+/// campaign hold before the rule.
+#[test]
+fn a_restore_whose_content_or_output_differs_from_what_was_stored_is_refused() {
+    refused(
+        CONNECTOR,
+        |t| {
+            let r = reuse_of(t, "success-01");
+            r["kv_blocks_restored"][1] = json!("0".repeat(64));
+        },
+        "the restored KV is not the stored KV",
+    );
+    refused(
+        CONNECTOR,
+        |t| reuse_of(t, "success-02")["kv_blocks_restored"] = Value::Null,
+        "no digest of the claim's 4 blocks after the restore",
+    );
+    refused(
+        CONNECTOR,
+        |t| reuse_of(t, "success-03")["reference"] = Value::Null,
+        "no no-reuse reference run",
+    );
+    refused(
+        CONNECTOR,
+        |t| {
+            let r = reuse_of(t, "success-04");
+            r["reference"]["prefills"][0]["local"] = json!(128);
+        },
+        "it is no no-reuse reference",
+    );
+    refused(
+        CONNECTOR,
+        |t| {
+            let r = reuse_of(t, "success-05");
+            let lp = r["output"]["logprobs"][0].as_f64().expect("a logprob");
+            r["output"]["logprobs"][0] = json!(lp + 0.022);
+        },
+        "differs from the no-reuse reference",
+    );
+    refused(
+        CONNECTOR,
+        |t| {
+            let r = reuse_of(t, "success-06");
+            r["kv_blocks_restored"][0] = json!("not a digest");
+        },
+        "not a SHA-256",
     );
 }
 

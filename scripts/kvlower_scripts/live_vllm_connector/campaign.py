@@ -82,7 +82,8 @@ class Campaign(engine.CampaignBase):
         extra = None
         if claim is not None:
             extra = {"kv_transfer_params": {"resident_claim": {**claim, "role": role}}}
-        sp = SamplingParams(max_tokens=1, temperature=0.0, extra_args=extra)
+        # logprobs=0: the sampled token's log-probability, compared with the no-reuse reference
+        sp = SamplingParams(max_tokens=1, temperature=0.0, logprobs=0, extra_args=extra)
         self.eng.add_request(rid, {"prompt_token_ids": tokens}, sp)
 
     def drain(self) -> dict[str, object]:
@@ -124,9 +125,33 @@ class Campaign(engine.CampaignBase):
             fired = list(cc.INJECTOR.fired)
             cc.INJECTOR.disarm()
             self.scheduler.recompute_kv_load_failures = False
-            if not self.llm.reset_prefix_cache(reset_connector=True):
-                raise SystemExit("campaign: reset_prefix_cache(reset_connector=True) refused")
-        return self.record(run_id, scenario, plan, outputs, counts, fired)
+            self.reset_all()
+        references = self.references(plan)
+        return self.record(run_id, scenario, plan, outputs, counts, fired, references)
+
+    def reset_all(self) -> None:
+        """Empty the device prefix cache and the offload tier."""
+        if not self.llm.reset_prefix_cache(reset_connector=True):
+            raise SystemExit("campaign: reset_prefix_cache(reset_connector=True) refused")
+
+    def references(self, plan: dict) -> dict:
+        """A no-reuse reference of every reuse request (docs/conformance.md, "Connector runs"):
+        the same prompt and sampling, sent after the run with the trace closed, the injector
+        disarmed, the prefix cache and the tier empty, so the engine computes every prompt
+        token; each emptied again after it. request -> (the reference's id, its output)."""
+        out = {}
+        for phase in plan["phases"]:
+            if phase == "reset":
+                continue
+            for rid, toks, claim, role in phase["send"]:
+                if role != "reuse":
+                    continue
+                ref = f"reference-{rid}"
+                self.send(ref, toks, claim, "reference")
+                done = self.drain()
+                self.reset_all()
+                out[rid] = (ref, done[ref])
+        return out
 
     def plan(self, scenario: str, run_id: str) -> dict:
         """The requests of one run. Every run uses fresh random token ids."""
@@ -187,7 +212,7 @@ class Campaign(engine.CampaignBase):
         return {"phases": phases, "policy": policy, "claims": claims, "injection_target_claim_id": target,
                 "arm": arm}
 
-    def record(self, run_id, scenario, plan, outputs, counts, fired) -> dict:
+    def record(self, run_id, scenario, plan, outputs, counts, fired, references) -> dict:
         """One run's truth, written by the recorder (judging code) from the engine's facts and
         this run's inputs (scenario, claims, policy, what the injector was armed with and
         fired). `counts`, the patch's own tally, is not truth: only the generic-counters
@@ -200,7 +225,7 @@ class Campaign(engine.CampaignBase):
                   "injection_armed": plan["arm"], "injection_target_claim_id": plan["injection_target_claim_id"],
                   "injection_fired": fired}
         return self.truth.run_record(run_id, scenario, f"{self.rel_out}/{TRACE_DIR}/{run_id}.jsonl", inputs,
-                                     sent, outputs)
+                                     sent, outputs, references)
 
 
 def main() -> int:

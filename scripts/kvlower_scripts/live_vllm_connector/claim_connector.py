@@ -156,7 +156,11 @@ class Recorder:
         self._write(event, fields)
 
     def _write(self, event: str, fields: dict[str, Any]) -> None:
-        line = {"event": event, "event_sequence": self._seq, "monotonic_ns": time.monotonic_ns(), **fields}
+        # `monotonic_ns` is a logical clock, the event's sequence number in its run: the
+        # connector family's envelope marker (docs/trace-format.md) and a time that only
+        # increases, without a reading of the process's clock a second live run could not
+        # repeat (docs/conformance.md, "Reproduction"). Order is by event_sequence.
+        line = {"event": event, "event_sequence": self._seq, "monotonic_ns": self._seq, **fields}
         self._seq += 1
         self._file.write(json.dumps(line, sort_keys=True) + "\n")
 
@@ -186,8 +190,11 @@ class Injector:
         self.fired = []
 
     def disarm(self) -> None:
+        """Off, and no firing remembered: a run that arms nothing records no firing (an
+        earlier run's firings named its claims, not this run's: docs/conformance.md 2.3)."""
         self.armed, self.target_claim_id, self.remaining = False, None, None
         self.filter_by_claim, self.fail_unclaimed = True, False
+        self.fired = []
 
     def decide(self, claim_id: str | None) -> dict[str, Any] | None:
         """The failure to inject into a load of `claim_id`'s request, or None."""
@@ -542,9 +549,10 @@ class ClaimOffloadingConnector(OffloadingConnector):
             is_load = job_id in worker._load_jobs
             info = self._worker_jobs.pop(job_id, {})
             claim = info.get("claim", {})
+            # No transfer_time: a duration differs in every live run (docs/conformance.md,
+            # "Reproduction"); vLLM's own transfer stats below still get it.
             fields = {"request_id": info.get("request_id"), "job_id": job_id, "success": result.success,
-                      "transfer_type": LOAD if is_load else STORE, "transfer_size": result.transfer_size,
-                      "transfer_time": result.transfer_time}
+                      "transfer_type": LOAD if is_load else STORE, "transfer_size": result.transfer_size}
             dst = self._load_dst.pop(job_id, [])
             if result.success:
                 if result.transfer_time is not None and result.transfer_size is not None:

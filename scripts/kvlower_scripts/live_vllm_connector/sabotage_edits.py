@@ -11,6 +11,9 @@ NAME:
   host_short_demotes         before the run: the residency patch's refusal for a host tier too
                              short to hold the footprint is disabled: it demotes anyway,
                              recording the whole footprint, and serves the pressure;
+  restore_garbage            before the run: the claim connector's host worker fills every
+                             restored page with zeroes instead of the bytes it stored (the
+                             trace still says restored from the tier, every counter agrees);
   common_edited_after_run    after the run: common.py (imported by the campaign drivers, in the
                              import closure) is edited to wrap the host tier's copy.
 """
@@ -78,6 +81,10 @@ def main(argv: list[str]) -> int:
         patch = tree / PKG / "live_vllm_connector" / "claim_residency.py"
         replace_once(patch, "        if host < res.footprint:\n", "        if host < res.footprint and False:\n")
         replace_once(patch, '"demoted_blocks": host,', '"demoted_blocks": res.footprint,')
+    elif name == "restore_garbage":
+        patch = tree / PKG / "live_vllm_connector" / "claim_connector.py"
+        replace_once(patch, "                engine[dst_ids] = host[src_ids]\n",
+                     "                engine[dst_ids] = torch.zeros_like(host[src_ids])  # SABOTAGE\n")
     elif name == "common_edited_after_run":
         common = tree / PKG / "common.py"
         common.write_text(common.read_text() + ZERO)

@@ -5,11 +5,13 @@
         adversary would after the verifier refused to (the same document the verifier writes for
         a run that agrees with its truth);
     python -m kvlower_scripts.live_vllm_connector.sabotage_forge --judge CHECK_JSON DOC CHECK_EXIT NAME \
-        VERIFY_EXIT WRITTEN
+        VERIFY_EXIT WRITTEN [COMMITTED_MATRIX SABOTAGED_MATRIX]
         prints one line: the sabotage NAME, the verifier's exit and whether it wrote a gate campaign,
         `kvlower check`'s exit and the codes of its error diagnostics that name DOC (or the folder
         or descriptor of DOC's campaign), and "row dropped" when check did not exit 0 and some
-        error names that campaign, else "ROW KEPT".
+        error names that campaign, or when a row of the campaign's descriptor that is
+        `verified` in COMMITTED_MATRIX has a lower grade in SABOTAGED_MATRIX (the sabotaged
+        tree's `kvlower matrix`: a lowered label is a dropped row), else "ROW KEPT".
 """
 
 from __future__ import annotations
@@ -47,7 +49,22 @@ def forge(evidence: Path, verify: str) -> int:
     return 0
 
 
-def judge(check_json: Path, doc: str, check_exit: int, name: str, verify_exit: str, written: str) -> int:
+def lowered(committed: Path, sabotaged: Path, descriptor: str) -> list[str]:
+    """The rows of `descriptor` verified in the committed matrix and not in the sabotaged
+    tree's (missing there counts as lowered)."""
+    try:
+        before = json.loads(committed.read_text())["rows"]
+        after = json.loads(sabotaged.read_text())["rows"]
+    except (OSError, ValueError, KeyError):
+        return []
+    key = lambda r: (r.get("descriptor"), r.get("mode"), r.get("depth"))  # noqa: E731
+    now = {key(r): r.get("grade") for r in after}
+    return [f"{r.get('mode')}@{r.get('depth')}: verified -> {now.get(key(r))}" for r in before
+            if r.get("descriptor") == descriptor and r.get("grade") == "verified" and now.get(key(r)) != "verified"]
+
+
+def judge(check_json: Path, doc: str, check_exit: int, name: str, verify_exit: str, written: str,
+          matrices: tuple[Path, Path] | None = None) -> int:
     try:
         env = json.loads(check_json.read_text())
         diags = env.get("diagnostics", [])
@@ -60,19 +77,22 @@ def judge(check_json: Path, doc: str, check_exit: int, name: str, verify_exit: s
             and (folder in (d.get("file") or "") or folder in (d.get("message") or "")
                  or (descriptor and d.get("file") == descriptor))]
     codes = sorted({d["code"] for d in mine})
-    dropped = check_exit != 0 and bool(mine)
+    low = lowered(*matrices, descriptor) if matrices and descriptor else []
+    dropped = (check_exit != 0 and bool(mine)) or bool(low)
     first = mine[0]["message"][:300] if mine else ""
     print(f"{name}: verify exit {verify_exit}, gate campaign written by verify: {'yes' if written == '1' else 'no'}; "
           f"check exit {check_exit}, errors on the campaign: {codes}: "
-          f"{'row dropped' if dropped else 'ROW KEPT'}" + (f"\n  first: {first}" if first else ""))
+          f"{'row dropped' if dropped else 'ROW KEPT'}" + (f"; label lowered: {low}" if low else "")
+          + (f"\n  first: {first}" if first else ""))
     return 0
 
 
 def main(argv: list[str]) -> int:
     if len(argv) == 3:
         return forge(Path(argv[1]), argv[2])
-    if len(argv) == 8 and argv[1] == "--judge":
-        return judge(Path(argv[2]), argv[3], int(argv[4]), argv[5], argv[6], argv[7])
+    if len(argv) in (8, 10) and argv[1] == "--judge":
+        matrices = (Path(argv[8]), Path(argv[9])) if len(argv) == 10 else None
+        return judge(Path(argv[2]), argv[3], int(argv[4]), argv[5], argv[6], argv[7], matrices)
     print(__doc__, file=sys.stderr)
     return 2
 

@@ -64,7 +64,26 @@ PAPER = {
 }
 
 
-def expected_from_truth(run: dict, prefix_tokens: int) -> tuple[dict, list[str]]:
+def restored_as_stored(run: dict, claim: str, reuse: dict, prefix_tokens: int, block_size: int) -> bool:
+    """A restore counts only when the claim's restored blocks equal its stored blocks (the
+    recorder's per-block digests of the engine's KV tensors) and the reuse's output equals
+    its no-reuse reference exactly (docs/conformance.md, "Connector runs")."""
+    n = -(-prefix_tokens // block_size)
+    residents = [r for r in run["requests"] if r["claim_id"] == claim and r["role"] == "resident"]
+    if len(residents) != 1:
+        return False
+    stored, restored = residents[0].get("kv_blocks_stored"), reuse.get("kv_blocks_restored")
+    if not stored or not restored or len(stored) < n or len(restored) < n or stored[:n] != restored[:n]:
+        return False
+    out, ref = reuse.get("output"), reuse.get("reference")
+    if not out or not out["token_ids"] or not ref:
+        return False
+    no_reuse = ref["num_cached_tokens"] == 0 and ref["prefills"] and all(
+        p["local"] == 0 and p["external"] == 0 for p in ref["prefills"])
+    return bool(no_reuse) and out["token_ids"] == ref["token_ids"] and out["logprobs"] == ref["logprobs"]
+
+
+def expected_from_truth(run: dict, prefix_tokens: int, block_size: int) -> tuple[dict, list[str]]:
     """Per claim: whether observation and the failure outcome should pass, from truth only."""
     problems = []
     exp: dict[str, dict] = {}
@@ -77,7 +96,8 @@ def expected_from_truth(run: dict, prefix_tokens: int) -> tuple[dict, list[str]]
             exp[claim] = {OBS: False, FAIL: False}
             continue
         (r,) = reuse
-        served_from_tier = r["finish_reason"] in SERVED and r["external_tokens_served"] >= prefix_tokens
+        served_from_tier = (r["finish_reason"] in SERVED and r["external_tokens_served"] >= prefix_tokens
+                            and restored_as_stored(run, claim, r, prefix_tokens, block_size))
         hits = [f for f in fired if f["request_claim_id"] == claim]
         same_claim = bool(hits) and all(
             f["failure_target_claim_id"] == claim and f["failure_matched_claim_id"] == claim for f in hits)
@@ -154,7 +174,7 @@ def main(argv: list[str]) -> int:
     tally: dict[str, dict] = {}
     for run in truth["runs"]:
         name = Path(run["trace"]).name
-        exp, p = expected_from_truth(run, prefix_tokens)
+        exp, p = expected_from_truth(run, prefix_tokens, truth["engine"]["block_size"])
         problems += p
         problems += scenario_problems(run, exp)
         verdicts = by_trace.get(name, [])

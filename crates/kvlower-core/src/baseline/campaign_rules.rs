@@ -15,7 +15,7 @@ pub(crate) const JUDGING_CODE_SOURCE: &str =
 pub const JUDGING_CODE: [(&str, &str); 2] = [
     (
         "scripts/kvlower_scripts/live_vllm_connector/engine_truth.py",
-        "8e4d80da91bd8edbd2e7888d8a9ce461029627bd8542064cc09e3f1d7863bf16",
+        "5573b2f6c81b76581bc0e4a52ff4954b8c84daf2fc986d5ea43159c41cb83f14",
     ),
     (
         "scripts/kvlower_scripts/live_llama_cpp/recorder.py",
