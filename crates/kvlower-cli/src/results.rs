@@ -224,7 +224,9 @@ pub struct JsonRow<'a> {
     pub evidence: BTreeMap<&'static str, JsonEvidence<'a>>,
     /// `verified` rows only: whether CI re-runs the row's evidence live
     /// (a `reproduce.json` in each evidence folder it rests on; docs/evidence.md),
-    /// derived from the committed files.
+    /// derived from the committed files. Absent on every other row (a `null` on
+    /// each would add a line per row to a file whose diffs `check` prints).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub reproduction: Option<crate::html_page::Reproduction>,
     pub non_claim: &'a str,
 }
