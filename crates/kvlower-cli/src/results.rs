@@ -130,13 +130,20 @@ pub fn each_file(
     env: &FsEnvironment,
     each: &mut dyn FnMut(LazyFile<'_>),
 ) {
+    // Which evidence folders CI re-runs live (their `reproduce.json`), read once
+    // for the three matrices' reproduced marks.
+    let manifests = crate::html_page::Manifests::read(&repo.root, rows);
     each(LazyFile {
         path: "results/lowering-matrix.json",
-        write: &|w| write_matrix_json(rows, &repo.catalog, w),
+        write: &|w| write_matrix_json(rows, &repo.catalog, &manifests, w),
     });
     each(LazyFile {
         path: "results/lowering-matrix.md",
-        write: &|w| write_text(w, |md| write_matrix_markdown(rows, &repo.catalog, md)),
+        write: &|w| {
+            write_text(w, |md| {
+                write_matrix_markdown(rows, &repo.catalog, &manifests, md)
+            })
+        },
     });
     // The page judges every descriptor again, in full, through `env`
     // (docs/report.md); rendered only when the repository keeps it.
@@ -144,7 +151,7 @@ pub fn each_file(
         path: crate::html_page::REPORT_HTML,
         write: &|w| {
             write_text(w, |html| {
-                crate::html_page::write_report(repo, rows, env, html)
+                crate::html_page::write_report(repo, rows, env, &manifests, html)
             })
         },
     });
@@ -215,6 +222,12 @@ pub struct JsonRow<'a> {
     pub reason: String,
     /// For each satisfied obligation, the evidence that supplied it.
     pub evidence: BTreeMap<&'static str, JsonEvidence<'a>>,
+    /// `verified` rows only: whether CI re-runs the row's evidence live
+    /// (a `reproduce.json` in each evidence folder it rests on; docs/evidence.md),
+    /// derived from the committed files. Absent on every other row (a `null` on
+    /// each would add a line per row to a file whose diffs `check` prints).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reproduction: Option<crate::html_page::Reproduction>,
     pub non_claim: &'a str,
 }
 
@@ -231,7 +244,7 @@ pub struct JsonEvidence<'a> {
     pub carried_by: &'a [String],
 }
 
-fn json_row<'a>(row: &MatrixRow<'a>) -> JsonRow<'a> {
+fn json_row<'a>(row: &MatrixRow<'a>, manifests: &crate::html_page::Manifests) -> JsonRow<'a> {
     let j = &row.judgment;
     JsonRow {
         descriptor: row.descriptor_path,
@@ -265,6 +278,7 @@ fn json_row<'a>(row: &MatrixRow<'a>) -> JsonRow<'a> {
                 })
             })
             .collect(),
+        reproduction: manifests.of_row(row.descriptor, j),
         non_claim: row.descriptor.non_claims.for_mode(j.mode),
     }
 }
@@ -279,6 +293,7 @@ pub fn runtime_name(row: &MatrixRow<'_>) -> String {
 pub fn write_matrix_json(
     rows: &[MatrixRow<'_>],
     catalog: &kvlower_core::Catalog,
+    manifests: &crate::html_page::Manifests,
     w: &mut dyn std::io::Write,
 ) -> std::io::Result<()> {
     #[derive(Serialize)]
@@ -291,18 +306,18 @@ pub fn write_matrix_json(
     let doc = Doc {
         schema_version: SCHEMA_VERSION,
         catalog: CatalogPin::of(catalog),
-        rows: JsonRows(rows),
+        rows: JsonRows(rows, manifests),
     };
     write_json(&doc, w)
 }
 
 /// The rows of `results/lowering-matrix.json`, each converted as it is
 /// written (the same JSON as a `Vec<JsonRow>`, without holding one).
-struct JsonRows<'r, 'a>(&'r [MatrixRow<'a>]);
+struct JsonRows<'r, 'a>(&'r [MatrixRow<'a>], &'r crate::html_page::Manifests);
 
 impl Serialize for JsonRows<'_, '_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.iter().map(json_row))
+        serializer.collect_seq(self.0.iter().map(|r| json_row(r, self.1)))
     }
 }
 
@@ -313,6 +328,7 @@ impl Serialize for JsonRows<'_, '_> {
 pub fn write_matrix_markdown(
     rows: &[MatrixRow<'_>],
     catalog: &kvlower_core::Catalog,
+    manifests: &crate::html_page::Manifests,
     md: &mut dyn std::fmt::Write,
 ) -> std::fmt::Result {
     md.write_str("# Lowering matrix\n\n")?;
@@ -334,6 +350,11 @@ pub fn write_matrix_markdown(
     md.write_str("A positive label means every obligation is supported by curated, anchored evidence at the stated depth;\n")?;
     md.write_str("it does not certify unaudited runtime paths. The grade of a positive row says how it is backed:\n")?;
     md.write_str("`verified` when `kvlower check` re-ran every anchor from files committed here, `cited` otherwise.\n")?;
+    md.write_str("A `verified` row is also *reproduced by CI on every landing* when every evidence folder it rests on has a\n")?;
+    md.write_str("`reproduce.json` that `.ci/run` re-runs live (only on machines whose CPU has its `cpu_flags`, when it names some),\n")?;
+    md.write_str(
+        "and *checked from committed files only* otherwise (docs/conformance.md section 7).\n",
+    )?;
     let counts = label_counts(rows);
     writeln!(
         md,
@@ -371,7 +392,7 @@ pub fn write_matrix_markdown(
             j.depth,
             j.label,
             j.subtype.map_or("—".to_string(), |s| s.to_string()),
-            j.grade.map_or("—".to_string(), |g| g.to_string()),
+            grade_text(row, manifests),
             codes_or_dash(j.satisfied().map(|o| o.code().to_string()).collect()),
             codes_or_dash(missing),
             codes_or_dash(j.signals.iter().map(|s| s.to_string()).collect()),
@@ -380,6 +401,16 @@ pub fn write_matrix_markdown(
     }
     md.write_char('\n')?;
     md.write_str(&code_legend())
+}
+
+/// A row's grade in the Markdown matrix: a `verified` row with its reproduction.
+fn grade_text(row: &MatrixRow<'_>, manifests: &crate::html_page::Manifests) -> String {
+    let j = &row.judgment;
+    match (j.grade, manifests.of_row(row.descriptor, j)) {
+        (Some(g), Some(r)) => format!("{g}, {}", r.phrase()),
+        (Some(g), None) => g.to_string(),
+        (None, _) => "—".to_string(),
+    }
 }
 
 /// "Obligation codes: I claim_identity, …" for every obligation, in

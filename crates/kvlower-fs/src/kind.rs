@@ -32,6 +32,9 @@ pub enum FileKind {
     Readme,
     /// A file a finding points into, re-read to show the offending line beside it.
     Snippet,
+    /// An evidence folder's `reproduce.json`: how CI re-runs it live
+    /// (docs/conformance.md section 7), read for the matrix's reproduced marks.
+    ReproduceManifest,
 }
 
 impl FileKind {
@@ -48,6 +51,7 @@ impl FileKind {
         FileKind::Result,
         FileKind::Readme,
         FileKind::Snippet,
+        FileKind::ReproduceManifest,
     ];
 
     /// The most bytes kvlower reads from a file of this kind. Hand-written
@@ -56,7 +60,7 @@ impl FileKind {
     pub const fn cap(self) -> u64 {
         match self {
             FileKind::Descriptor | FileKind::Catalog | FileKind::BadLoweringCase => MIB,
-            FileKind::Readme => MIB,
+            FileKind::Readme | FileKind::ReproduceManifest => MIB,
             FileKind::Snippet => 4 * MIB,
             FileKind::Registry => 16 * MIB,
             FileKind::TokenMap => 64 * MIB,
@@ -83,6 +87,7 @@ impl FileKind {
             FileKind::Result => "generated result",
             FileKind::Readme => "README",
             FileKind::Snippet => "source shown beside a finding",
+            FileKind::ReproduceManifest => "reproduce manifest",
         }
     }
 }

@@ -305,6 +305,40 @@ def run(page: Path, matrix: Path, chromium: str, shots: dict[str, Path]) -> Chec
                 n = len(want["satisfied"])
                 total = n + len(want["missing"])
                 c.check(f"{n} of {total} obligations" in text, f"cell {st}/{mode}: '{text}' counts {n} of {total}")
+        # 1b. A verified cell's reproduction mark is the JSON's (derived from the committed
+        # reproduce.json manifests): never "reproduced" where the JSON says committed files only.
+        marks = b.evaluate(
+            "Array.from(document.querySelectorAll('#grid td.x')).map(function(td){"
+            "var a=td.querySelector('a');return [td.parentNode.querySelector('.path').textContent,"
+            "td.getAttribute('data-m'),td.getAttribute('data-rp'),a?a.textContent:'',"
+            "a?a.getAttribute('aria-label'):''];})"
+        )
+        phrases = {"every_landing": "reproduced by CI on every landing",
+                   "on_cpus_with_flags": "reproduced by CI only on machines whose CPU has",
+                   "committed_files_only": "checked from committed files only"}
+        for st, mode, rp, text, aria in marks:
+            want = want_cells.get(f"{st}/{mode}")
+            want_rp = (want or {}).get("reproduction") or {}
+            want_rp = want_rp.get("reproduced") if want and want["grade"] == "verified" else None
+            c.check(rp == want_rp, f"cell {st}/{mode}: reproduction {rp}, JSON {want_rp}")
+            c.check(("↻" in text) == (want_rp in ("every_landing", "on_cpus_with_flags")),
+                    f"cell {st}/{mode}: the ↻ mark ({text!r}) for {want_rp}")
+            if want_rp:
+                c.check(phrases[want_rp] in aria, f"cell {st}/{mode}: '{aria}' says {phrases[want_rp]!r}")
+        for (d, m), r in best.items():
+            if r["grade"] != "verified":
+                continue
+            open_cell(b, f"{stem(d)}/{m}")
+            got = b.evaluate("(function(){var p=document.querySelector('#panel article.row[data-best=\"true\"] .repro');"
+                             "return p?[p.getAttribute('data-rp'),p.textContent]:null;}())")
+            want_rp = r["reproduction"]["reproduced"]
+            c.check(got is not None and got[0] == want_rp and phrases[want_rp] in got[1],
+                    f"{stem(d)}/{m}: the panel says {got}, JSON {want_rp}")
+            for man in r["reproduction"]["manifests"]:
+                c.check(got is not None and man in got[1], f"{stem(d)}/{m}: the panel names {man}")
+        b.evaluate("location.hash=''")
+        b.pump(0.2)
+
         c.check(b.evaluate("document.getElementById('catalog-digest').textContent") == doc["catalog"]["digest"],
                 "the page shows the catalog digest the JSON pins")
         c.check(bool(b.evaluate("document.getElementById('kv-version').textContent")),

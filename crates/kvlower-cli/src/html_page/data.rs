@@ -30,6 +30,7 @@ use serde_json::{Value, json};
 use super::campaign::{CampaignView, campaign_view};
 use super::grid::{Line, version_text};
 use super::links::{anchor_at, carriers_at};
+use super::reproduced::{Manifest, Manifests, Reproduced};
 use super::{docs_url, public_source_url, repo_file_href};
 
 /// A table of values stored once each, referred to by position.
@@ -83,6 +84,7 @@ impl Data {
 pub(super) fn write_data(
     repo: &Repository,
     env: &FsEnvironment,
+    manifests: &Manifests,
     lines: &[Line<'_>],
     head: Value,
     out: &mut dyn std::fmt::Write,
@@ -111,7 +113,13 @@ pub(super) fn write_data(
             let ids: Vec<Value> = judgments
                 .iter()
                 .map(|j| {
-                    let row = row(&mut data, repo, env, line.descriptor, j, &mut campaigns);
+                    let ctx = Ctx {
+                        repo,
+                        env,
+                        manifests,
+                        d: line.descriptor,
+                    };
+                    let row = row(&mut data, &ctx, j, &mut campaigns);
                     Value::from(data.rows.id(row.to_string()))
                 })
                 .collect();
@@ -206,20 +214,51 @@ fn descriptor(
     ])
 }
 
+/// What a row and its evidence are read against.
+struct Ctx<'a> {
+    repo: &'a Repository,
+    env: &'a FsEnvironment,
+    manifests: &'a Manifests,
+    d: &'a Descriptor,
+}
+
+/// A reproduction state for the script: 0 checked from committed files only,
+/// 1 reproduced by CI on every landing, 2 only on CPUs with the flags.
+fn state(r: &Reproduced) -> u8 {
+    match r {
+        Reproduced::CommittedFilesOnly => 0,
+        Reproduced::EveryLanding => 1,
+        Reproduced::OnCpusWithFlags => 2,
+    }
+}
+
 /// `[label, depth, subtype|-1, grade (0 none, 1 cited, 2 verified), reason,
-///   [obligation], [atom], [signal], [proposal], proposal-lacks-enforcement]`,
+///   [obligation], [atom], [signal], [proposal], proposal-lacks-enforcement,
+///   reproduction|-1]`, a verified row's reproduction `[state, phrase,
+///   [manifest], [without manifest]]`;
 /// an obligation `[name, code, evidence|-1, [also], [[candidate, why]]]`, an atom
 /// `[name, evidence|-1, [[candidate, why]]]`, a proposal `[path, what, forbidden|-1]`.
 fn row(
     data: &mut Data,
-    repo: &Repository,
-    env: &FsEnvironment,
-    d: &Descriptor,
+    ctx: &Ctx<'_>,
     j: &Judgment,
     campaigns: &mut BTreeMap<String, Option<CampaignView>>,
 ) -> Value {
+    let reproduction = match ctx.manifests.of_row(ctx.d, j) {
+        None => Value::from(-1),
+        Some(r) => {
+            let manifests: Vec<Value> = r.manifests.iter().map(|m| data.s(m)).collect();
+            let without: Vec<Value> = r.without_manifest.iter().map(|m| data.s(m)).collect();
+            json!([
+                state(&r.reproduced),
+                data.s(&r.phrase()),
+                manifests,
+                without
+            ])
+        }
+    };
     let mut ev = |data: &mut Data, e: &EvidenceRef| -> Value {
-        Value::from(evidence(data, repo, env, d, e, campaigns))
+        Value::from(evidence(data, ctx, e, campaigns))
     };
     let mut obligations = Vec::new();
     for f in &j.obligations {
@@ -294,19 +333,36 @@ fn row(
             j.reason,
             LabelReason::ProposalLacksEnforcement { .. }
         )),
+        reproduction,
     ])
 }
 
 /// `[path, depth, anchor, anchor kind, href|-1, re-run (0/1), note|-1, campaign|-1,
-///   [carried by]]`: one piece of evidence, its anchor a link where the anchor allows.
+///   [carried by], folder|-1]`: one piece of evidence, its anchor a link where the
+/// anchor allows; `folder` for a re-run repository file in an evidence folder,
+/// `[state, "evidence/NAME/", cpu flags|-1]` (what CI's reproduce step does with it).
 fn evidence(
     data: &mut Data,
-    repo: &Repository,
-    env: &FsEnvironment,
-    d: &Descriptor,
+    ctx: &Ctx<'_>,
     e: &EvidenceRef,
     campaigns: &mut BTreeMap<String, Option<CampaignView>>,
 ) -> usize {
+    let (repo, env, d) = (ctx.repo, ctx.env, ctx.d);
+    let folder = match ctx.manifests.of_item(d, &e.path) {
+        Some((name, m)) if e.rerun => {
+            let (st, flags) = match m {
+                Manifest::Absent => (Reproduced::CommittedFilesOnly, None),
+                Manifest::EveryLanding => (Reproduced::EveryLanding, None),
+                Manifest::OnCpusWith(f) => (Reproduced::OnCpusWithFlags, Some(f.join(", "))),
+            };
+            json!([
+                state(&st),
+                data.s(&format!("evidence/{name}/")),
+                data.opt(flags.as_deref())
+            ])
+        }
+        _ => Value::from(-1),
+    };
     let anchor = anchor_at(d, &e.path);
     let (kind_text, href) = match anchor.and_then(|a| a.kind.map(|k| (a, k))) {
         Some((a, AnchorKind::PublicSource)) => ("public source", public_source_url(a)),
@@ -345,6 +401,7 @@ fn evidence(
         data.opt(anchor.map(|a| a.note.as_str())),
         campaign,
         carried,
+        folder,
     ]);
     data.evidence.id(v.to_string())
 }

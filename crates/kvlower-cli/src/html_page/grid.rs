@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 use kvlower_core::matrix::MatrixRow;
 use kvlower_core::{Depth, Descriptor, Grade, Label, Mode, Subtype};
 
+use super::reproduced::{Manifests, Reproduced, Reproduction};
 use super::{esc, label_class, mode_meaning, shape};
 
 /// One cell of the grid: the best row of a (descriptor, mode).
@@ -23,6 +24,8 @@ pub(super) struct Cell {
     /// The best row's satisfied obligations and its mode's bundle size.
     pub(super) satisfied: usize,
     pub(super) obligations: usize,
+    /// A `verified` best row's reproduction by CI (from the committed manifests).
+    pub(super) reproduction: Option<Reproduction>,
 }
 
 /// One line of the grid: a descriptor and its best cell per mode.
@@ -71,7 +74,7 @@ pub(super) fn hash_part(s: &str) -> String {
 /// The grid's lines from the judged rows (grouped by descriptor, each mode's
 /// depths in ladder order): the greatest label, a tie keeping the shallowest;
 /// then ordered by runtime group (a stable sort: by path within a group).
-pub(super) fn lines<'a>(rows: &[MatrixRow<'a>]) -> Vec<Line<'a>> {
+pub(super) fn lines<'a>(rows: &[MatrixRow<'a>], manifests: &Manifests) -> Vec<Line<'a>> {
     let mut lines: Vec<Line<'a>> = Vec::new();
     for row in rows {
         if lines.last().is_none_or(|l| l.path != row.descriptor_path) {
@@ -89,11 +92,19 @@ pub(super) fn lines<'a>(rows: &[MatrixRow<'a>]) -> Vec<Line<'a>> {
             grade: j.grade,
             satisfied: j.satisfied().count(),
             obligations: j.obligations.len(),
+            reproduction: None,
         };
         if let Some(line) = lines.last_mut() {
-            let entry = line.cells.entry(j.mode).or_insert_with(|| cell.clone());
-            if cell.label > entry.label {
-                *entry = cell;
+            let better = line.cells.get(&j.mode).is_none_or(|e| cell.label > e.label);
+            if better {
+                let reproduction = manifests.of_row(row.descriptor, j);
+                line.cells.insert(
+                    j.mode,
+                    Cell {
+                        reproduction,
+                        ..cell
+                    },
+                );
             }
         }
     }
@@ -211,6 +222,9 @@ fn write_line(di: usize, line: &Line<'_>, out: &mut dyn std::fmt::Write) -> std:
         match cell.grade {
             Some(g) => {
                 let _ = write!(aria, ", {g}");
+                if let Some(r) = &cell.reproduction {
+                    let _ = write!(aria, ", {}", r.phrase());
+                }
             }
             None => {
                 let _ = write!(
@@ -225,16 +239,34 @@ fn write_line(di: usize, line: &Line<'_>, out: &mut dyn std::fmt::Write) -> std:
         // count: a 2,000-descriptor grid is 14,000 cells, and each element costs style
         // and layout (the link's `aria-label` is what a screen reader reads).
         let mark = match cell.grade {
-            Some(Grade::Verified) => "<i class=\"gm v\" aria-hidden=\"true\">✓</i>".to_string(),
+            // `↻`: its evidence is re-run live by CI on every landing; `↻*`: only on
+            // machines whose CPU has its manifest's `cpu_flags`; `✓` alone: checked
+            // from committed files only (the legend says so).
+            Some(Grade::Verified) => match cell.reproduction.as_ref().map(|r| &r.reproduced) {
+                Some(Reproduced::EveryLanding) => {
+                    "<i class=\"gm v rp\" aria-hidden=\"true\">✓↻</i>".to_string()
+                }
+                Some(Reproduced::OnCpusWithFlags) => {
+                    "<i class=\"gm v rp cpu\" aria-hidden=\"true\">✓↻*</i>".to_string()
+                }
+                _ => "<i class=\"gm v\" aria-hidden=\"true\">✓</i>".to_string(),
+            },
             Some(Grade::Cited) => "<i class=\"gm c\" aria-hidden=\"true\">❝</i>".to_string(),
             None => format!(
                 "<i class=\"n\" aria-hidden=\"true\">{}/{}</i>",
                 cell.satisfied, cell.obligations
             ),
         };
+        // A verified cell names its reproduction (closed vocabulary) for the browser test.
+        let rp = match cell.reproduction.as_ref().map(|r| &r.reproduced) {
+            Some(Reproduced::EveryLanding) => " data-rp=\"every_landing\"",
+            Some(Reproduced::OnCpusWithFlags) => " data-rp=\"on_cpus_with_flags\"",
+            Some(Reproduced::CommittedFilesOnly) => " data-rp=\"committed_files_only\"",
+            None => "",
+        };
         write!(
             out,
-            "<td class=\"x l-{c}\" data-m=\"{m}\" data-l=\"{c}\" data-gr=\"{grade}\" data-r=\"{rank}\"><a href=\"#cell={href}/{m}\" aria-label=\"{aria}\">{s}{mark}</a></td>",
+            "<td class=\"x l-{c}\" data-m=\"{m}\" data-l=\"{c}\" data-gr=\"{grade}\" data-r=\"{rank}\"{rp}><a href=\"#cell={href}/{m}\" aria-label=\"{aria}\">{s}{mark}</a></td>",
             rank = rank(cell),
             s = shape(cell.label),
             aria = esc(&aria),

@@ -42,7 +42,21 @@
     return detail.length ? l + " (" + detail.join(", ") + ")" : l;
   }
 
-  // [path, depth, anchor, kind, href, rerun, note, campaign, [carried by]]
+  // An evidence folder's reproduction, [state, "evidence/NAME/", cpu flags]: what CI's
+  // reproduce step does with it (kvlower read its reproduce.json, or found none).
+  function folderText(f) {
+    if (f[0] === 1) { return "↻ reproduced by CI on every landing (" + str(f[1]) + "reproduce.json)"; }
+    if (f[0] === 2) {
+      return "↻* reproduced by CI only on machines whose CPU has " + str(f[2]) + " (" + str(f[1]) + "reproduce.json)";
+    }
+    return "checked from committed files only (no reproduce.json in " + str(f[1]) + ")";
+  }
+  function folderMark(f) {
+    var m = el("span", "repro s" + f[0], folderText(f));
+    m.setAttribute("data-rp", ["committed_files_only", "every_landing", "on_cpus_with_flags"][f[0]]);
+    return m;
+  }
+  // [path, depth, anchor, kind, href, rerun, note, campaign, [carried by], folder]
   function evidence(ei, full, shown) {
     var e = data().e[ei];
     var span = add(el("span", "ev"), el("code", "item", str(e[0])), " ", el("span", "depth", "[" + str(e[1]) + "]"), " ",
@@ -50,6 +64,7 @@
     add(span, e[4] >= 0 ? link(str(e[4]), "anchor", str(e[2])) : el("span", "anchor", str(e[2])));
     add(span, " ", e[5] ? el("span", "rerun", "✓ re-run by check") : el("span", "cited-ev", "cited"));
     if (!full) { return span; }
+    if (e[9] !== -1) { add(span, " · ", folderMark(e[9])); }
     if (shown[e[2]]) { return add(span, el("span", "anote", "(the anchor above)")); }
     shown[e[2]] = true;
     if (e[6] >= 0) { add(span, el("span", "anote", str(e[6]))); }
@@ -105,6 +120,7 @@
       else if (!data().e[o[2]][8].length) { carried.textContent = "not named by the descriptor"; }
       else { data().e[o[2]][8].forEach(function (c, i) { add(carried, i ? ", " : "", el("code", null, str(c))); }); }
       var ev = o[2] < 0 ? "missing" : (data().e[o[2]][5] ? "✓ re-run by check" : "cited");
+      if (o[2] >= 0 && data().e[o[2]][9] !== -1) { ev += "; " + folderText(data().e[o[2]][9]); }
       var name = add(el("th"), el("code", null, str(o[0])));
       name.setAttribute("scope", "row");
       add(body, add(el("tr", o[2] >= 0 ? "ok" : "no"), name, carried, el("td", null, ev)));
@@ -112,7 +128,18 @@
     return add(t, body);
   }
 
-  // [label, depth, subtype, grade, reason, [obligation], [atom], [signal], [proposal], lacks]
+  // A verified row's reproduction, [state, phrase, [manifest], [without manifest]].
+  function reproduction(x) {
+    var p = add(el("p", "repro s" + x[0]), el("strong", null, "Reproduction:"), " " + str(x[1]));
+    p.setAttribute("data-rp", ["committed_files_only", "every_landing", "on_cpus_with_flags"][x[0]]);
+    if (x[2].length) { add(p, "; CI runs " + x[2].map(str).join(", ")); }
+    if (x[3].length) { add(p, "; no reproduce.json for " + x[3].map(str).join(", ")); }
+    if (x[0] === 2) { add(p, " (elsewhere CI's log names the folder as not reproduced there; check still judges its files)"); }
+    return p;
+  }
+
+  // [label, depth, subtype, grade, reason, [obligation], [atom], [signal], [proposal], lacks,
+  //  reproduction]
   function row(r, best, mode) {
     var depth = str(r[1]);
     var art = el("article", "row l-" + data().head.labels[r[0]]);
@@ -124,6 +151,7 @@
       el("code", null, depth));
     if (best) { add(h, " ", el("span", "bestmark", "(the cell's row)")); }
     add(art, h, add(el("p", "why"), el("strong", null, "Why:"), " " + str(r[4])));
+    if (r[10] !== -1) { add(art, reproduction(r[10])); }
     var ul = el("ul", "obligations"), shown = {};
     r[5].forEach(function (o) {
       var li = el("li", "ob " + (o[2] >= 0 ? "ok" : "no"));
@@ -194,7 +222,8 @@
     var nav = el("nav", "depths"), ol = el("ol");
     nav.setAttribute("aria-label", "Rows by depth");
     rows.forEach(function (r, i) {
-      var li = add(el("li"), badge(r[0]), " " + str(r[1]) + (r[3] > 0 ? " · " + GRADES[r[3]] : ""));
+      var rp = r[10] === -1 ? "" : ["", " ↻", " ↻*"][r[10][0]];
+      var li = add(el("li"), badge(r[0]), " " + str(r[1]) + (r[3] > 0 ? " · " + GRADES[r[3]] : "") + rp);
       if (i === d[10][mi]) { add(li, " ", el("span", "bestmark", "← the cell")); }
       ol.appendChild(li);
     });
