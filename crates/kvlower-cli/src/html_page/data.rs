@@ -79,7 +79,7 @@ impl Data {
 
 /// Writes the data block's JSON (escaped for an HTML `<script>` element).
 /// Each descriptor is judged again, in full, through `env` — what `kvlower
-/// explain` prints — one at a time.
+/// explain` prints — [`JUDGED_AHEAD`] at a time on the pool, written in order.
 pub(super) fn write_data(
     repo: &Repository,
     env: &FsEnvironment,
@@ -87,40 +87,22 @@ pub(super) fn write_data(
     head: Value,
     out: &mut dyn std::fmt::Write,
 ) -> std::fmt::Result {
+    use rayon::prelude::*;
     let mut data = Data::default();
     let mut campaigns: BTreeMap<String, Option<CampaignView>> = BTreeMap::new();
-    for line in lines {
-        let judged = judge_descriptor(&repo.catalog, line.path, line.descriptor, env);
-        let mut cells = Vec::new();
-        let mut nonclaims = Vec::new();
-        let mut best = Vec::new();
-        for &mode in Mode::ALL {
-            let judgments: Vec<&Judgment> = judged
-                .iter()
-                .map(|r| &r.judgment)
-                .filter(|j| j.mode == mode)
-                .collect();
-            // The cell's row: the greatest label, a tie keeping the shallowest.
-            let mut at: Option<usize> = None;
-            for (i, j) in judgments.iter().enumerate() {
-                if at.is_none_or(|b| judgments.get(b).is_some_and(|x| j.label > x.label)) {
-                    at = Some(i);
-                }
-            }
-            best.push(at.map_or(Value::from(-1), Value::from));
-            let ids: Vec<Value> = judgments
-                .iter()
-                .map(|j| {
-                    let row = row(&mut data, repo, env, line.descriptor, j, &mut campaigns);
-                    Value::from(data.rows.id(row.to_string()))
-                })
-                .collect();
-            cells.push(Value::Array(ids));
-            let nc = line.descriptor.non_claims.for_mode(mode);
-            nonclaims.push(data.s(nc));
+    // Judging is most of the page's time and needs nothing from the tables, so a
+    // batch of descriptors is judged on the pool, then written in order (the tables
+    // fill in first-use order, so the bytes are the same for any pool size). A batch
+    // at a time: only its judgments are held, not every row's defeats at once.
+    let batches = lines.chunks(JUDGED_AHEAD);
+    for batch in batches {
+        let judged: Vec<_> = batch
+            .par_iter()
+            .map(|line| judge_descriptor(&repo.catalog, line.path, line.descriptor, env))
+            .collect();
+        for (line, judged) in batch.iter().zip(judged) {
+            write_descriptor(&mut data, &mut campaigns, repo, env, line, &judged);
         }
-        let d = descriptor(&mut data, line, cells, nonclaims, best);
-        data.descriptors.push(d.to_string());
     }
     let mut text = String::from("{\"head\":");
     text.push_str(&head.to_string());
@@ -144,6 +126,50 @@ pub(super) fn write_data(
     }
     text.push('}');
     out.write_str(&script_safe(&text))
+}
+
+/// How many descriptors the page judges ahead on the pool before writing them.
+const JUDGED_AHEAD: usize = 64;
+
+/// One descriptor's entry of the data block, from its rows judged in full.
+fn write_descriptor(
+    data: &mut Data,
+    campaigns: &mut BTreeMap<String, Option<CampaignView>>,
+    repo: &Repository,
+    env: &FsEnvironment,
+    line: &Line<'_>,
+    judged: &[kvlower_core::matrix::MatrixRow<'_>],
+) {
+    let mut cells = Vec::new();
+    let mut nonclaims = Vec::new();
+    let mut best = Vec::new();
+    for &mode in Mode::ALL {
+        let judgments: Vec<&Judgment> = judged
+            .iter()
+            .map(|r| &r.judgment)
+            .filter(|j| j.mode == mode)
+            .collect();
+        // The cell's row: the greatest label, a tie keeping the shallowest.
+        let mut at: Option<usize> = None;
+        for (i, j) in judgments.iter().enumerate() {
+            if at.is_none_or(|b| judgments.get(b).is_some_and(|x| j.label > x.label)) {
+                at = Some(i);
+            }
+        }
+        best.push(at.map_or(Value::from(-1), Value::from));
+        let ids: Vec<Value> = judgments
+            .iter()
+            .map(|j| {
+                let row = row(data, repo, env, line.descriptor, j, campaigns);
+                Value::from(data.rows.id(row.to_string()))
+            })
+            .collect();
+        cells.push(Value::Array(ids));
+        let nc = line.descriptor.non_claims.for_mode(mode);
+        nonclaims.push(data.s(nc));
+    }
+    let d = descriptor(data, line, cells, nonclaims, best);
+    data.descriptors.push(d.to_string());
 }
 
 /// JSON text that cannot end a `<script>` element or open a comment in it:
