@@ -3,11 +3,22 @@
 //!
 //! - Records live in one slab (`Vec`), reused through a free list; the hash index maps
 //!   a block hash to its slot (4 bytes), not to the record.
-//! - Integer hashes that fit a `u64` (every runtime's, in practice) are indexed by the
-//!   integer itself (16-byte buckets); negative and bytes hashes by the whole hash.
+//! - Integer hashes that fit a `u64` (every runtime's, in practice) are kept beside their
+//!   slots (`keys`, 8 bytes a slot) and indexed by a table of bare slots (4-byte buckets,
+//!   `hashbrown::HashTable`, compared through `keys`): a map from the hash to the slot
+//!   spent 16 bytes a bucket (the `u32` padded to the `u64`'s alignment), and at a load
+//!   factor between 7/16 and 7/8 that was 18–37 bytes per live block where this is
+//!   5–11 (docs/join.md, "Memory"). Negative and bytes hashes are indexed by the whole
+//!   hash.
 //! - A record's tiers are interned ids with their copy counts, one inline (the common
-//!   case: a block on one medium) and more on the heap; its tokens are a boxed slice;
-//!   its claim positions (rare) a thin box.
+//!   case: a block on one medium) and more on the heap; its claim positions (rare) a
+//!   thin box.
+//! - Its tokens are a span (start, length: 8 bytes) of one arena of tokens shared by
+//!   every record, not a boxed slice of their own: a box cost 16 bytes in the record and
+//!   an allocation with its allocator header and rounding (32 bytes for a 4-token block,
+//!   80 for a 16-token one). The spans of removed records are counted and the arena is
+//!   rewritten, live spans only, once they are most of it, so it stays within twice the
+//!   live tokens plus a constant whatever the churn.
 //! - The index hashes with a seeded folded multiply (the default SipHash cost as much
 //!   as the rest of an event): still seeded per run, so a stream cannot choose
 //!   collisions it has not seen.
@@ -251,12 +262,36 @@ impl ParentKey {
     }
 }
 
+/// Where a record's tokens lie in its table's arena; [`Span::NONE`] for a record
+/// without tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Span {
+    start: u32,
+    len: u32,
+}
+
+impl Span {
+    /// A hash-only store of a block the join never saw with tokens.
+    const NONE: Span = Span {
+        start: 0,
+        len: u32::MAX,
+    };
+
+    fn range(self) -> Option<std::ops::Range<usize>> {
+        (self != Span::NONE).then(|| {
+            let start = self.start as usize;
+            start..start.saturating_add(self.len as usize)
+        })
+    }
+}
+
 /// One block record: a live block, or a claim-relevant tombstone (no tiers).
 #[derive(Debug, Clone)]
 pub(crate) struct BlockRec {
     pub parent: Option<ParentKey>,
-    /// `None` for hash-only stores of a block the join never saw with tokens.
-    pub tokens: Option<Box<[u32]>>,
+    /// Its tokens in the table's arena ([`BlockTable::tokens`]); none for hash-only
+    /// stores of a block the join never saw with tokens.
+    tokens: Span,
     /// Tiers holding a copy: how many copies, and the priority reported when stored.
     pub tiers: TierSet,
     /// Where this block matches a claim's chain: (index of the claim in the registry,
@@ -271,18 +306,23 @@ pub(crate) struct BlockRec {
 }
 
 impl BlockRec {
+    /// A record without tokens yet: [`BlockTable::insert`] stores them.
     pub(crate) fn new(
         parent: Option<BlockHash>,
-        tokens: Option<Vec<u32>>,
         tiers: TierSet,
         claim_positions: Vec<(usize, usize)>,
     ) -> BlockRec {
         BlockRec {
             parent: ParentKey::of(parent),
-            tokens: tokens.map(Vec::into_boxed_slice),
+            tokens: Span::NONE,
             tiers,
             positions: (!claim_positions.is_empty()).then(|| Box::new(claim_positions)),
         }
+    }
+
+    /// Whether the join saw this block's tokens.
+    pub(crate) fn has_tokens(&self) -> bool {
+        self.tokens != Span::NONE
     }
 
     pub(crate) fn claim_positions(&self) -> &[(usize, usize)] {
@@ -293,16 +333,38 @@ impl BlockRec {
 /// Live blocks (and claim tombstones) by hash.
 #[derive(Default)]
 pub(crate) struct BlockTable {
-    ints: HashMap<u64, u32, FoldState>,
+    /// The slots of the records of integer hashes, each found by `keys[slot]`.
+    ints: hashbrown::HashTable<u32>,
+    /// The integer hash of each slot's record (meaningful for the slots in `ints` only).
+    keys: Vec<u64>,
+    /// Hashes `ints` by the integer (the same seeded fold as `others`).
+    state: FoldState,
     others: HashMap<BlockHash, u32, FoldState>,
     slab: Vec<Option<BlockRec>>,
     free: Vec<u32>,
+    /// Every record's tokens, each record's a [`Span`] of it.
+    arena: Vec<u32>,
+    /// How many tokens of `arena` belong to no record any more.
+    dead: usize,
 }
 
+/// Below this many dead tokens the arena is never rewritten (a rewrite costs the live
+/// tokens; past this it costs at most what the removals since the last one did).
+const MIN_DEAD_TOKENS: usize = 1 << 16;
+
 impl BlockTable {
+    fn int_slot(&self, i: u64) -> Option<u32> {
+        let keys = &self.keys;
+        self.ints
+            .find(self.state.hash_one(i), |&s| {
+                keys.get(s as usize).copied() == Some(i)
+            })
+            .copied()
+    }
+
     fn slot(&self, h: &BlockHash) -> Option<u32> {
         match h {
-            BlockHash::Int(i) => self.ints.get(i).copied(),
+            BlockHash::Int(i) => self.int_slot(*i),
             other => self.others.get(other).copied(),
         }
     }
@@ -321,12 +383,65 @@ impl BlockTable {
         self.slab.get_mut(s as usize)?.as_mut()
     }
 
-    /// Inserts or replaces the record of `h`.
-    pub(crate) fn insert(&mut self, h: BlockHash, rec: BlockRec) {
+    /// The tokens of `rec` (a record of this table); `None` when the join never saw them.
+    pub(crate) fn tokens(&self, rec: &BlockRec) -> Option<&[u32]> {
+        self.arena.get(rec.tokens.range()?)
+    }
+
+    /// `tokens` appended to the arena, as a span. More tokens than a `u32` can count
+    /// cannot come from a capped input; were they there, the record would keep none
+    /// (an opaque record, never joined: fail closed).
+    fn store_tokens(&mut self, tokens: Option<Vec<u32>>) -> Span {
+        let Some(tokens) = tokens else {
+            return Span::NONE;
+        };
+        let start = u32::try_from(self.arena.len());
+        let len = u32::try_from(tokens.len());
+        match (start, len) {
+            (Ok(start), Ok(len)) if len != u32::MAX && start.checked_add(len).is_some() => {
+                self.arena.extend_from_slice(&tokens);
+                Span { start, len }
+            }
+            _ => Span::NONE,
+        }
+    }
+
+    /// Counts `span`'s tokens as dead, and rewrites the arena once most of it is.
+    fn release(&mut self, span: Span) {
+        if let Some(r) = span.range() {
+            self.dead = self.dead.saturating_add(r.len());
+        }
+        if self.dead >= MIN_DEAD_TOKENS && self.dead.saturating_mul(2) > self.arena.len() {
+            self.compact();
+        }
+    }
+
+    /// The arena with the live records' tokens only, each record's span moved.
+    fn compact(&mut self) {
+        let mut fresh: Vec<u32> = Vec::with_capacity(self.arena.len().saturating_sub(self.dead));
+        for rec in self.slab.iter_mut().flatten() {
+            let Some(r) = rec.tokens.range() else {
+                continue;
+            };
+            // Never past the old arena's length, which fitted a `u32`.
+            let start = u32::try_from(fresh.len()).unwrap_or(u32::MAX);
+            fresh.extend_from_slice(self.arena.get(r).unwrap_or_default());
+            rec.tokens.start = start;
+        }
+        self.arena = fresh;
+        self.dead = 0;
+    }
+
+    /// Inserts or replaces the record of `h`, with `tokens` when the join saw them.
+    pub(crate) fn insert(&mut self, h: BlockHash, mut rec: BlockRec, tokens: Option<Vec<u32>>) {
+        rec.tokens = self.store_tokens(tokens);
         if let Some(s) = self.slot(&h)
             && let Some(slot) = self.slab.get_mut(s as usize)
         {
-            *slot = Some(rec);
+            let old = slot.replace(rec).map(|r| r.tokens);
+            if let Some(old) = old {
+                self.release(old);
+            }
             return;
         }
         let s = match self.free.pop() {
@@ -340,12 +455,19 @@ impl BlockTable {
                 // More live blocks than u32 slots cannot come from a capped input.
                 let s = u32::try_from(self.slab.len()).unwrap_or(u32::MAX);
                 self.slab.push(Some(rec));
+                self.keys.push(0);
                 s
             }
         };
         match h {
             BlockHash::Int(i) => {
-                self.ints.insert(i, s);
+                if let Some(key) = self.keys.get_mut(s as usize) {
+                    *key = i;
+                }
+                let (keys, state) = (&self.keys, self.state);
+                self.ints.insert_unique(state.hash_one(i), s, |&t| {
+                    state.hash_one(keys.get(t as usize).copied().unwrap_or(0))
+                });
             }
             other => {
                 self.others.insert(other, s);
@@ -355,11 +477,23 @@ impl BlockTable {
 
     pub(crate) fn remove(&mut self, h: &BlockHash) -> Option<BlockRec> {
         let s = match h {
-            BlockHash::Int(i) => self.ints.remove(i),
+            BlockHash::Int(i) => {
+                let keys = &self.keys;
+                let found = self
+                    .ints
+                    .find_entry(self.state.hash_one(*i), |&s| {
+                        keys.get(s as usize).copied() == Some(*i)
+                    })
+                    .ok()?;
+                Some(found.remove().0)
+            }
             other => self.others.remove(other),
         }?;
         let rec = self.slab.get_mut(s as usize)?.take();
         self.free.push(s);
+        if let Some(r) = &rec {
+            self.release(r.tokens);
+        }
         rec
     }
 
@@ -371,19 +505,25 @@ impl BlockTable {
     pub(crate) fn retain(&mut self, mut keep: impl FnMut(&BlockRec) -> bool) {
         let slab = &mut self.slab;
         let free = &mut self.free;
+        let mut dead: Vec<Span> = Vec::new();
         let mut drop_slot = |s: &u32| -> bool {
             match slab.get_mut(*s as usize) {
                 Some(slot) if slot.as_ref().is_some_and(&mut keep) => true,
                 Some(slot) => {
-                    *slot = None;
+                    if let Some(r) = slot.take() {
+                        dead.push(r.tokens);
+                    }
                     free.push(*s);
                     false
                 }
                 None => false,
             }
         };
-        self.ints.retain(|_, s| drop_slot(s));
+        self.ints.retain(|s| drop_slot(s));
         self.others.retain(|_, s| drop_slot(s));
+        for span in dead {
+            self.release(span);
+        }
     }
 }
 
@@ -394,22 +534,58 @@ mod tests {
     #[test]
     fn slots_are_reused_and_hashes_of_every_kind_are_kept_apart() {
         let mut t = BlockTable::default();
-        let rec = |n: u32| BlockRec::new(None, Some(vec![n]), TierSet::Empty, Vec::new());
-        t.insert(BlockHash::Int(1), rec(1));
-        t.insert(BlockHash::Neg(-1), rec(2));
-        t.insert(BlockHash::Bytes("01".into()), rec(3));
+        let rec = || BlockRec::new(None, TierSet::Empty, Vec::new());
+        t.insert(BlockHash::Int(1), rec(), Some(vec![1]));
+        t.insert(BlockHash::Neg(-1), rec(), Some(vec![2]));
+        t.insert(BlockHash::Bytes("01".into()), rec(), Some(vec![3]));
         assert_eq!(t.len(), 3);
-        assert_eq!(
-            t.get(&BlockHash::Neg(-1)).and_then(|r| r.tokens.clone()),
-            Some(vec![2].into())
-        );
+        let tokens =
+            |t: &BlockTable, h: &BlockHash| t.get(h).and_then(|r| t.tokens(r)).map(<[u32]>::to_vec);
+        assert_eq!(tokens(&t, &BlockHash::Neg(-1)), Some(vec![2]));
         assert!(t.remove(&BlockHash::Int(1)).is_some());
         assert!(t.get(&BlockHash::Int(1)).is_none());
-        t.insert(BlockHash::Int(7), rec(7));
+        t.insert(BlockHash::Int(7), rec(), Some(vec![7]));
         assert_eq!(t.slab.len(), 3);
-        t.retain(|r| r.tokens.as_deref() != Some(&[7]));
-        assert_eq!(t.len(), 2);
+        // A record with no tokens is not one with none seen.
+        t.insert(BlockHash::Int(8), rec(), None);
+        t.insert(BlockHash::Int(9), rec(), Some(Vec::new()));
+        assert_eq!(tokens(&t, &BlockHash::Int(8)), None);
+        assert_eq!(tokens(&t, &BlockHash::Int(9)), Some(Vec::new()));
+        t.insert(BlockHash::Int(8), rec(), None);
+        let keep = |r: &BlockRec| r.tokens != Span { start: 3, len: 1 };
+        t.retain(keep);
+        assert_eq!(t.len(), 4);
         assert!(t.get(&BlockHash::Int(7)).is_none());
+    }
+
+    /// Churn through the arena: removed records' tokens are reclaimed (the arena stays
+    /// near the live tokens), and every live record keeps exactly its own tokens across
+    /// the rewrites.
+    #[test]
+    fn the_token_arena_is_rewritten_under_churn_and_keeps_every_live_span() {
+        let mut t = BlockTable::default();
+        let rec = || BlockRec::new(None, TierSet::Empty, Vec::new());
+        let tokens_of =
+            |i: u64| -> Vec<u32> { (0..(i % 5) as u32).map(|k| k + i as u32).collect() };
+        for i in 0..200_000u64 {
+            t.insert(BlockHash::Int(i), rec(), Some(tokens_of(i)));
+            // Keep every 100th block; remove the rest one step later.
+            if i > 0 && (i - 1) % 100 != 0 {
+                assert!(t.remove(&BlockHash::Int(i - 1)).is_some());
+            }
+        }
+        assert!(
+            t.arena.len() <= 2 * MIN_DEAD_TOKENS + 4 * 2_001,
+            "{}",
+            t.arena.len()
+        );
+        for i in (0..200_000u64).step_by(100) {
+            let got = t
+                .get(&BlockHash::Int(i))
+                .and_then(|r| t.tokens(r))
+                .map(<[u32]>::to_vec);
+            assert_eq!(got, Some(tokens_of(i)), "block {i}");
+        }
     }
 
     #[test]

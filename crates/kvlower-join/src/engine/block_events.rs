@@ -82,10 +82,10 @@ impl Engine<'_> {
     ) {
         match self.blocks.get(&b.hash) {
             Some(rec) => {
-                let conflict = match &rec.tokens {
+                let conflict = match self.blocks.tokens(rec) {
                     Some(t) => {
                         !b.tokens.is_empty()
-                            && (**t != *b.tokens || !ParentKey::is(&rec.parent, &parent))
+                            && (*t != *b.tokens || !ParentKey::is(&rec.parent, &parent))
                     }
                     None => false,
                 };
@@ -102,7 +102,7 @@ impl Engine<'_> {
                     None => TierSet::Empty,
                 };
                 self.blocks
-                    .insert(b.hash, BlockRec::new(parent, None, tiers, Vec::new()));
+                    .insert(b.hash, BlockRec::new(parent, tiers, Vec::new()), None);
             }
             None => self.store_new(parent, b, origin, dirty),
         }
@@ -121,7 +121,7 @@ impl Engine<'_> {
         let Some(rec) = self.blocks.get(&hash) else {
             return;
         };
-        let upgrade = rec.tokens.is_none() && !b.tokens.is_empty();
+        let upgrade = !rec.has_tokens() && !b.tokens.is_empty();
         let claims_touched = rec.claim_positions().to_vec();
         if let Some(t) = b.tier.clone() {
             let r = self.repeat(&t);
@@ -181,7 +181,8 @@ impl Engine<'_> {
         }
         self.blocks.insert(
             b.hash,
-            BlockRec::new(parent, Some(b.tokens), tiers, claim_positions),
+            BlockRec::new(parent, tiers, claim_positions),
+            Some(b.tokens),
         );
     }
 
@@ -207,7 +208,7 @@ impl Engine<'_> {
                 }
             }
             Some(ph) => match self.blocks.get(ph) {
-                Some(prec) if prec.tokens.is_some() => {
+                Some(prec) if prec.has_tokens() => {
                     for &(ci, i) in prec.claim_positions() {
                         if self
                             .claims
