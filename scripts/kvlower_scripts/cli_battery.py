@@ -47,8 +47,9 @@ def formats(command: str) -> tuple[str, ...]:
 
 
 class Run:
-    """One invocation: its arguments, environment additions and whether it starts from
-    an empty (`fresh`) or an initialised (`init`) scratch folder."""
+    """One invocation: its arguments, environment additions and the scratch folder it
+    starts from: none (`fresh`), an empty one (`empty`), an initialised one (`init`), a
+    copy of the repository (`repo-copy`), or one holding a file whose name has a newline."""
 
     def __init__(self, args: list[str], env: dict[str, str] | None = None, setup: str = ""):
         self.args, self.env, self.setup = args, env or {}, setup
@@ -192,9 +193,9 @@ def battery() -> list[Run]:
             Run(["matrix", "--root", FRESH, "--format", f], setup="init"),
             Run(["matrix", "--format", f], setup="repo-copy"),
             Run(["capture", "--endpoint", "tcp://127.0.0.1:9", "--out", f"{FRESH}/x.kvcap",
-                 "--duration", "1", "--connect-timeout", "1", "--format", f], setup="fresh"),
+                 "--duration", "1", "--connect-timeout", "1", "--format", f], setup="empty"),
             Run(["capture", "--endpoint", "nope", "--out", f"{FRESH}/x.kvcap", "--format", f],
-                setup="fresh"),
+                setup="empty"),
         ]
     out += [
         Run(["check", "--root", FRESH], setup="init"),
@@ -222,6 +223,9 @@ def prepare(binary: Path, setup: str) -> Path:
         shutil.copytree(REPO, w, ignore=shutil.ignore_patterns("target", ".git", "__pycache__"))
         return w
     if setup == "fresh":
+        return SCRATCH
+    if setup == "empty":
+        w.mkdir()
         return SCRATCH
     subprocess.run([str(binary), "init", FRESH], capture_output=True, check=True, timeout=60,
                    stdin=subprocess.DEVNULL)
