@@ -295,6 +295,45 @@ fn a_descriptor_name_with_a_newline_is_reported_not_printed_raw() {
     );
 }
 
+/// The attack of issue 42's leftover: the loader used to store the refused name already
+/// escaped for a terminal (`evil\\nerror.yaml`), so `--format github` showed a backslash-n
+/// where the runner expects `%0A`, and JSON carried a name that is not the file's. The
+/// finding keeps the real name; each renderer escapes it its own way.
+#[test]
+fn a_newline_in_a_refused_name_is_escaped_by_each_renderer_not_by_the_loader() {
+    let dir = sandbox();
+    fs::write(
+        dir.path().join("capabilities/evil\nerror.yaml"),
+        "runtime: x\n",
+    )
+    .expect("write");
+    let root = dir.path().display().to_string();
+    let github = within(&["check", "--root", &root, "--format", "github"]);
+    assert_eq!(github.code, 1, "{}", github.stderr);
+    assert!(
+        github.stdout.contains(
+            "::error file=capabilities/evil%0Aerror.yaml,title=kvlower invalid-file-name::"
+        ),
+        "{}",
+        github.stdout
+    );
+    assert!(
+        github.stdout.lines().all(|l| !l.starts_with("error.yaml")),
+        "{}",
+        github.stdout
+    );
+    let json = within(&["check", "--root", &root, "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).expect("one JSON document");
+    let names: Vec<&str> = doc["diagnostics"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|d| d["code"] == "invalid-file-name")
+        .filter_map(|d| d["file"].as_str())
+        .collect();
+    assert_eq!(names, ["capabilities/evil\nerror.yaml"], "{}", json.stdout);
+}
+
 // ---- #9, #10: the generated set --------------------------------------------
 
 #[test]

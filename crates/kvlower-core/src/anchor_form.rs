@@ -9,6 +9,9 @@ use serde::Serialize;
 use crate::descriptor::{Anchor, AnchorKind};
 use crate::vocab::{Depth, Scope, TraceGate};
 
+/// Message, finding code and hint of each defect, in one place.
+mod diagnosis;
+
 /// Why an anchor does not anchor anything.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case", tag = "defect", content = "field")]
@@ -113,123 +116,6 @@ pub enum AnchorDefect {
     /// Run-time scope on an anchor that cannot carry it: a docs page is
     /// documentation, a public source naming source code is source inspection.
     ScopeBeyondAnchor { most: Scope },
-}
-
-impl std::fmt::Display for AnchorDefect {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            AnchorDefect::NoKind => f.write_str("anchor has no `kind`"),
-            AnchorDefect::MissingField(field) => write!(f, "anchor lacks `{field}`"),
-            AnchorDefect::FieldNotForKind(field) => {
-                write!(f, "anchor field `{field}` does not belong to this anchor kind")
-            }
-            AnchorDefect::ControlCharacter(field) => {
-                write!(f, "anchor `{field}` contains a control character")
-            }
-            AnchorDefect::NotACommit => {
-                f.write_str("anchor `commit` is not a hexadecimal commit id (7 to 40 digits)")
-            }
-            AnchorDefect::NotOwnerName => {
-                f.write_str("anchor `repository` is not `owner/name`")
-            }
-            AnchorDefect::NotAUrl => f.write_str("anchor `url` is not an http(s):// URL"),
-            AnchorDefect::NotADate => {
-                f.write_str("anchor `retrieved` is not an ISO date (YYYY-MM-DD)")
-            }
-            AnchorDefect::DateInFuture => f.write_str("anchor `retrieved` is in the future"),
-            AnchorDefect::UnknownPaperSection => f.write_str(
-                "anchor `section` cites no section of the paper (§1–§14, §6.1–§6.3, §8.1–§8.4, Table 1–11, Appendix A)",
-            ),
-            AnchorDefect::NoNote => f.write_str("anchor has no `note` saying what it shows"),
-            AnchorDefect::Placeholder => f.write_str(
-                "anchor `note` is a placeholder: nothing has been anchored yet",
-            ),
-            AnchorDefect::PathNotRelative => {
-                f.write_str("anchor `path` must be relative and stay inside its root")
-            }
-            AnchorDefect::TraceOrderNotPreserved => {
-                f.write_str("trace anchor does not state `preserves_order: true`")
-            }
-            AnchorDefect::TraceClaimScopeNotPreserved => {
-                f.write_str("trace anchor does not state `preserves_claim_scope: true`")
-            }
-            AnchorDefect::RepoFileMissing => f.write_str("anchored file is not in the repository"),
-            AnchorDefect::RepoFileRefused => f.write_str(
-                "anchored file refused: it resolves outside the repository, is not a regular file, or is too large",
-            ),
-            AnchorDefect::OwnFile => f.write_str(
-                "anchored file is one of kvlower's own inputs or outputs (capabilities/, modes/, results/, schemas/, bad_lowering/), not evidence",
-            ),
-            AnchorDefect::NotReRunnable => f.write_str(
-                "a repository file backing run-time evidence must be re-runnable: a trace with a claimed `verdict`, a join evidence document, or a routing gate document",
-            ),
-            AnchorDefect::VerdictNeedsRepoFile => {
-                f.write_str("a claimed gate `verdict` needs a `repo_file` trace anchor")
-            }
-            AnchorDefect::VerdictIsAFailure => {
-                f.write_str("the anchored gate verdict is a failure (`pass: false`)")
-            }
-            AnchorDefect::GateDoesNotWitness { gate } => {
-                write!(f, "gate {gate} does not witness this obligation")
-            }
-            AnchorDefect::TraceVerdictDisagrees => f.write_str(
-                "re-running the gate on the anchored trace does not give the claimed verdict",
-            ),
-            AnchorDefect::CampaignDoesNotHold { why } => write!(
-                f,
-                "re-running the anchored gate campaign does not give what it states: {why}"
-            ),
-            AnchorDefect::CampaignDoesNotWitness => f.write_str(
-                "the gate campaign witnesses no gate that witnesses this (a gate counts when some scenario passes it in every run and some control scenario in none)",
-            ),
-            AnchorDefect::TraceVerdictUnverified => {
-                f.write_str("the claimed gate verdict could not be re-run")
-            }
-            AnchorDefect::JoinEvidenceDisagrees => f.write_str(
-                "re-running the join on the document's registry and event file does not reproduce it",
-            ),
-            AnchorDefect::JoinPatchFilesDisagree { why } => write!(
-                f,
-                "the join document's runtime is patched, and the anchor's `source_files` are not the patch files its capture recorded: {why}"
-            ),
-            AnchorDefect::JoinEventsRecordNoRuntime => f.write_str(
-                "the join document's events record no runtime identity (JSON Lines, or a capture header without `meta.runtime`): only its registry names the runtime, so it anchors nothing",
-            ),
-            AnchorDefect::DocsPageIsNotATrace => {
-                f.write_str("a documentation page cannot anchor run-time (trace-scoped) evidence")
-            }
-            AnchorDefect::JoinEvidenceInsufficient => f.write_str(
-                "the anchored join evidence does not hold: a precondition unmet, an unsequenced stream, or no unambiguous materialized claim",
-            ),
-            AnchorDefect::JoinDocumentWrongDepth { recorded } => write!(
-                f,
-                "the join document records depth {recorded}; it cannot anchor evidence at another depth"
-            ),
-            AnchorDefect::EvidenceOfAnotherRuntime => f.write_str(
-                "the evidence records another runtime than this descriptor's `runtime.identity` (or none, or one that cannot be decoded): it must record exactly the same kinds, versions and patches",
-            ),
-            AnchorDefect::JoinDocumentDoesNotWitness => f.write_str(
-                "a join document does not witness this (catalog `join_documents`: telemetry obligations and the preconditions that held)",
-            ),
-            AnchorDefect::RoutingEvidenceDisagrees => f.write_str(
-                "re-running the routing gate on the document's trace and registry does not reproduce it",
-            ),
-            AnchorDefect::RoutingEvidenceInsufficient => f.write_str(
-                "the anchored routing gate document does not hold: a routing_hook precondition failed for some claim",
-            ),
-            AnchorDefect::RoutingDocumentWrongDepth { recorded } => write!(
-                f,
-                "the routing gate document records depth {recorded}; it cannot anchor evidence at another depth"
-            ),
-            AnchorDefect::ScopeBeyondAnchor { most } => write!(
-                f,
-                "this anchor can show at most `{most}` scope: a docs page is documentation, a public source file that is not a published trace or result is source inspection"
-            ),
-            AnchorDefect::RoutingDocumentDoesNotWitness => f.write_str(
-                "a routing gate document does not witness this (only routing_hook obligations every claim passed, and the preconditions that held)",
-            ),
-        }
-    }
 }
 
 /// Top-level directories holding kvlower's own inputs and outputs: a file

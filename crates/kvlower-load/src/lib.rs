@@ -380,10 +380,7 @@ pub fn descriptor_files(root: &Path) -> Result<(Vec<String>, Vec<Finding>), Box<
             _ => findings.push(
                 Finding::new(
                     Code::InvalidFileName,
-                    format!(
-                        "{CAPABILITIES_DIR}/{}",
-                        diagnostic::excerpt(&lossy, diagnostic::VALUE_MAX_CHARS)
-                    ),
+                    format!("{CAPABILITIES_DIR}/{}", cut(&lossy)),
                     "the file name is not UTF-8 or contains control characters; the descriptor is not read",
                 )
                 .with_hint("rename the file (letters, digits, `-`, `_`, `.`)"),
@@ -393,6 +390,18 @@ pub fn descriptor_files(root: &Path) -> Result<(Vec<String>, Vec<Finding>), Box<
     files.sort();
     findings.sort();
     Ok((files, findings))
+}
+
+/// A refused file name as its finding names it: the real characters, cut to
+/// [`diagnostic::VALUE_MAX_CHARS`] but not escaped, because each renderer escapes a
+/// file for its own reader (a terminal's `\n`, GitHub's `%0A`, SARIF's percent
+/// encoding, a JSON string's `\n`); escaped here, GitHub showed a backslash-n and
+/// JSON a name that is not the file's (docs/output.md, "GitHub annotations").
+fn cut(name: &str) -> String {
+    match name.char_indices().nth(diagnostic::VALUE_MAX_CHARS) {
+        Some((at, _)) => format!("{}…", &name[..at]),
+        None => name.to_string(),
+    }
 }
 
 /// Reads a UTF-8 text file, reporting refused (see [`kvlower_fs`]),

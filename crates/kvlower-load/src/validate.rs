@@ -33,13 +33,13 @@ pub(crate) fn descriptor(
             if placeholder && defect == AnchorDefect::OwnFile {
                 continue;
             }
-            let Some(code) = finding_code(&defect, supported) else {
+            let Some(code) = defect.code(supported) else {
                 continue;
             };
             let mut diag = Finding::new(code, file, defect.to_string())
                 .at_path(path.clone())
                 .located_in(src);
-            let hint = hint(&defect, a);
+            let hint = defect.hint(a);
             if !hint.is_empty() {
                 diag = diag.with_hint(hint);
             }
@@ -140,102 +140,6 @@ pub(crate) fn descriptor(
         }
     }
     out.extend(anchor_findings);
-}
-
-/// Which anchor defects are findings. Defects that only say the evidence does
-/// not count *for this use* (a failing verdict, a gate or join document that
-/// does not witness the obligation, trace flags) are judged, not reported:
-/// an honest `missing` item may rest on a failing trace.
-fn finding_code(defect: &AnchorDefect, supported: bool) -> Option<Code> {
-    match defect {
-        AnchorDefect::NoKind
-        | AnchorDefect::MissingField(_)
-        | AnchorDefect::FieldNotForKind(_)
-        | AnchorDefect::ControlCharacter(_)
-        | AnchorDefect::NotACommit
-        | AnchorDefect::NotOwnerName
-        | AnchorDefect::NotAUrl
-        | AnchorDefect::NotADate
-        | AnchorDefect::DateInFuture
-        | AnchorDefect::UnknownPaperSection
-        | AnchorDefect::NoNote
-        | AnchorDefect::PathNotRelative
-        | AnchorDefect::VerdictNeedsRepoFile => Some(Code::AnchorIncomplete),
-        AnchorDefect::Placeholder => Some(Code::AnchorPlaceholder),
-        AnchorDefect::OwnFile => Some(Code::AnchorSelfReference),
-        AnchorDefect::RepoFileMissing => Some(Code::AnchorFileMissing),
-        AnchorDefect::RepoFileRefused => Some(Code::AnchorRefused),
-        // Mis-scoped whatever the item claims: another runtime's run is no evidence here.
-        AnchorDefect::EvidenceOfAnotherRuntime => Some(Code::AnchorOtherRuntime),
-        // Events recording no runtime are evidence of none: like a trace without a header.
-        AnchorDefect::JoinEventsRecordNoRuntime => Some(Code::AnchorOtherRuntime),
-        // A self-declared scope is refused whatever the status: the anchor bounds it.
-        AnchorDefect::ScopeBeyondAnchor { .. } => Some(Code::AnchorScopeBeyondKind),
-        // Only for `supported` evidence: a `missing` or `partial` item may
-        // honestly rest on a file nothing re-runs.
-        AnchorDefect::NotReRunnable => supported.then_some(Code::AnchorNotRerunnable),
-        AnchorDefect::TraceVerdictDisagrees
-        | AnchorDefect::TraceVerdictUnverified
-        | AnchorDefect::JoinEvidenceDisagrees
-        | AnchorDefect::JoinPatchFilesDisagree { .. }
-        | AnchorDefect::JoinEvidenceInsufficient
-        | AnchorDefect::RoutingEvidenceDisagrees
-        | AnchorDefect::RoutingEvidenceInsufficient
-        | AnchorDefect::CampaignDoesNotHold { .. } => Some(Code::AnchorVerdictDisagrees),
-        AnchorDefect::TraceOrderNotPreserved
-        | AnchorDefect::TraceClaimScopeNotPreserved
-        | AnchorDefect::DocsPageIsNotATrace
-        | AnchorDefect::VerdictIsAFailure
-        | AnchorDefect::GateDoesNotWitness { .. }
-        | AnchorDefect::JoinDocumentWrongDepth { .. }
-        | AnchorDefect::JoinDocumentDoesNotWitness
-        | AnchorDefect::RoutingDocumentWrongDepth { .. }
-        | AnchorDefect::RoutingDocumentDoesNotWitness
-        | AnchorDefect::CampaignDoesNotWitness => None,
-    }
-}
-
-fn hint(defect: &AnchorDefect, a: &Anchor) -> String {
-    let path = a.path.as_deref().unwrap_or("");
-    match defect {
-        AnchorDefect::NoKind => "set `kind` to paper, public_source, docs_page or repo_file".into(),
-        AnchorDefect::MissingField(_) => "paper needs `section`; public_source needs `repository`, `commit`, `path`; docs_page needs `url`, `retrieved`; repo_file needs `path` (a field of only invisible characters is blank)".into(),
-        AnchorDefect::FieldNotForKind(_) => "paper: section, path; public_source: repository, commit, path; docs_page: url, retrieved, section; repo_file: path, verdict".into(),
-        AnchorDefect::ControlCharacter(_) => "remove the control character (newline, tab, escape) from the field".into(),
-        AnchorDefect::NotACommit => "use the full or abbreviated hexadecimal commit id".into(),
-        AnchorDefect::NotOwnerName => "write the repository as `owner/name` (e.g. vllm-project/vllm), not a URL".into(),
-        AnchorDefect::NotAUrl => "write the full URL with its scheme (https://...)".into(),
-        AnchorDefect::NotADate | AnchorDefect::DateInFuture => "write the date the page was read, as YYYY-MM-DD".into(),
-        AnchorDefect::NoNote => "say in `note` what the anchored source shows".into(),
-        AnchorDefect::UnknownPaperSection => "cite the paper's section or table, e.g. `§6.1` or `§9 Table 9`".into(),
-        AnchorDefect::Placeholder => "replace the placeholder with the source that shows this, or delete the item".into(),
-        AnchorDefect::PathNotRelative => "write the path relative to the repository (or artifact) root".into(),
-        AnchorDefect::RepoFileMissing => format!("`{path}` does not exist: commit the file, or anchor to the public source or paper section instead"),
-        AnchorDefect::RepoFileRefused => format!("`{path}` must be a regular file inside the repository (after following links), within the size cap"),
-        AnchorDefect::OwnFile => "anchor to the trace, join document or public source that shows the obligation".into(),
-        AnchorDefect::EvidenceOfAnotherRuntime => format!("`{path}` records another runtime identity (or none): anchor this runtime's own evidence; `runtime.identity` must list exactly the kinds, versions and patches the evidence records"),
-        AnchorDefect::JoinEventsRecordNoRuntime => format!("re-capture the events behind `{path}` with `kvlower capture --meta runtime=\"NAME VERSION[ + NAME VERSION]...\"` (docs/capture-format.md) and regenerate the join document"),
-        AnchorDefect::ScopeBeyondAnchor { most } => format!("set `scope: {most}`, or anchor a committed trace with a verdict, a join or routing document, the paper's section, or a published result file"),
-        AnchorDefect::NotReRunnable => format!("add `verdict: {{claim_id: ..., gate: ..., pass: true}}` if `{path}` is a trace (check re-runs `kvlower gate`), or anchor a `kvlower join --output json` or `kvlower route --format json` document"),
-        AnchorDefect::VerdictNeedsRepoFile => "a verdict can only be re-checked on a trace committed here".into(),
-        AnchorDefect::TraceVerdictDisagrees | AnchorDefect::TraceVerdictUnverified => format!("run `kvlower gate {path}` to see what the trace supports, and fix the verdict or the trace"),
-        AnchorDefect::JoinEvidenceDisagrees => "regenerate it with `kvlower join --output json` from the repository root and commit it".into(),
-        AnchorDefect::JoinPatchFilesDisagree { .. } => format!("name in the anchor's `source_files` exactly the repository files of the patch the capture behind `{path}` ran (its header's `*patch_file_sha256` digests), unchanged since the capture"),
-        AnchorDefect::JoinEvidenceInsufficient => "anchor only a join whose preconditions all hold, whose stream is sequenced, and with a materialized claim".into(),
-        AnchorDefect::RoutingEvidenceDisagrees => "regenerate it with `kvlower route --trace T --format json` from the repository root and commit it".into(),
-        AnchorDefect::RoutingEvidenceInsufficient => "anchor only a routing gate document whose routing_hook preconditions held for every claim".into(),
-        AnchorDefect::TraceOrderNotPreserved
-        | AnchorDefect::TraceClaimScopeNotPreserved
-        | AnchorDefect::DocsPageIsNotATrace
-        | AnchorDefect::VerdictIsAFailure
-        | AnchorDefect::GateDoesNotWitness { .. }
-        | AnchorDefect::JoinDocumentWrongDepth { .. }
-        | AnchorDefect::JoinDocumentDoesNotWitness
-        | AnchorDefect::RoutingDocumentWrongDepth { .. }
-        | AnchorDefect::RoutingDocumentDoesNotWitness
-        | AnchorDefect::CampaignDoesNotWitness => String::new(),
-        AnchorDefect::CampaignDoesNotHold { .. } => format!("run `kvlower gate --campaign {path}`: every trace must be well formed, start with the document's runtime header and source digest, meet its scenario's expectations and agree with the engine truth (docs/conformance.md)"),
-    }
 }
 
 /// A runtime is named: name and version have a visible character and no

@@ -70,7 +70,9 @@ pub fn markdown_findings(diagnostics: &[Finding]) -> String {
         };
         s.push_str(&format!(
             "| {} | {} | {code} | {} |\n",
-            md_code(&d.file),
+            // A name's line break shown as `\n` (as in human output), not the space a code
+            // span makes of it: the reader must be able to find the file.
+            md_code(&kvlower_codes::text::escape_control(&d.file)),
             line,
             finding
         ));
