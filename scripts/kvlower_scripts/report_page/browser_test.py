@@ -329,7 +329,8 @@ def run(page: Path, matrix: Path, chromium: str, shots: dict[str, Path]) -> Chec
             if r["grade"] != "verified":
                 continue
             open_cell(b, f"{stem(d)}/{m}")
-            got = b.evaluate("(function(){var p=document.querySelector('#panel article.row[data-best=\"true\"] .repro');"
+            got = b.evaluate("(function(){var p=document.querySelector("
+                             "'#panel article.row[data-best=\"true\"] .repro');"
                              "return p?[p.getAttribute('data-rp'),p.textContent]:null;}())")
             want_rp = r["reproduction"]["reproduced"]
             c.check(got is not None and got[0] == want_rp and phrases[want_rp] in got[1],
