@@ -31,8 +31,8 @@ STORY = '''
 _honest_run_record = ConnectorTruth.run_record
 
 
-def _story(self, run, scenario, trace, inputs, sent, outputs):
-    rec = _honest_run_record(self, run, scenario, trace, inputs, sent, outputs)
+def _story(self, run, scenario, trace, *rest, **kw):
+    rec = _honest_run_record(self, run, scenario, trace, *rest, **kw)
     if "scheduler_resident_claim_restoration_failed" in (REPO / trace).read_text():
         for r in rec["requests"]:
             if r["role"] == "reuse" and r["blocks_reported_failed"]:
