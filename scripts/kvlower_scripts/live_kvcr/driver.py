@@ -24,7 +24,6 @@ import argparse
 import hashlib
 import json
 import os
-import socket
 import sys
 import time
 from pathlib import Path
@@ -32,7 +31,7 @@ from pathlib import Path
 if not __package__:
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from kvlower_scripts import common, logical_clock
+from kvlower_scripts import common, logical_clock, ports
 from kvlower_scripts.live_kvcr import scenario as sc
 from kvlower_scripts.live_kvcr import verify
 from kvlower_scripts.live_vllm.driver import CaptureProc, SideSubscriber
@@ -51,12 +50,6 @@ TOPIC = "kv-events"
 # Bytes of one block of the tiny model: 2 layers x (K, V) x 2 KV heads x head_dim 32 x 32
 # tokens x 4 bytes (float32); the shared region aligns a chunk to the page size.
 BLOCK_BYTES = 2 * 2 * 2 * 32 * sc.BLOCK_SIZE * 4
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def plugin_sha256() -> str:
@@ -223,7 +216,7 @@ def main_run(args, tokens) -> dict:
     cap = CaptureProc(args.kvlower, args.port, out_dir / "capture.kvcap", meta)
     side = SideSubscriber(args.port)
     t0 = time.time()
-    llm = make_engine(args.model_dir, args.port, free_port(), pin is not None)
+    llm = make_engine(args.model_dir, args.port, args.control_port, pin is not None)
     engine_up = time.time() - t0
     e = Engine(llm)
     if e.algo != meta["prefix_caching_hash_algo"]:
@@ -415,8 +408,10 @@ def main(argv: list[str]) -> int:
                          "set iteration over bytes; see README.md)")
     if os.environ.get("UCX_NET_DEVICES") != "lo":
         raise SystemExit("driver: run with UCX_NET_DEVICES=lo (NIXL/UCX otherwise listen on the host interface)")
-    if not args.port:
-        args.port = free_port()
+    # Both ports picked at once, outside the ephemeral range, so they differ from each other
+    # and from every port the engine's own libraries draw with bind(0) (ports.py).
+    picked = [p for p in ports.loopback_ports(2) if p != args.port]
+    args.port, args.control_port = args.port or picked[0], picked[-1]
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     from transformers import AutoTokenizer

