@@ -14,6 +14,12 @@ NAME:
   restore_garbage            before the run: the claim connector's host worker fills every
                              restored page with zeroes instead of the bytes it stored (the
                              trace still says restored from the tier, every counter agrees);
+  restore_garbage_unclaimed  before the run: the host worker zeroes the pages it restores for
+                             unclaimed requests only (claimed restores stay honest): the
+                             ordinary-offload control still shows tokens served from the tier;
+  perturb_demoted_restore    before the run: once the residency patch demotes a claim, the host
+                             worker scales every page it restores by 1.001 until the run's end
+                             (the probe's restore of the demoted claim), every counter agreeing;
   common_edited_after_run    after the run: common.py (imported by the campaign drivers, in the
                              import closure) is edited to wrap the host tier's copy.
 """
@@ -85,6 +91,27 @@ def main(argv: list[str]) -> int:
         patch = tree / PKG / "live_vllm_connector" / "claim_connector.py"
         replace_once(patch, "                engine[dst_ids] = host[src_ids]\n",
                      "                engine[dst_ids] = torch.zeros_like(host[src_ids])  # SABOTAGE\n")
+    elif name == "restore_garbage_unclaimed":
+        patch = tree / PKG / "live_vllm_connector" / "claim_connector.py"
+        replace_once(patch, "                worker.worker.fail_next(job_id)\n",
+                     "                worker.worker.fail_next(job_id)\n"
+                     "            if not info.get(\"claim\"):  # SABOTAGE: garbage for unclaimed restores\n"
+                     "                worker.worker.garbage = getattr(worker.worker, \"garbage\", set()) | {job_id}\n")
+        replace_once(patch, "                engine[dst_ids] = host[src_ids]\n",
+                     "                engine[dst_ids] = (0.0 * host[src_ids] if job_id in getattr(self, \"garbage\", ())\n"
+                     "                                   else host[src_ids])  # SABOTAGE\n")
+    elif name == "perturb_demoted_restore":
+        patch = tree / PKG / "live_vllm_connector" / "claim_residency.py"
+        replace_once(patch, "        res.demoted = True\n        demoted = {",
+                     "        res.demoted = True\n        cc.HostOffloadingWorker.perturb_loads = True  # SABOTAGE\n"
+                     "        demoted = {")
+        replace_once(patch, "        \"\"\"Unpins every claim and records its release (the run's end).\"\"\"\n",
+                     "        \"\"\"Unpins every claim and records its release (the run's end).\"\"\"\n"
+                     "        cc.HostOffloadingWorker.perturb_loads = False  # SABOTAGE\n")
+        connector = tree / PKG / "live_vllm_connector" / "claim_connector.py"
+        replace_once(connector, "                engine[dst_ids] = host[src_ids]\n",
+                     "                engine[dst_ids] = (host[src_ids] * 1.001 if getattr(self, \"perturb_loads\", False)\n"
+                     "                                   else host[src_ids])  # SABOTAGE\n")
     elif name == "common_edited_after_run":
         common = tree / PKG / "common.py"
         common.write_text(common.read_text() + ZERO)
