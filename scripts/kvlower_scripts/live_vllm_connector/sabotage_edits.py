@@ -18,7 +18,7 @@ NAME:
                              unclaimed requests only (claimed restores stay honest): the
                              ordinary-offload control still shows tokens served from the tier;
   perturb_demoted_restore    before the run: once the residency patch demotes a claim, the host
-                             worker scales every page it restores by 1.001 until the run's end
+                             worker flips the low bit of every byte it restores until the run's end
                              (the probe's restore of the demoted claim), every counter agreeing;
   common_edited_after_run    after the run: common.py (imported by the campaign drivers, in the
                              import closure) is edited to wrap the host tier's copy.
@@ -98,7 +98,7 @@ def main(argv: list[str]) -> int:
                      "            if not info.get(\"claim\"):  # SABOTAGE: garbage for unclaimed restores\n"
                      "                worker.worker.garbage = getattr(worker.worker, \"garbage\", set()) | {job_id}\n")
         replace_once(patch, "                engine[dst_ids] = host[src_ids]\n",
-                     "                engine[dst_ids] = (0.0 * host[src_ids] if job_id in getattr(self, \"garbage\", ())\n"
+                     "                engine[dst_ids] = (torch.zeros_like(host[src_ids]) if job_id in getattr(self, \"garbage\", ())\n"
                      "                                   else host[src_ids])  # SABOTAGE\n")
     elif name == "perturb_demoted_restore":
         patch = tree / PKG / "live_vllm_connector" / "claim_residency.py"
@@ -110,7 +110,7 @@ def main(argv: list[str]) -> int:
                      "        cc.HostOffloadingWorker.perturb_loads = False  # SABOTAGE\n")
         connector = tree / PKG / "live_vllm_connector" / "claim_connector.py"
         replace_once(connector, "                engine[dst_ids] = host[src_ids]\n",
-                     "                engine[dst_ids] = (host[src_ids] * 1.001 if getattr(self, \"perturb_loads\", False)\n"
+                     "                engine[dst_ids] = (host[src_ids] ^ 1 if getattr(self, \"perturb_loads\", False)\n"
                      "                                   else host[src_ids])  # SABOTAGE\n")
     elif name == "common_edited_after_run":
         common = tree / PKG / "common.py"
