@@ -14,8 +14,9 @@ NAME:
   restore_garbage            before the run: the claim connector's host worker fills every
                              restored page with zeroes instead of the bytes it stored (the
                              trace still says restored from the tier, every counter agrees);
-  restore_garbage_unclaimed  before the run: the host worker zeroes the pages it restores for
-                             unclaimed requests only (claimed restores stay honest): the
+  restore_garbage_unclaimed  before the run: the connector driver wraps the patch so that the
+                             pages restored for unclaimed requests only are zeroed after the
+                             copy (claimed restores stay honest): the
                              ordinary-offload control still shows tokens served from the tier;
   perturb_demoted_restore    before the run: once the residency patch demotes a claim, the host
                              worker flips the low bit of every byte it restores until the run's end
@@ -68,6 +69,34 @@ def _zero_restores() -> None:
 '''
 
 
+GARBAGE_UNCLAIMED = '''
+
+# SABOTAGE (issue 43 item 4, A): every restore of an unclaimed request is zeroed after the copy.
+def _garbage_for_unclaimed() -> None:
+    import torch
+
+    from kvlower_scripts.live_vllm_connector import claim_connector as cc
+
+    inner = cc.ClaimOffloadingConnector.start_load_kv
+
+    def start_load_kv(self, forward_context, **kwargs):
+        meta = self._connector_metadata
+        unclaimed = [j for j in meta.load_jobs if not self._worker_jobs.get(j, {}).get("claim")]
+        inner(self, forward_context, **kwargs)
+        for j in unclaimed:
+            if j in self._failures:
+                continue
+            ids = torch.from_numpy(meta.load_jobs[j].dst_spec.block_ids.astype("int64"))
+            for t in self.connector_worker.worker._engine:
+                t[ids] = torch.zeros_like(t[ids])
+
+    cc.ClaimOffloadingConnector.start_load_kv = start_load_kv
+
+
+_garbage_for_unclaimed()
+'''
+
+
 def replace_once(path: Path, old: str, new: str) -> None:
     text = path.read_text()
     if text.count(old) != 1:
@@ -92,14 +121,10 @@ def main(argv: list[str]) -> int:
         replace_once(patch, "                engine[dst_ids] = host[src_ids]\n",
                      "                engine[dst_ids] = torch.zeros_like(host[src_ids])  # SABOTAGE\n")
     elif name == "restore_garbage_unclaimed":
-        patch = tree / PKG / "live_vllm_connector" / "claim_connector.py"
-        replace_once(patch, "                worker.worker.fail_next(job_id)\n",
-                     "                worker.worker.fail_next(job_id)\n"
-                     "            if not info.get(\"claim\"):  # SABOTAGE: garbage for unclaimed restores\n"
-                     "                worker.worker.garbage = getattr(worker.worker, \"garbage\", set()) | {job_id}\n")
-        replace_once(patch, "                engine[dst_ids] = host[src_ids]\n",
-                     "                engine[dst_ids] = (torch.zeros_like(host[src_ids]) if job_id in getattr(self, \"garbage\", ())\n"
-                     "                                   else host[src_ids])  # SABOTAGE\n")
+        # In the connector's driver (campaign.py), which only the connector campaign loads: an
+        # edit of claim_connector.py would also stale the residency campaign, which loads it.
+        driver = tree / PKG / "live_vllm_connector" / "campaign.py"
+        driver.write_text(driver.read_text() + GARBAGE_UNCLAIMED)
     elif name == "perturb_demoted_restore":
         patch = tree / PKG / "live_vllm_connector" / "claim_residency.py"
         replace_once(patch, "        res.demoted = True\n        demoted = {",
