@@ -124,7 +124,7 @@ def main(argv: list[str]) -> int:
         # In the connector's driver (campaign.py), which only the connector campaign loads: an
         # edit of claim_connector.py would also stale the residency campaign, which loads it.
         driver = tree / PKG / "live_vllm_connector" / "campaign.py"
-        driver.write_text(driver.read_text() + GARBAGE_UNCLAIMED)
+        replace_once(driver, '\n\nif __name__ == "__main__":', GARBAGE_UNCLAIMED + '\n\nif __name__ == "__main__":')
     elif name == "perturb_demoted_restore":
         patch = tree / PKG / "live_vllm_connector" / "claim_residency.py"
         replace_once(patch, "        res.demoted = True\n        demoted = {",
