@@ -193,28 +193,34 @@ fn reuse_of<'a>(truth: &'a mut Value, run: &str) -> &'a mut Value {
 /// campaign hold before the rule.
 #[test]
 fn a_restore_whose_content_or_output_differs_from_what_was_stored_is_refused() {
+    // Such a run is no `served_from_tier` either (docs/conformance.md, "Control outcomes"):
+    // its recorded outcome follows the facts, so that the rule of the gate is what refuses.
+    fn unrestored<'a>(t: &'a mut Value, run: &str) -> &'a mut Value {
+        run_of(t, run)["engine_outcome"] = json!("served_without_tier");
+        reuse_of(t, run)
+    }
     refused(
         CONNECTOR,
         |t| {
-            let r = reuse_of(t, "success-01");
+            let r = unrestored(t, "success-01");
             r["kv_blocks_restored"][1] = json!("0".repeat(64));
         },
         "the restored KV is not the stored KV",
     );
     refused(
         CONNECTOR,
-        |t| reuse_of(t, "success-02")["kv_blocks_restored"] = Value::Null,
+        |t| unrestored(t, "success-02")["kv_blocks_restored"] = Value::Null,
         "no digest of the claim's 4 blocks after the restore",
     );
     refused(
         CONNECTOR,
-        |t| reuse_of(t, "success-03")["reference"] = Value::Null,
+        |t| unrestored(t, "success-03")["reference"] = Value::Null,
         "no no-reuse reference run",
     );
     refused(
         CONNECTOR,
         |t| {
-            let r = reuse_of(t, "success-04");
+            let r = unrestored(t, "success-04");
             r["reference"]["prefills"][0]["local"] = json!(128);
         },
         "it is no no-reuse reference",
@@ -222,7 +228,7 @@ fn a_restore_whose_content_or_output_differs_from_what_was_stored_is_refused() {
     refused(
         CONNECTOR,
         |t| {
-            let r = reuse_of(t, "success-05");
+            let r = unrestored(t, "success-05");
             let lp = r["output"]["logprobs"][0].as_f64().expect("a logprob");
             r["output"]["logprobs"][0] = json!(lp + 0.022);
         },
@@ -231,7 +237,7 @@ fn a_restore_whose_content_or_output_differs_from_what_was_stored_is_refused() {
     refused(
         CONNECTOR,
         |t| {
-            let r = reuse_of(t, "success-06");
+            let r = unrestored(t, "success-06");
             r["kv_blocks_restored"][0] = json!("not a digest");
         },
         "not a SHA-256",

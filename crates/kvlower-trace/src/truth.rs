@@ -17,6 +17,7 @@ use crate::TraceComponent;
 use crate::names::TraceGate;
 
 mod consistency;
+mod demotion;
 mod firings;
 mod outcome;
 mod restore;
@@ -155,6 +156,15 @@ struct ResidencyRequest {
     aborted_by_campaign: bool,
     num_cached_tokens: Option<u64>,
     prefills: Vec<Prefill>,
+    /// The claim's footprint blocks this request's load jobs restored, digested as
+    /// `kv_blocks_restored` of connector runs, paired by block hash (null: none).
+    #[serde(default)]
+    kv_blocks_restored: Option<Vec<Option<String>>>,
+    #[serde(default)]
+    output: Option<restore::Output>,
+    /// A no-reuse reference of the probe (null: none).
+    #[serde(default)]
+    reference: Option<restore::Reference>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -169,6 +179,9 @@ struct Step {
 #[derive(Debug, Clone, Deserialize)]
 struct ClaimBlocks {
     per_step: Vec<Step>,
+    /// Each footprint block's digest when last stored to the host tier (null: never).
+    #[serde(default)]
+    kv_stored: Option<Vec<Option<String>>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -293,7 +306,7 @@ pub fn read_truth(bytes: &[u8]) -> Result<TruthDocument, String> {
                     .ok_or("the connector truth has no engine.claim_prefix_tokens > 0")?;
                 let run: ConnectorRun = serde_json::from_value(value)
                     .map_err(|e| format!("truth run `{}` is malformed: {e}", keys.run))?;
-                outcome = outcome::connector_outcome(&run, prefix);
+                outcome = outcome::connector_outcome(&run, prefix, raw.engine.block_size);
                 firings::bind_firings(&run)
                     .map_err(|why| format!("truth run `{}`: {why}", keys.run))?;
                 // The target the run configured its injector with: the run's too (its
@@ -438,7 +451,7 @@ fn connector_expected(run: &ConnectorRun, prefix: u64, block_size: u64) -> Resul
         let served = is_served(finish) && r.external_tokens_served >= prefix;
         // Served from the tier counts only with the content restored as stored and the
         // output of a no-reuse reference (issue 43 item 4).
-        let content = restore::restored_as_stored(run, claim, r, blocks);
+        let content = restore::restored_as_stored(run, Some(claim), r, blocks);
         gates.insert(
             Obs,
             Expected {
@@ -543,6 +556,7 @@ fn residency_expected(run: &ResidencyRun, block_size: u64) -> Result<Derived, St
         }
     }
     residency_consistent(run, block_size)?;
+    demotion::shape_problem(run)?;
     let claim_requests: Vec<&ResidencyRequest> =
         run.requests.iter().filter(|r| r.role == "claim").collect();
     let [claim_request] = claim_requests.as_slice() else {
@@ -628,11 +642,18 @@ fn residency_expected(run: &ResidencyRun, block_size: u64) -> Result<Derived, St
         && host_at_unprotected == Some(f)
         && host_at_loss == Some(f)
         && probe.is_some_and(|p| served(p) && p.external_tokens_served >= tokens);
+    // ... and only with the content restored as stored and the reference's output.
+    let content = demotion::restored_as_stored(run, probe);
     let dem_fact = format!(
-        "{inputs}, demote {}; {state}; the host tier held {host_at_unprotected:?} blocks before the claim's blocks became evictable and {host_at_loss:?} before the loss (needs {f}); the probe loaded {:?} tokens from the host tier (needs {tokens})",
+        "{inputs}, demote {}; {state}; the host tier held {host_at_unprotected:?} blocks before the claim's blocks became evictable and {host_at_loss:?} before the loss (needs {f}); the probe loaded {:?} tokens from the host tier (needs {tokens}); {}",
         run.patch_controls.demote,
-        probe.map(|p| p.external_tokens_served)
+        probe.map(|p| p.external_tokens_served),
+        content.as_ref().err().map_or(
+            "the restored KV equals the stored KV and the output the no-reuse reference's",
+            String::as_str
+        )
     );
+    let dem = dem && content.is_ok();
 
     let duration = run.claim_input.duration_steps.filter(|&d| d > 0);
     let boundary = duration

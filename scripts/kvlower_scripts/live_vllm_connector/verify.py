@@ -80,7 +80,8 @@ def restored_as_stored(run: dict, claim: str, reuse: dict, prefix_tokens: int, b
         return False
     no_reuse = ref["num_cached_tokens"] == 0 and ref["prefills"] and all(
         p["local"] == 0 and p["external"] == 0 for p in ref["prefills"])
-    return bool(no_reuse) and out["token_ids"] == ref["token_ids"] and out["logprobs"] == ref["logprobs"]
+    bits = [float(x).hex() for x in out["logprobs"]] == [float(x).hex() for x in ref["logprobs"]]
+    return bool(no_reuse) and out["token_ids"] == ref["token_ids"] and bits
 
 
 def expected_from_truth(run: dict, prefix_tokens: int, block_size: int) -> tuple[dict, list[str]]:
@@ -122,7 +123,7 @@ def expected_from_truth(run: dict, prefix_tokens: int, block_size: int) -> tuple
     return exp, problems
 
 
-def scenario_problems(run: dict, exp: dict) -> list[str]:
+def scenario_problems(run: dict, exp: dict, prefix_tokens: int, block_size: int) -> list[str]:
     """The truth must show what the scenario set out to produce (else the run proves nothing)."""
     s, name = run["scenario"], run["run"]
     out = []
@@ -149,6 +150,10 @@ def scenario_problems(run: dict, exp: dict) -> list[str]:
     elif s == "ordinary_offload_without_claim":
         need(not errored and all(r["claim_id"] is None for r in reqs)
              and any(r["external_tokens_served"] > 0 for r in reqs), "no unclaimed offload reuse")
+        # the control's outcome is served_from_tier: the unclaimed reuse restored what its
+        # resident request stored, with its no-reuse reference's output
+        need(all(restored_as_stored(run, None, r, prefix_tokens, block_size) for r in reqs if r["role"] == "reuse"),
+             "the unclaimed reuse did not restore what was stored, or its output differs from the reference")
     elif s == "no_offload_event":
         need(not errored and all(r["external_tokens_served"] == 0 for r in reqs)
              and not run["engine_transfers"], "something was offloaded or loaded")
@@ -176,7 +181,7 @@ def main(argv: list[str]) -> int:
         name = Path(run["trace"]).name
         exp, p = expected_from_truth(run, prefix_tokens, truth["engine"]["block_size"])
         problems += p
-        problems += scenario_problems(run, exp)
+        problems += scenario_problems(run, exp, prefix_tokens, truth["engine"]["block_size"])
         verdicts = by_trace.get(name, [])
         control = SCENARIOS[run["scenario"]]["control"]
         got_claims = {}

@@ -15,7 +15,7 @@ pub(crate) const JUDGING_CODE_SOURCE: &str =
 pub const JUDGING_CODE: [(&str, &str); 2] = [
     (
         "scripts/kvlower_scripts/live_vllm_connector/engine_truth.py",
-        "5573b2f6c81b76581bc0e4a52ff4954b8c84daf2fc986d5ea43159c41cb83f14",
+        "0af1b1c3422d8e4fc5561302167653b5f457f4198daaa2dee466517e90442a34",
     ),
     (
         "scripts/kvlower_scripts/live_llama_cpp/recorder.py",

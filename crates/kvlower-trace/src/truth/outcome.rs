@@ -15,9 +15,14 @@ fn refused(r: &ResidencyRequest) -> bool {
 
 /// A connector run, from its reuse requests: `failed_closed` (one finished `error` with
 /// blocks reported failed), `recomputed` (one had blocks reported failed and was served),
-/// `served_from_tier` (every one served with the claimed prefix from the tier), else
-/// `served_without_tier`.
-pub(super) fn connector_outcome(run: &ConnectorRun, prefix: u64) -> &'static str {
+/// `served_from_tier` (every one served with the claimed prefix from the tier, the KV it
+/// restored equal to the KV its resident request of the same claim, or of no claim, stored,
+/// and its output equal to its no-reuse reference's), else `served_without_tier`. The
+/// content counts because the control `ordinary_offload_without_claim` must show
+/// `served_from_tier`: a patch restoring garbage for unclaimed offload served nothing from
+/// the tier.
+pub(super) fn connector_outcome(run: &ConnectorRun, prefix: u64, block_size: u64) -> &'static str {
+    let blocks = usize::try_from(prefix.div_ceil(block_size.max(1))).unwrap_or(usize::MAX);
     let reuse: Vec<_> = run.requests.iter().filter(|r| r.role == "reuse").collect();
     let served = |r: &&super::ConnectorRequest| {
         is_served(r.finish_reason.as_deref()) && r.finish_reason == r.engine_finish_reason
@@ -37,9 +42,11 @@ pub(super) fn connector_outcome(run: &ConnectorRun, prefix: u64) -> &'static str
     {
         "recomputed"
     } else if !reuse.is_empty()
-        && reuse
-            .iter()
-            .all(|r| served(r) && r.external_tokens_served >= prefix)
+        && reuse.iter().all(|r| {
+            served(r)
+                && r.external_tokens_served >= prefix
+                && super::restore::restored_as_stored(run, r.claim_id.as_deref(), r, blocks).is_ok()
+        })
     {
         "served_from_tier"
     } else {

@@ -32,13 +32,14 @@ pub(super) struct Reference {
     prefills: Vec<Prefill>,
 }
 
-fn is_digest(d: &str) -> bool {
+pub(super) fn is_digest(d: &str) -> bool {
     d.len() == 64 && d.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 /// The shape the rule needs, refused when broken (malformed truth, the campaign does not
 /// hold): every block digest 64 lowercase hex, one log-probability per token.
 pub(super) fn shape_problem(r: &ConnectorRequest) -> Result<(), String> {
+    outputs_shape_problem(&r.request, r.output.as_ref(), r.reference.as_ref())?;
     for (what, list) in [
         ("kv_blocks_stored", &r.kv_blocks_stored),
         ("kv_blocks_restored", &r.kv_blocks_restored),
@@ -50,37 +51,50 @@ pub(super) fn shape_problem(r: &ConnectorRequest) -> Result<(), String> {
             ));
         }
     }
+    Ok(())
+}
+
+/// An output's and a reference's token ids and log-probabilities must pair up one to one.
+pub(super) fn outputs_shape_problem(
+    request: &str,
+    output: Option<&Output>,
+    reference: Option<&Reference>,
+) -> Result<(), String> {
     let outputs = [
-        r.output.as_ref().map(|o| (&o.token_ids, &o.logprobs)),
-        r.reference.as_ref().map(|o| (&o.token_ids, &o.logprobs)),
+        output.map(|o| (&o.token_ids, &o.logprobs)),
+        reference.map(|o| (&o.token_ids, &o.logprobs)),
     ];
     if outputs.iter().flatten().any(|(t, l)| t.len() != l.len()) {
         return Err(format!(
-            "request `{}`: an output's token ids and log-probabilities differ in number",
-            r.request
+            "request `{request}`: an output's token ids and log-probabilities differ in number"
         ));
     }
     Ok(())
 }
 
-/// Whether claim `claim`'s reuse `reuse` restored what was stored and produced the reference
+/// Whether the reuse `reuse` of claim `claim` (`None`: an unclaimed reuse, paired with the
+/// run's one unclaimed resident request) restored what was stored and produced the reference
 /// output: `Ok(())`, or `Err(the fact that is missing)`. `blocks` is the number of blocks the
-/// claimed prefix spans.
+/// claimed prefix spans. An unclaimed reuse is held to the same rule because the control
+/// `ordinary_offload_without_claim` counts only when its outcome is `served_from_tier`:
+/// garbage restored for unclaimed offload is no served-from-tier run (docs/conformance.md,
+/// "Control outcomes").
 pub(super) fn restored_as_stored(
     run: &ConnectorRun,
-    claim: &str,
+    claim: Option<&str>,
     reuse: &ConnectorRequest,
     blocks: usize,
 ) -> Result<(), String> {
     let residents: Vec<&ConnectorRequest> = run
         .requests
         .iter()
-        .filter(|r| r.claim_id.as_deref() == Some(claim) && r.role == "resident")
+        .filter(|r| r.claim_id.as_deref() == claim && r.role == "resident")
         .collect();
     let [resident] = residents.as_slice() else {
         return Err(format!(
-            "{} resident requests carry the claim (not one): no stored KV to compare",
-            residents.len()
+            "{} resident requests carry {} (not one): no stored KV to compare",
+            residents.len(),
+            claim.map_or("no claim".to_owned(), |c| format!("the claim `{c}`"))
         ));
     };
     let stored = resident
@@ -105,15 +119,19 @@ pub(super) fn restored_as_stored(
             stored[i], restored[i]
         ));
     }
-    let output = reuse
-        .output
-        .as_ref()
+    output_as_reference(reuse.output.as_ref(), reuse.reference.as_ref())
+}
+
+/// Whether a reuse's client output equals its no-reuse reference run's exactly (token ids,
+/// and log-probabilities bit for bit), the reference having reused nothing.
+pub(super) fn output_as_reference(
+    output: Option<&Output>,
+    reference: Option<&Reference>,
+) -> Result<(), String> {
+    let output = output
         .filter(|o| !o.token_ids.is_empty())
         .ok_or("the reuse records no output (`output`)")?;
-    let reference = reuse
-        .reference
-        .as_ref()
-        .ok_or("no no-reuse reference run of the request (`reference`)")?;
+    let reference = reference.ok_or("no no-reuse reference run of the request (`reference`)")?;
     let computed_all = reference.num_cached_tokens == Some(0)
         && !reference.prefills.is_empty()
         && reference

@@ -17,3 +17,4 @@ mod fuzz;
 mod gates;
 mod malformed;
 mod pooled;
+mod restore_content;
