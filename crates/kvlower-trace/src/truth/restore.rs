@@ -38,16 +38,17 @@ fn is_digest(d: &str) -> bool {
 
 /// The shape the rule needs, refused when broken (malformed truth, the campaign does not
 /// hold): every block digest 64 lowercase hex, one log-probability per token.
-pub(super) fn shape_problem(r: &ConnectorRequest) -> Result<(), String> {
+pub(super) fn shape_problem(r: &ConnectorRequest) -> Result<(), crate::CampaignProblem> {
     for (what, list) in [
         ("kv_blocks_stored", &r.kv_blocks_stored),
         ("kv_blocks_restored", &r.kv_blocks_restored),
     ] {
         if let Some(bad) = list.iter().flatten().find(|d| !is_digest(d)) {
-            return Err(format!(
-                "request `{}`: `{what}` holds {bad:?}, not a SHA-256 (64 lowercase hex)",
-                r.request
-            ));
+            return Err(crate::CampaignProblem::BlockDigestMalformed {
+                request: r.request.clone(),
+                field: what,
+                value: bad.clone(),
+            });
         }
     }
     let outputs = [
@@ -55,10 +56,9 @@ pub(super) fn shape_problem(r: &ConnectorRequest) -> Result<(), String> {
         r.reference.as_ref().map(|o| (&o.token_ids, &o.logprobs)),
     ];
     if outputs.iter().flatten().any(|(t, l)| t.len() != l.len()) {
-        return Err(format!(
-            "request `{}`: an output's token ids and log-probabilities differ in number",
-            r.request
-        ));
+        return Err(crate::CampaignProblem::OutputLengthsDiffer {
+            request: r.request.clone(),
+        });
     }
     Ok(())
 }
