@@ -198,7 +198,9 @@ impl FsEnvironment {
             Ok(doc) => doc,
             Err(why) => {
                 return kvlower_core::anchoring::CampaignDocumentFacts {
-                    problem: Some(format!("the campaign document is malformed: {why}")),
+                    problem: Some(
+                        kvlower_trace::CampaignProblem::DocumentMalformed { why }.to_string(),
+                    ),
                     ..kvlower_core::anchoring::CampaignDocumentFacts::default()
                 };
             }
@@ -223,7 +225,8 @@ impl FsEnvironment {
                 })
                 .collect(),
             runtime: Some(runtime),
-            problem: outcome.problem,
+            // The message: core names no trace type (kvlower-trace's CampaignProblem).
+            problem: outcome.problem.as_ref().map(ToString::to_string),
             recorder: outcome.recorder,
             source_files: doc
                 .source

@@ -10,17 +10,19 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::TraceReport;
 use crate::truth::TruthRun;
+use crate::{CampaignProblem as P, TraceReport};
 
-/// Why a claim id cannot bind a run to its truth: it is empty or holds a character a reader
-/// cannot see (white space, a control, a format or default-ignorable character:
-/// `kvlower_core::text::BLANK`). The only normalisation is JSON's own string decoding.
-fn claim_id_problem(claim: &str) -> Option<&'static str> {
+/// Why claim id `claim` of run `run` cannot bind the run to its truth: it is empty or holds
+/// a character a reader cannot see (white space, a control, a format or default-ignorable
+/// character: `kvlower_core::text::BLANK`). The only normalisation is JSON's own string
+/// decoding.
+fn claim_id_problem(run: &str, claim: &str) -> Option<P> {
+    let (run, claim) = (run.to_owned(), claim.to_owned());
     if claim.is_empty() {
-        Some("is empty")
+        Some(P::ClaimIdEmpty { run, claim })
     } else if claim.chars().any(kvlower_core::text::is_blank_char) {
-        Some("holds an invisible character (white space, a control or a format character)")
+        Some(P::ClaimIdInvisible { run, claim })
     } else {
         None
     }
@@ -43,7 +45,7 @@ pub(crate) fn bind_run<'a>(
     run: &'a TruthRun,
     report: &TraceReport,
     owners: &mut BTreeMap<&'a str, &'a str>,
-) -> Result<(), String> {
+) -> Result<(), P> {
     let traced = trace_claims(report);
     let also = run.also_named.iter().map(String::as_str);
     for claim in traced
@@ -52,30 +54,31 @@ pub(crate) fn bind_run<'a>(
         .chain(run.claims())
         .chain(also.clone())
     {
-        if let Some(why) = claim_id_problem(claim) {
-            return Err(format!(
-                "run `{}`: claim id {claim:?} {why}: it cannot bind the run to its truth",
-                run.run
-            ));
+        if let Some(problem) = claim_id_problem(&run.run, claim) {
+            return Err(problem);
         }
     }
     let named: BTreeSet<&str> = run.claims().collect();
     if named != traced {
-        let only_trace: Vec<&str> = traced.difference(&named).copied().collect();
-        let only_truth: Vec<&str> = named.difference(&traced).copied().collect();
-        return Err(format!(
-            "run `{}`: the trace `{path}` names the claims {only_trace:?} its truth does not, and its truth names {only_truth:?} the trace does not: a run is judged by truth about its own claims",
-            run.run
-        ));
+        let only = |a: &BTreeSet<&str>, b: &BTreeSet<&str>| {
+            a.difference(b).map(|c| (*c).to_owned()).collect()
+        };
+        return Err(P::ClaimsDiffer {
+            run: run.run.clone(),
+            path: path.to_owned(),
+            only_trace: only(&traced, &named),
+            only_truth: only(&named, &traced),
+        });
     }
     // Every claim id the run's truth names, its injector's targets included: another run's
     // claim named as a control's wrong claim would make one claim the subject of two runs.
     for claim in run.claims().chain(also) {
         if let Some(first) = owners.insert(claim, run.run.as_str()) {
-            return Err(format!(
-                "claim `{claim}` is named by two truth runs (`{first}` and `{}`): a claim belongs to one run",
-                run.run
-            ));
+            return Err(P::ClaimNamedByTwoRuns {
+                claim: claim.to_owned(),
+                first: first.to_owned(),
+                run: run.run.clone(),
+            });
         }
     }
     Ok(())
@@ -90,9 +93,9 @@ pub(crate) fn check_recorder(
     recorder: &crate::truth::RecorderRef,
     source_files: &[String],
     files: &dyn crate::campaign_files::CampaignFiles,
-) -> Result<Vec<(String, String)>, String> {
+) -> Result<Vec<(String, String)>, P> {
     if recorder.files.is_empty() || recorder.files.len() > 64 {
-        return Err("the truth's `recorder.files` lists no file (or too many)".into());
+        return Err(P::RecorderFilesCount);
     }
     let judged: BTreeSet<_> = source_files
         .iter()
@@ -102,32 +105,28 @@ pub(crate) fn check_recorder(
     let mut read = Vec::with_capacity(recorder.files.len());
     for path in &recorder.files {
         if !crate::campaign_files::relative(path) || files.is_own_file(path) {
-            return Err(format!(
-                "recorder file `{path}` is not a repository file outside kvlower's own directories"
-            ));
+            return Err(P::RecorderFileNotRepoFile { path: path.clone() });
         }
         let id = files
             .identify(path)
-            .ok_or_else(|| format!("recorder file `{path}` cannot be read"))?;
+            .ok_or_else(|| P::RecorderFileUnreadable { path: path.clone() })?;
         if !ids.insert(id) {
-            return Err(format!("recorder file `{path}` is listed twice"));
+            return Err(P::RecorderFileListedTwice { path: path.clone() });
         }
         if judged.contains(&id) {
-            return Err(format!(
-                "recorder file `{path}` is also judged code (in `source.files`): the judge is not the judged"
-            ));
+            return Err(P::RecorderIsJudged { path: path.clone() });
         }
         let bytes = files
             .read(path)
-            .ok_or_else(|| format!("recorder file `{path}` cannot be read"))?;
+            .ok_or_else(|| P::RecorderFileUnreadable { path: path.clone() })?;
         read.push((path.as_str(), bytes));
     }
     let digest = crate::campaign_files::source_digest(read.iter().map(|(p, b)| (*p, b.as_slice())));
     if digest != recorder.sha256 {
-        return Err(format!(
-            "the digest of the recorder's files is {digest}, the truth records {}: the judging code changed since the campaign ran",
-            recorder.sha256
-        ));
+        return Err(P::RecorderDigestChanged {
+            digest,
+            recorded: recorder.sha256.clone(),
+        });
     }
     Ok(read
         .iter()

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::{TraceComponent, TraceGate};
+use crate::{CampaignProblem as P, TraceComponent, TraceGate};
 
 /// The `kind` that makes a JSON object a campaign document.
 pub const CAMPAIGN_KIND: &str = "kvlower-gate-campaign";
@@ -77,6 +77,7 @@ pub enum Expect {
     NoRun,
 }
 
+use crate::CampaignProblem;
 use crate::campaign_files::relative;
 pub use crate::campaign_files::{CampaignFiles, FileId, source_digest};
 
@@ -87,7 +88,7 @@ pub struct CampaignOutcome {
     /// header, every expectation holds, and every verdict agrees with the engine's truth.
     pub held: bool,
     /// Why it did not hold (the first problem found), for a reviewer.
-    pub problem: Option<String>,
+    pub problem: Option<CampaignProblem>,
     /// Gates with a scenario passing in every run and a scenario passing in none
     /// (empty unless `held`).
     pub witnessed: Vec<TraceGate>,
@@ -157,39 +158,34 @@ impl CampaignDocument {
     }
 
     /// Reads the source files and compares their digest.
-    fn check_source(&self, files: &dyn CampaignFiles) -> Result<String, String> {
-        let source = self
-            .source
-            .as_ref()
-            .ok_or("the document names no source digest")?;
+    fn check_source(&self, files: &dyn CampaignFiles) -> Result<String, CampaignProblem> {
+        let source = self.source.as_ref().ok_or(P::NoSourceDigest)?;
         if source.files.is_empty() || source.files.len() > MAX_TRACES {
-            return Err("`source.files` lists no file (or too many)".into());
+            return Err(P::SourceFilesCount);
         }
         let mut ids = BTreeSet::new();
         let mut read = Vec::with_capacity(source.files.len());
         for path in &source.files {
             if !relative(path) || files.is_own_file(path) {
-                return Err(format!(
-                    "source file `{path}` is not a repository file outside kvlower's own directories"
-                ));
+                return Err(P::SourceFileNotRepoFile { path: path.clone() });
             }
             let id = files
                 .identify(path)
-                .ok_or_else(|| format!("source file `{path}` cannot be read"))?;
+                .ok_or_else(|| P::SourceFileUnreadable { path: path.clone() })?;
             if !ids.insert(id) {
-                return Err(format!("source file `{path}` is listed twice"));
+                return Err(P::SourceFileListedTwice { path: path.clone() });
             }
             let bytes = files
                 .read(path)
-                .ok_or_else(|| format!("source file `{path}` cannot be read"))?;
+                .ok_or_else(|| P::SourceFileUnreadable { path: path.clone() })?;
             read.push((path.as_str(), bytes));
         }
         let digest = source_digest(read.iter().map(|(p, b)| (*p, b.as_slice())));
         if digest != source.sha256 {
-            return Err(format!(
-                "the source digest of the patch and recorder files is {digest}, the document records {}: the source changed since the campaign ran",
-                source.sha256
-            ));
+            return Err(P::SourceDigestChanged {
+                digest,
+                recorded: source.sha256.clone(),
+            });
         }
         Ok(digest)
     }
@@ -199,35 +195,30 @@ impl CampaignDocument {
         &self,
         files: &dyn CampaignFiles,
         digest: &str,
-    ) -> Result<crate::truth::TruthDocument, String> {
-        let truth = self
-            .truth
-            .as_ref()
-            .ok_or("the document names no engine truth")?;
+    ) -> Result<crate::truth::TruthDocument, CampaignProblem> {
+        let truth = self.truth.as_ref().ok_or(P::NoTruth)?;
         if !relative(&truth.path) || files.is_own_file(&truth.path) {
-            return Err(format!(
-                "truth document `{}` is not a repository file outside kvlower's own directories",
-                truth.path
-            ));
+            return Err(P::TruthNotRepoFile {
+                path: truth.path.clone(),
+            });
         }
-        let bytes = files
-            .read(&truth.path)
-            .ok_or_else(|| format!("truth document `{}` cannot be read", truth.path))?;
+        let bytes = files.read(&truth.path).ok_or_else(|| P::TruthUnreadable {
+            path: truth.path.clone(),
+        })?;
         let sha = kvlower_core::catalog::sha256_hex(&bytes);
         if sha != truth.sha256 {
-            return Err(format!(
-                "truth document `{}` has SHA-256 {sha}, the campaign records {}",
-                truth.path, truth.sha256
-            ));
+            return Err(P::TruthDigestDiffers {
+                path: truth.path.clone(),
+                sha,
+                recorded: truth.sha256.clone(),
+            });
         }
         let doc = crate::truth::read_truth(&bytes)?;
         if doc.runtime != self.runtime {
-            return Err("the truth document records another runtime than the campaign".into());
+            return Err(P::TruthOtherRuntime);
         }
         if doc.source_digest != digest {
-            return Err(
-                "the truth document records another source digest than the campaign".into(),
-            );
+            return Err(P::TruthOtherSourceDigest);
         }
         Ok(doc)
     }
@@ -242,23 +233,21 @@ impl CampaignDocument {
             BTreeMap<TraceGate, GateCounts>,
             Vec<(String, String)>,
         ),
-        String,
+        CampaignProblem,
     > {
         if self.kind != CAMPAIGN_KIND || self.schema_version != 2 {
-            return Err(
-                "not a version-2 kvlower-gate-campaign document (version 1 names no engine truth)"
-                    .into(),
-            );
+            return Err(P::NotVersion2);
         }
         if self.runtime.is_empty() {
-            return Err("the document records no runtime".into());
+            return Err(P::NoRuntime);
         }
         let traces: usize = self.scenarios.iter().map(|s| s.traces.len()).sum();
         if self.scenarios.is_empty() || self.scenarios.len() > MAX_SCENARIOS || traces > MAX_TRACES
         {
-            return Err(format!(
-                "a campaign lists 1 to {MAX_SCENARIOS} scenarios and at most {MAX_TRACES} traces"
-            ));
+            return Err(P::TooManyScenarios {
+                max_scenarios: MAX_SCENARIOS,
+                max_traces: MAX_TRACES,
+            });
         }
         let digest = self.check_source(files)?;
         let truth = self.check_truth(files, &digest)?;
@@ -279,17 +268,16 @@ impl CampaignDocument {
         let mut truth_by_file: std::collections::BTreeMap<FileId, usize> =
             std::collections::BTreeMap::new();
         for (i, run) in truth.runs.iter().enumerate() {
-            let id = files.identify(&run.trace).ok_or_else(|| {
-                format!(
-                    "truth run `{}` names trace `{}`, which cannot be read",
-                    run.run, run.trace
-                )
-            })?;
+            let id = files
+                .identify(&run.trace)
+                .ok_or_else(|| P::TruthRunTraceUnreadable {
+                    run: run.run.clone(),
+                    trace: run.trace.clone(),
+                })?;
             if truth_by_file.insert(id, i).is_some() {
-                return Err(format!(
-                    "truth run `{}` names a trace file another truth run names",
-                    run.run
-                ));
+                return Err(P::TruthRunsShareATrace {
+                    run: run.run.clone(),
+                });
             }
         }
         let mut seen: BTreeSet<FileId> = BTreeSet::new();
@@ -300,58 +288,51 @@ impl CampaignDocument {
         let mut none: BTreeSet<TraceGate> = BTreeSet::new();
         for scenario in &self.scenarios {
             if scenario.traces.is_empty() || scenario.expect.is_empty() {
-                return Err(format!(
-                    "scenario `{}` lists no trace or no expectation",
-                    scenario.name
-                ));
+                return Err(P::ScenarioEmpty {
+                    scenario: scenario.name.clone(),
+                });
             }
             let control_scenario = scenario.expect.values().all(|e| *e == Expect::NoRun);
             for path in &scenario.traces {
                 if !relative(path) || files.is_own_file(path) {
-                    return Err(format!(
-                        "trace `{path}` is not a repository file outside kvlower's own directories"
-                    ));
+                    return Err(P::TraceNotRepoFile { path: path.clone() });
                 }
                 let id = files
                     .identify(path)
-                    .ok_or_else(|| format!("trace `{path}` cannot be read"))?;
+                    .ok_or_else(|| P::TraceUnreadable { path: path.clone() })?;
                 if !seen.insert(id) {
                     // One run counted twice (another spelling, a link) would inflate "every run".
-                    return Err(format!(
-                        "trace `{path}` names a file already listed: one run, listed twice"
-                    ));
+                    return Err(P::TraceListedTwice { path: path.clone() });
                 }
                 let reader = files
                     .open_trace(path)
-                    .ok_or_else(|| format!("trace `{path}` cannot be read"))?;
+                    .ok_or_else(|| P::TraceUnreadable { path: path.clone() })?;
                 let report = crate::evaluate_reader(path, reader);
                 if !report.is_valid() {
-                    return Err(format!("trace `{path}` is malformed"));
+                    return Err(P::TraceMalformed { path: path.clone() });
                 }
                 if report.runtime.as_deref() != Some(self.runtime.as_slice()) {
-                    return Err(format!(
-                        "trace `{path}` does not record the document's runtime in its header"
-                    ));
+                    return Err(P::TraceOtherRuntime { path: path.clone() });
                 }
                 if report.source_digest.as_deref() != Some(digest.as_str()) {
-                    return Err(format!(
-                        "trace `{path}` does not record the campaign's source digest in its header"
-                    ));
+                    return Err(P::TraceOtherSourceDigest { path: path.clone() });
                 }
                 // A claim belongs to one run: the same claim in two traces is one run's
                 // story told twice (a copied trace), which would count toward the minimums
                 // once per copy.
                 for claim in report.claims.iter().filter_map(|c| c.claim_id.as_deref()) {
                     if let Some(first) = claim_runs.insert(claim.to_owned(), path.clone()) {
-                        return Err(format!(
-                            "claim `{claim}` is in two runs (`{first}` and `{path}`): a run copied, counted twice"
-                        ));
+                        return Err(P::ClaimInTwoRuns {
+                            claim: claim.to_owned(),
+                            first,
+                            path: path.clone(),
+                        });
                     }
                 }
                 let run = truth_by_file
                     .get(&id)
                     .and_then(|&i| truth.runs.get(i))
-                    .ok_or_else(|| format!("trace `{path}` has no run in the engine truth"))?;
+                    .ok_or_else(|| P::TraceWithoutTruthRun { path: path.clone() })?;
                 // Bound before anything is counted: a run without truth about its own
                 // claims counts toward no minimum.
                 crate::campaign_bind::bind_run(path, run, &report, &mut truth_claims)?;
@@ -361,11 +342,12 @@ impl CampaignDocument {
                         .iter()
                         .any(|c| c.claim_id.is_some() && c.passes(gate));
                     if passes != (expect == Expect::EveryRun) {
-                        return Err(format!(
-                            "scenario `{}`: `{path}` {} {gate}",
-                            scenario.name,
-                            if passes { "passes" } else { "does not pass" }
-                        ));
+                        return Err(P::ExpectationUnmet {
+                            scenario: scenario.name.clone(),
+                            path: path.clone(),
+                            passes,
+                            gate,
+                        });
                     }
                     let tally = counts.entry(gate).or_default();
                     if expect == Expect::EveryRun {
@@ -386,10 +368,11 @@ impl CampaignDocument {
                     }
                 }
                 if run.scenario != scenario.name {
-                    return Err(format!(
-                        "truth run `{}` is of scenario `{}`, the campaign lists it in `{}`",
-                        run.run, run.scenario, scenario.name
-                    ));
+                    return Err(P::TruthRunOfAnotherScenario {
+                        run: run.run.clone(),
+                        scenario: run.scenario.clone(),
+                        listed: scenario.name.clone(),
+                    });
                 }
                 agree(run, &report)?;
             }
@@ -401,11 +384,10 @@ impl CampaignDocument {
             }
         }
         if seen.len() != truth.runs.len() {
-            return Err(format!(
-                "the engine truth records {} runs, the campaign lists {}: a run is missing from the campaign",
-                truth.runs.len(),
-                seen.len()
-            ));
+            return Err(P::RunMissingFromCampaign {
+                truth_runs: truth.runs.len(),
+                listed: seen.len(),
+            });
         }
         Ok((
             every.intersection(&none).copied().collect(),
@@ -417,18 +399,19 @@ impl CampaignDocument {
 
 /// The trace's verdicts agree with the truth, per claim and per gate of the run's family
 /// (docs/conformance.md, "Agreement").
-fn agree(run: &crate::truth::TruthRun, report: &crate::TraceReport) -> Result<(), String> {
+fn agree(run: &crate::truth::TruthRun, report: &crate::TraceReport) -> Result<(), CampaignProblem> {
     for (claim, gates) in &run.expected {
         for (&gate, want) in gates {
             let got = report.claim(Some(claim)).is_some_and(|c| c.passes(gate));
             if got != want.pass {
-                return Err(format!(
-                    "run `{}`: {claim}: {gate}: the trace {}, the engine's truth says it should {}({})",
-                    run.run,
-                    if got { "passes" } else { "does not pass" },
-                    if want.pass { "" } else { "not " },
-                    want.fact
-                ));
+                return Err(P::VerdictDisagrees {
+                    run: run.run.clone(),
+                    claim: claim.clone(),
+                    gate,
+                    passes: got,
+                    should_pass: want.pass,
+                    fact: want.fact.clone(),
+                });
             }
         }
     }
@@ -440,10 +423,11 @@ fn agree(run: &crate::truth::TruthRun, report: &crate::TraceReport) -> Result<()
             continue;
         }
         if let Some(gate) = run.gates.iter().find(|&&g| verdict.passes(g)) {
-            return Err(format!(
-                "run `{}`: {claim}: {gate}: the trace passes a claim the engine's truth never names",
-                run.run
-            ));
+            return Err(P::UnnamedClaimPasses {
+                run: run.run.clone(),
+                claim: claim.to_owned(),
+                gate: *gate,
+            });
         }
     }
     Ok(())

@@ -15,6 +15,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
+use crate::CampaignProblem as P;
 use crate::campaign_files::{CampaignFiles, FileId};
 use crate::py_imports::{Import, imports};
 
@@ -55,10 +56,11 @@ fn root_of(path: &str, files: &dyn CampaignFiles) -> (String, Vec<String>) {
 /// module there; `Ok(Some((files, package dir)))` otherwise (`package dir`: the last
 /// component is a package, where `from M import name` may find a submodule).
 fn resolve(
+    path: &str,
     root: &str,
     parts: &[String],
     files: &dyn CampaignFiles,
-) -> Result<Option<Resolved>, String> {
+) -> Result<Option<Resolved>, P> {
     let mut dir = root.to_owned();
     let mut loaded = Vec::new();
     for (n, part) in parts.iter().enumerate() {
@@ -70,10 +72,11 @@ fn resolve(
             loaded.push(init);
         } else if files.identify(&module).is_some() {
             if !last {
-                return Err(format!(
-                    "`{}` uses the module `{module}` as a package",
-                    parts.join(".")
-                ));
+                return Err(P::ModuleUsedAsPackage {
+                    path: path.to_owned(),
+                    name: parts.join("."),
+                    module,
+                });
             }
             loaded.push(module);
             return Ok(Some((loaded, None)));
@@ -81,11 +84,11 @@ fn resolve(
             if n == 0 {
                 return Ok(None);
             }
-            return Err(format!(
-                "`{}` names no repository module under `{}`",
-                parts.join("."),
-                if root.is_empty() { "." } else { root }
-            ));
+            return Err(P::NoRepositoryModule {
+                path: path.to_owned(),
+                name: parts.join("."),
+                root: if root.is_empty() { "." } else { root }.to_owned(),
+            });
         }
         dir = d;
     }
@@ -93,13 +96,14 @@ fn resolve(
 }
 
 /// The repository files one import statement of the file at `path` loads.
-fn loads(path: &str, imp: &Import, files: &dyn CampaignFiles) -> Result<Vec<String>, String> {
+fn loads(path: &str, imp: &Import, files: &dyn CampaignFiles) -> Result<Vec<String>, P> {
     let (own_root, package) = root_of(path, files);
     let (roots, parts): (Vec<String>, Vec<String>) = if imp.level > 0 {
-        let keep = package
-            .len()
-            .checked_sub(imp.level - 1)
-            .ok_or_else(|| format!("`{path}`: a relative import leaves its package"))?;
+        let keep = package.len().checked_sub(imp.level - 1).ok_or_else(|| {
+            P::RelativeImportLeavesPackage {
+                path: path.to_owned(),
+            }
+        })?;
         let mut parts = package[..keep].to_vec();
         parts.extend(imp.module.iter().cloned());
         (vec![own_root], parts)
@@ -122,7 +126,7 @@ fn loads(path: &str, imp: &Import, files: &dyn CampaignFiles) -> Result<Vec<Stri
             // `from . import x` at the top of a root-level package: the package directory.
             Some((Vec::new(), Some(root.clone())))
         } else {
-            resolve(root, &parts, files).map_err(|why| format!("`{path}`: {why}"))?
+            resolve(path, root, &parts, files)?
         };
         let Some((loaded, package_dir)) = found else {
             continue;
@@ -133,10 +137,10 @@ fn loads(path: &str, imp: &Import, files: &dyn CampaignFiles) -> Result<Vec<Stri
         }
         if let Some(dir) = package_dir {
             if imp.star {
-                return Err(format!(
-                    "`{path}`: `from {} import *` of a package may load any of its modules",
-                    parts.join(".")
-                ));
+                return Err(P::StarImportOfPackage {
+                    path: path.to_owned(),
+                    module: parts.join("."),
+                });
             }
             for name in &imp.names {
                 let sub = join(&dir, name);
@@ -159,7 +163,7 @@ pub(crate) fn check_closure(
     allowed: &[&str],
     loaded: &[String],
     files: &dyn CampaignFiles,
-) -> Result<(), String> {
+) -> Result<(), P> {
     let mut ids: BTreeMap<FileId, &str> = BTreeMap::new();
     for path in allowed {
         if let Some(id) = files.identify(path) {
@@ -174,29 +178,33 @@ pub(crate) fn check_closure(
         .collect();
     while let Some(path) = queue.pop_front() {
         let Some(id) = files.identify(&path) else {
-            return Err(format!("`{path}` cannot be read"));
+            return Err(P::ClosureFileUnreadable { path });
         };
         if !seen.insert(id) {
             continue;
         }
         if seen.len() > MAX_FILES {
-            return Err("the import closure has too many files".into());
+            return Err(P::ClosureTooLarge);
         }
         let bytes = files
             .read(&path)
-            .ok_or_else(|| format!("`{path}` cannot be read"))?;
+            .ok_or_else(|| P::ClosureFileUnreadable { path: path.clone() })?;
         let text = std::str::from_utf8(&bytes)
-            .map_err(|_| format!("`{path}` is not UTF-8: its imports cannot be read"))?;
-        let statements = imports(text).map_err(|why| format!("`{path}`: {why}"))?;
+            .map_err(|_| P::ClosureFileNotUtf8 { path: path.clone() })?;
+        let statements = imports(text).map_err(|why| P::ImportsUnreadable {
+            path: path.clone(),
+            why,
+        })?;
         for imp in &statements {
             for file in loads(&path, imp, files)? {
                 let fid = files
                     .identify(&file)
-                    .ok_or_else(|| format!("`{file}` cannot be read"))?;
+                    .ok_or_else(|| P::ClosureFileUnreadable { path: file.clone() })?;
                 if !ids.contains_key(&fid) {
-                    return Err(format!(
-                        "`{path}` imports `{file}`, which is neither in `source.files` nor among the recorder's files: every repository file that ran must be in the digest"
-                    ));
+                    return Err(P::ImportOutsideDigest {
+                        path: path.clone(),
+                        file,
+                    });
                 }
                 queue.push_back(file);
             }
@@ -204,15 +212,11 @@ pub(crate) fn check_closure(
     }
     for path in loaded {
         if !crate::campaign_files::relative(path) {
-            return Err(format!(
-                "the recorder lists `{path}` as loaded, not a repository-relative path"
-            ));
+            return Err(P::LoadedNotRelative { path: path.clone() });
         }
         let in_digest = files.identify(path).is_some_and(|id| ids.contains_key(&id));
         if !in_digest {
-            return Err(format!(
-                "the recorder saw `{path}` loaded during the run, and it is neither in `source.files` nor among the recorder's files: every repository file that ran must be in the digest"
-            ));
+            return Err(P::LoadedOutsideDigest { path: path.clone() });
         }
     }
     Ok(())

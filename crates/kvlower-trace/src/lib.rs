@@ -42,6 +42,7 @@ mod campaign;
 mod campaign_bind;
 pub mod campaign_doc;
 mod campaign_files;
+mod campaign_problem;
 mod caps;
 mod connector;
 mod evaluate;
@@ -65,6 +66,7 @@ mod truth_slot;
 mod verdict;
 
 pub use campaign::CampaignSummary;
+pub use campaign_problem::CampaignProblem;
 pub use caps::{MAX_LINE_BYTES, MAX_TRACE_BYTES};
 pub use evaluate::MAX_DIAGNOSTICS;
 pub use family::TraceFamily;

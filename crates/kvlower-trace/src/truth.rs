@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+use crate::CampaignProblem as P;
 use crate::TraceComponent;
 use crate::names::TraceGate;
 
@@ -271,27 +272,26 @@ pub struct TruthDocument {
 
 /// Reads a truth document: `Err(why)` when it is malformed (a repeated key, a listed key
 /// missing or of the wrong type, another schema) or contradicts itself.
-pub fn read_truth(bytes: &[u8]) -> Result<TruthDocument, String> {
-    crate::strict_json::check_no_repeated_keys(bytes)
-        .map_err(|why| format!("the truth document is malformed: {why}"))?;
-    let raw: RawTruth = serde_json::from_slice(bytes)
-        .map_err(|e| format!("the truth document is malformed: {e}"))?;
+pub fn read_truth(bytes: &[u8]) -> Result<TruthDocument, P> {
+    crate::strict_json::check_no_repeated_keys(bytes).map_err(|why| P::TruthMalformed { why })?;
+    let raw: RawTruth =
+        serde_json::from_slice(bytes).map_err(|e| P::TruthMalformed { why: e.to_string() })?;
     if raw.schema != TRUTH_SCHEMA {
-        return Err(format!(
-            "the truth document's schema is `{}`, not `{TRUTH_SCHEMA}`",
-            raw.schema
-        ));
+        return Err(P::TruthSchema {
+            schema: raw.schema,
+            expected: TRUTH_SCHEMA,
+        });
     }
     if raw.engine.block_size == 0 {
-        return Err("the truth document's engine.block_size is 0".into());
+        return Err(P::TruthBlockSizeZero);
     }
     let mut runs = Vec::with_capacity(raw.runs.len());
     let mut names = std::collections::BTreeSet::new();
     for value in raw.runs {
         let keys: RunKeys = serde_json::from_value(value.clone())
-            .map_err(|e| format!("a truth run is malformed: {e}"))?;
+            .map_err(|e| P::TruthRunKeysMalformed { why: e.to_string() })?;
         if !names.insert(keys.run.clone()) {
-            return Err(format!("truth run `{}` is listed twice", keys.run));
+            return Err(P::TruthRunListedTwice { run: keys.run });
         }
         let mut record_level_injection = false;
         let mut injected_claims = Vec::new();
@@ -303,12 +303,14 @@ pub fn read_truth(bytes: &[u8]) -> Result<TruthDocument, String> {
                     .engine
                     .claim_prefix_tokens
                     .filter(|&p| p > 0)
-                    .ok_or("the connector truth has no engine.claim_prefix_tokens > 0")?;
-                let run: ConnectorRun = serde_json::from_value(value)
-                    .map_err(|e| format!("truth run `{}` is malformed: {e}", keys.run))?;
+                    .ok_or(P::TruthNoClaimPrefix)?;
+                let run: ConnectorRun =
+                    serde_json::from_value(value).map_err(|e| P::TruthRunMalformed {
+                        run: keys.run.clone(),
+                        why: e.to_string(),
+                    })?;
                 outcome = outcome::connector_outcome(&run, prefix, raw.engine.block_size);
-                firings::bind_firings(&run)
-                    .map_err(|why| format!("truth run `{}`: {why}", keys.run))?;
+                firings::bind_firings(&run).map_err(P::in_run(&keys.run))?;
                 // The target the run configured its injector with: the run's too (its
                 // firings name nothing else, `bind_firings`).
                 also_named = run
@@ -318,13 +320,12 @@ pub fn read_truth(bytes: &[u8]) -> Result<TruthDocument, String> {
                     .cloned()
                     .collect();
                 connector_expected(&run, prefix, raw.engine.block_size)
-                    .map_err(|why| format!("truth run `{}`: {why}", keys.run))?
+                    .map_err(P::in_run(&keys.run))?
             }
             TruthFamily::Slot => {
-                outcome = crate::truth_slot::slot_outcome(&value)
-                    .map_err(|why| format!("truth run `{}`: {why}", keys.run))?;
-                let verdicts = crate::truth_slot::slot_expected(value)
-                    .map_err(|why| format!("truth run `{}`: {why}", keys.run))?;
+                outcome = crate::truth_slot::slot_outcome(&value).map_err(P::in_run(&keys.run))?;
+                let verdicts =
+                    crate::truth_slot::slot_expected(value).map_err(P::in_run(&keys.run))?;
                 let expected = verdicts
                     .into_iter()
                     .map(|(claim, (pass, fact))| {
@@ -335,26 +336,26 @@ pub fn read_truth(bytes: &[u8]) -> Result<TruthDocument, String> {
                 (expected, vec![TraceGate::ReferenceLifecycle])
             }
             TruthFamily::Residency => {
-                let run: ResidencyRun = serde_json::from_value(value)
-                    .map_err(|e| format!("truth run `{}` is malformed: {e}", keys.run))?;
+                let run: ResidencyRun =
+                    serde_json::from_value(value).map_err(|e| P::TruthRunMalformed {
+                        run: keys.run.clone(),
+                        why: e.to_string(),
+                    })?;
                 record_level_injection = run.injected_misbehaviour.is_some();
                 if !record_level_injection && !run.injected_claim_ids.is_empty() {
-                    return Err(format!(
-                        "truth run `{}` names injected claims but no injected misbehaviour",
-                        keys.run
-                    ));
+                    return Err(P::InjectedClaimsWithoutMisbehaviour { run: keys.run });
                 }
                 injected_claims.clone_from(&run.injected_claim_ids);
                 outcome = outcome::residency_outcome(&run);
-                residency_expected(&run, raw.engine.block_size)
-                    .map_err(|why| format!("truth run `{}`: {why}", keys.run))?
+                residency_expected(&run, raw.engine.block_size).map_err(P::in_run(&keys.run))?
             }
         };
         if keys.engine_outcome != outcome {
-            return Err(format!(
-                "truth run `{}` records the engine outcome `{}`, and its facts show `{outcome}`",
-                keys.run, keys.engine_outcome
-            ));
+            return Err(P::EngineOutcomeDiffers {
+                run: keys.run,
+                recorded: keys.engine_outcome,
+                shown: outcome,
+            });
         }
         runs.push(TruthRun {
             run: keys.run,
@@ -388,22 +389,22 @@ fn is_served(finish: Option<&str>) -> bool {
 }
 
 /// docs/conformance.md, "Connector runs".
-fn connector_expected(run: &ConnectorRun, prefix: u64, block_size: u64) -> Result<Derived, String> {
+fn connector_expected(run: &ConnectorRun, prefix: u64, block_size: u64) -> Result<Derived, P> {
     use TraceGate::{ConnectorFailureOutcome as Fail, ConnectorObservation as Obs};
     let blocks = usize::try_from(prefix.div_ceil(block_size)).unwrap_or(usize::MAX);
     for r in &run.requests {
         restore::shape_problem(r)?;
         if r.finish_reason != r.engine_finish_reason {
-            return Err(format!(
-                "request `{}`: the client's finish_reason {:?} differs from the engine's {:?}",
-                r.request, r.finish_reason, r.engine_finish_reason
-            ));
+            return Err(P::FinishReasonDiffers {
+                request: r.request.clone(),
+                client: r.finish_reason.clone(),
+                engine: r.engine_finish_reason.clone(),
+            });
         }
         if r.finish_reason.as_deref() == Some("error") && r.blocks_reported_failed.is_empty() {
-            return Err(format!(
-                "request `{}` finished `error` with no block reported as a failed load",
-                r.request
-            ));
+            return Err(P::ErrorWithoutFailedBlock {
+                request: r.request.clone(),
+            });
         }
         served_tokens_problem(
             &r.request,
@@ -414,15 +415,17 @@ fn connector_expected(run: &ConnectorRun, prefix: u64, block_size: u64) -> Resul
             &r.prefills,
         )?;
         if r.external_tokens_served > 0 && run.engine_transfers.load_jobs.blocks == 0 {
-            return Err(format!(
-                "request `{}` was served {} tokens from the tier, and the engine ran no load job",
-                r.request, r.external_tokens_served
-            ));
+            return Err(P::ServedWithoutLoadJob {
+                request: r.request.clone(),
+                tokens: r.external_tokens_served,
+            });
         }
     }
     let mut listed = std::collections::BTreeSet::new();
     if let Some(twice) = run.claims.iter().find(|c| !listed.insert(c.as_str())) {
-        return Err(format!("claim `{twice}` is listed twice in `claims`"));
+        return Err(P::ClaimListedTwiceInClaims {
+            claim: twice.clone(),
+        });
     }
     let mut out: BTreeMap<String, BTreeMap<TraceGate, Expected>> = BTreeMap::new();
     let mut own_failed: BTreeMap<&str, bool> = BTreeMap::new();
@@ -542,17 +545,18 @@ fn injection_breaks(name: &str) -> Option<TraceGate> {
 }
 
 /// docs/conformance.md, "Residency runs".
-fn residency_expected(run: &ResidencyRun, block_size: u64) -> Result<Derived, String> {
+fn residency_expected(run: &ResidencyRun, block_size: u64) -> Result<Derived, P> {
     use TraceGate::{ClaimDemotion as Dem, ClaimExpiry as Exp, ClaimProtection as Prot};
     for r in &run.requests {
         if r.aborted_by_campaign {
             continue;
         }
         if r.finish_reason.is_none() || r.finish_reason != r.engine_finish_reason {
-            return Err(format!(
-                "request `{}`: the client's finish_reason {:?} differs from the engine's {:?}",
-                r.request, r.finish_reason, r.engine_finish_reason
-            ));
+            return Err(P::FinishReasonDiffers {
+                request: r.request.clone(),
+                client: r.finish_reason.clone(),
+                engine: r.engine_finish_reason.clone(),
+            });
         }
     }
     residency_consistent(run, block_size)?;
@@ -560,18 +564,20 @@ fn residency_expected(run: &ResidencyRun, block_size: u64) -> Result<Derived, St
     let claim_requests: Vec<&ResidencyRequest> =
         run.requests.iter().filter(|r| r.role == "claim").collect();
     let [claim_request] = claim_requests.as_slice() else {
-        return Err(format!("{} claim requests (not one)", claim_requests.len()));
+        return Err(P::ClaimRequestsNotOne {
+            count: claim_requests.len(),
+        });
     };
     if !is_served(claim_request.finish_reason.as_deref()) {
-        return Err("the claim's request was not served".into());
+        return Err(P::ClaimRequestNotServed);
     }
     let steps = &run.claim_blocks.per_step;
     if steps.windows(2).any(|w| w[0].step >= w[1].step) {
-        return Err("claim_blocks.per_step is not in strictly increasing step order".into());
+        return Err(P::StepsNotIncreasing);
     }
     let f = run.claim_input.footprint_blocks;
     if f == 0 {
-        return Err("claim_input.footprint_blocks is 0".into());
+        return Err(P::FootprintZero);
     }
     let tokens = f.saturating_mul(block_size);
     let materialized = steps.iter().find(|s| s.device_cached >= f).map(|s| s.step);

@@ -22,6 +22,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
 
+use crate::CampaignProblem as P;
+
 /// Claim → (pass, the engine fact it rests on) for `reference_lifecycle`: plain values, so
 /// this module depends on nothing of `crate::truth` (which calls it).
 pub(crate) type SlotVerdicts = BTreeMap<String, (bool, String)>;
@@ -225,9 +227,9 @@ fn judge_claim(run: &SlotRun, claim: &SlotClaim) -> (bool, String) {
 /// else `recomputed` (every reuse computed its prefix again: erased, another claim's state,
 /// displaced). The recorder writes the same as `engine_outcome`, and `check` requires the two
 /// equal, so a control counts only with the outcome its kind names.
-pub(crate) fn slot_outcome(value: &serde_json::Value) -> Result<&'static str, String> {
-    let run: SlotRun =
-        serde_json::from_value(value.clone()).map_err(|e| format!("malformed: {e}"))?;
+pub(crate) fn slot_outcome(value: &serde_json::Value) -> Result<&'static str, P> {
+    let run: SlotRun = serde_json::from_value(value.clone())
+        .map_err(|e| P::SlotRunMalformed { why: e.to_string() })?;
     let prefix = |id: &Option<String>| {
         run.claims
             .iter()
@@ -252,10 +254,11 @@ pub(crate) fn slot_outcome(value: &serde_json::Value) -> Result<&'static str, St
 }
 
 /// Reads one slot run and derives, per claim, the `reference_lifecycle` expectation.
-pub(crate) fn slot_expected(value: serde_json::Value) -> Result<SlotVerdicts, String> {
-    let run: SlotRun = serde_json::from_value(value).map_err(|e| format!("malformed: {e}"))?;
+pub(crate) fn slot_expected(value: serde_json::Value) -> Result<SlotVerdicts, P> {
+    let run: SlotRun =
+        serde_json::from_value(value).map_err(|e| P::SlotRunMalformed { why: e.to_string() })?;
     if run.claims.is_empty() {
-        return Err("a slot run names no claim".into());
+        return Err(P::SlotRunNamesNoClaim);
     }
     for call in &run.calls {
         // The engine clears the slot when a restore fails (llama.cpp's server): a failed
@@ -266,27 +269,31 @@ pub(crate) fn slot_expected(value: serde_json::Value) -> Result<SlotVerdicts, St
             && !ok(*status)
             && slot_after.tokens > 0
         {
-            return Err(format!(
-                "a restore the engine answered {status} left {} tokens in the slot",
-                slot_after.tokens
-            ));
+            return Err(P::FailedRestoreLeftTokens {
+                status: *status,
+                tokens: slot_after.tokens,
+            });
         }
         if let Call::Erase { status } = call
             && !ok(*status)
         {
-            return Err(format!("an erase the engine answered {status}"));
+            return Err(P::EraseFailed { status: *status });
         }
     }
     let mut out = BTreeMap::new();
     for claim in &run.claims {
         if claim.prefix_tokens == 0 {
-            return Err(format!("claim `{}` has prefix_tokens 0", claim.claim_id));
+            return Err(P::SlotPrefixZero {
+                claim: claim.claim_id.clone(),
+            });
         }
         if out
             .insert(claim.claim_id.clone(), judge_claim(&run, claim))
             .is_some()
         {
-            return Err(format!("claim `{}` is listed twice", claim.claim_id));
+            return Err(P::SlotClaimListedTwice {
+                claim: claim.claim_id.clone(),
+            });
         }
     }
     Ok(out)
@@ -378,13 +385,16 @@ mod tests {
     fn a_failed_restore_that_left_tokens_contradicts_itself() {
         let mut v = positive();
         v["calls"][7]["slot_after"]["tokens"] = json!(3);
-        assert!(slot_expected(v).is_err());
+        assert!(matches!(
+            slot_expected(v),
+            Err(P::FailedRestoreLeftTokens { tokens: 3, .. })
+        ));
     }
 
     #[test]
     fn an_unknown_call_is_malformed() {
         let mut v = positive();
         v["calls"][0]["call"] = json!("teleport");
-        assert!(slot_expected(v).is_err());
+        assert!(matches!(slot_expected(v), Err(P::SlotRunMalformed { .. })));
     }
 }

@@ -4,6 +4,7 @@
 //! request, `error`) left the others standing (128 cached tokens).
 
 use super::{Prefill, ResidencyRun};
+use crate::CampaignProblem as P;
 
 /// The facts one request's truth records about the tokens it was served, which must agree
 /// with each other (docs/conformance.md, "Truth that contradicts itself"): a request the
@@ -17,28 +18,37 @@ pub(super) fn served_tokens_problem(
     external: u64,
     num_cached: Option<u64>,
     prefills: &[Prefill],
-) -> Result<(), String> {
+) -> Result<(), P> {
     let last = prefills.last();
     if finish == Some("error")
         && (external > 0 || local.is_some_and(|l| l > 0) || num_cached.is_some_and(|n| n > 0))
     {
-        return Err(format!(
-            "request `{request}` finished `error` (refused) yet was served {external} tokens from the tier and {} cached (num_cached_tokens {num_cached:?})",
-            local.unwrap_or(0)
-        ));
+        return Err(P::RefusedYetServed {
+            request: request.to_owned(),
+            external,
+            local: local.unwrap_or(0),
+            num_cached,
+        });
     }
     let (want_local, want_external) = last.map_or((0, 0), |p| (p.local, p.external));
     if external != want_external || local.is_some_and(|l| l != want_local) {
-        return Err(format!(
-            "request `{request}`: the tokens served ({external} from the tier, {local:?} locally) are not its last prefill's ({want_external}, {want_local})"
-        ));
+        return Err(P::ServedNotLastPrefill {
+            request: request.to_owned(),
+            external,
+            local,
+            want_external,
+            want_local,
+        });
     }
     if let Some(n) = num_cached
         && n != want_local.saturating_add(want_external)
     {
-        return Err(format!(
-            "request `{request}`: num_cached_tokens {n} is not its last prefill's local and external tokens ({want_local} + {want_external})"
-        ));
+        return Err(P::CachedNotLastPrefill {
+            request: request.to_owned(),
+            cached: n,
+            want_local,
+            want_external,
+        });
     }
     Ok(())
 }
@@ -48,7 +58,7 @@ pub(super) fn served_tokens_problem(
 /// subsets of the device-cached ones, which are the claim's: at most its footprint), the host
 /// tier holds at most the footprint, and a prefix served from the host tier was there to
 /// serve (a load job ran, and the tier held as many of the claim's blocks at some step).
-pub(super) fn residency_consistent(run: &ResidencyRun, block_size: u64) -> Result<(), String> {
+pub(super) fn residency_consistent(run: &ResidencyRun, block_size: u64) -> Result<(), P> {
     let f = run.claim_input.footprint_blocks;
     for r in &run.requests {
         served_tokens_problem(
@@ -65,10 +75,14 @@ pub(super) fn residency_consistent(run: &ResidencyRun, block_size: u64) -> Resul
             || s.device_cached > f
             || s.host_tier > f
         {
-            return Err(format!(
-                "step {}: {} pinned and {} evictable of {} device-cached blocks, {} in the host tier (footprint {f}): a pinned block is never evictable",
-                s.step, s.pinned, s.evictable, s.device_cached, s.host_tier
-            ));
+            return Err(P::PinnedBlockEvictable {
+                step: s.step,
+                pinned: s.pinned,
+                evictable: s.evictable,
+                device_cached: s.device_cached,
+                host_tier: s.host_tier,
+                footprint: f,
+            });
         }
     }
     let most_held = run
@@ -83,10 +97,12 @@ pub(super) fn residency_consistent(run: &ResidencyRun, block_size: u64) -> Resul
         if r.external_tokens_served > 0
             && (run.engine_transfers.load_jobs.blocks == 0 || most_held < blocks.min(f))
         {
-            return Err(format!(
-                "probe `{}` was served {} tokens from the host tier, which held at most {most_held} of the claim's blocks ({} load job blocks ran)",
-                r.request, r.external_tokens_served, run.engine_transfers.load_jobs.blocks
-            ));
+            return Err(P::ProbeServedBeyondHostTier {
+                request: r.request.clone(),
+                tokens: r.external_tokens_served,
+                most_held,
+                load_blocks: run.engine_transfers.load_jobs.blocks,
+            });
         }
     }
     Ok(())

@@ -14,7 +14,7 @@ use super::{ResidencyRequest, ResidencyRun};
 
 /// The shape the rule needs, refused when broken: each list one entry per footprint block,
 /// every digest 64 lowercase hex, outputs paired with their log-probabilities.
-pub(super) fn shape_problem(run: &ResidencyRun) -> Result<(), String> {
+pub(super) fn shape_problem(run: &ResidencyRun) -> Result<(), crate::CampaignProblem> {
     let f = usize::try_from(run.claim_input.footprint_blocks).unwrap_or(usize::MAX);
     let mut lists = vec![(
         "claim_blocks.kv_stored".to_owned(),
@@ -30,15 +30,17 @@ pub(super) fn shape_problem(run: &ResidencyRun) -> Result<(), String> {
     for (what, list) in lists {
         let Some(list) = list else { continue };
         if list.len() != f {
-            return Err(format!(
-                "`{what}` has {} entries, not one per footprint block ({f})",
-                list.len()
-            ));
+            return Err(crate::CampaignProblem::DigestListNotPerBlock {
+                list: what,
+                entries: list.len(),
+                footprint: f,
+            });
         }
         if let Some(bad) = list.iter().flatten().find(|d| !is_digest(d)) {
-            return Err(format!(
-                "`{what}` holds {bad:?}, not a SHA-256 (64 lowercase hex)"
-            ));
+            return Err(crate::CampaignProblem::DigestListMalformed {
+                list: what,
+                value: bad.clone(),
+            });
         }
     }
     Ok(())

@@ -1,6 +1,7 @@
 //! What binds a connector run's injected failures to that run.
 
 use super::ConnectorRun;
+use crate::CampaignProblem as P;
 
 /// Binds every injected failure a connector run records (`injection_fired`) to that run
 /// (docs/conformance.md, "Every run is judged by truth about its own claims"): each claim
@@ -12,7 +13,7 @@ use super::ConnectorRun;
 /// ordinary-offload runs once showed) is a fact about that other run, and a firing for a
 /// target the run never armed is no firing of this run's injector: either way the run's
 /// truth is not about its own claims alone.
-pub(super) fn bind_firings(run: &ConnectorRun) -> Result<(), String> {
+pub(super) fn bind_firings(run: &ConnectorRun) -> Result<(), P> {
     let target = run.injection_target_claim_id.as_deref();
     let own = |c: &str| run.claims.iter().any(|k| k == c) || target == Some(c);
     for f in &run.injection_fired {
@@ -22,15 +23,15 @@ pub(super) fn bind_firings(run: &ConnectorRun) -> Result<(), String> {
             &f.failure_matched_claim_id,
         ];
         if let Some(name) = names.into_iter().flatten().find(|c| !own(c)) {
-            return Err(format!(
-                "an injected failure names the claim `{name}`, neither a claim of this run nor its injector's target: a firing is bound to its run"
-            ));
+            return Err(P::FiringNamesAnotherClaim {
+                claim: name.clone(),
+            });
         }
         if f.failure_target_claim_id.as_deref() != target {
-            return Err(format!(
-                "an injected failure targets {:?}, but the run armed its injector for {target:?}: a firing is bound to its run",
-                f.failure_target_claim_id
-            ));
+            return Err(P::FiringTargetsAnotherClaim {
+                target: f.failure_target_claim_id.clone(),
+                armed: target.map(str::to_owned),
+            });
         }
     }
     Ok(())

@@ -38,17 +38,18 @@ pub(super) fn is_digest(d: &str) -> bool {
 
 /// The shape the rule needs, refused when broken (malformed truth, the campaign does not
 /// hold): every block digest 64 lowercase hex, one log-probability per token.
-pub(super) fn shape_problem(r: &ConnectorRequest) -> Result<(), String> {
+pub(super) fn shape_problem(r: &ConnectorRequest) -> Result<(), crate::CampaignProblem> {
     outputs_shape_problem(&r.request, r.output.as_ref(), r.reference.as_ref())?;
     for (what, list) in [
         ("kv_blocks_stored", &r.kv_blocks_stored),
         ("kv_blocks_restored", &r.kv_blocks_restored),
     ] {
         if let Some(bad) = list.iter().flatten().find(|d| !is_digest(d)) {
-            return Err(format!(
-                "request `{}`: `{what}` holds {bad:?}, not a SHA-256 (64 lowercase hex)",
-                r.request
-            ));
+            return Err(crate::CampaignProblem::BlockDigestMalformed {
+                request: r.request.clone(),
+                field: what,
+                value: bad.clone(),
+            });
         }
     }
     Ok(())
@@ -59,15 +60,15 @@ pub(super) fn outputs_shape_problem(
     request: &str,
     output: Option<&Output>,
     reference: Option<&Reference>,
-) -> Result<(), String> {
+) -> Result<(), crate::CampaignProblem> {
     let outputs = [
         output.map(|o| (&o.token_ids, &o.logprobs)),
         reference.map(|o| (&o.token_ids, &o.logprobs)),
     ];
     if outputs.iter().flatten().any(|(t, l)| t.len() != l.len()) {
-        return Err(format!(
-            "request `{request}`: an output's token ids and log-probabilities differ in number"
-        ));
+        return Err(crate::CampaignProblem::OutputLengthsDiffer {
+            request: request.to_owned(),
+        });
     }
     Ok(())
 }

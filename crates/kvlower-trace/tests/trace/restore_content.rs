@@ -17,7 +17,7 @@ fn committed(folder: &str) -> Value {
 }
 
 fn read(doc: &Value) -> Result<TruthDocument, String> {
-    read_truth(&serde_json::to_vec(doc).unwrap())
+    read_truth(&serde_json::to_vec(doc).unwrap()).map_err(|p| p.to_string())
 }
 
 fn run_mut<'a>(doc: &'a mut Value, run: &str) -> &'a mut Value {
