@@ -779,7 +779,7 @@ fn gate_puts_findings_on_stderr_the_tally_on_stdout_and_colours_both() {
     assert!(
         plain
             .stderr
-            .contains("not_json.jsonl:2: error[malformed-trace]: not JSON"),
+            .contains("not_json.jsonl:2:130: error[malformed-trace]: not JSON"),
         "{}",
         plain.stderr
     );

@@ -259,7 +259,7 @@ fn malformed_traces_exit_1_with_file_and_line() {
     let expected = [
         "fixtures/traces/malformed/claim_id_conflict.jsonl:2: error[malformed-trace]: claim_id `fixture:claim-m` differs from resident_claim_id `fixture:claim-n` on one event",
         "fixtures/traces/malformed/claim_id_conflict.jsonl:3: error[malformed-trace]: missing `event`",
-        "fixtures/traces/malformed/not_json.jsonl:2: error[malformed-trace]: not JSON: EOF while parsing an object",
+        "fixtures/traces/malformed/not_json.jsonl:2:130: error[malformed-trace]: not JSON: EOF while parsing an object",
         "fixtures/traces/malformed/sequence_goes_back.jsonl:3: error[malformed-trace]: event_sequence 5 does not increase (previous 5)",
         "fixtures/traces/malformed/sequence_goes_back.jsonl:4: error[malformed-trace]: event_sequence 4 does not increase (previous 5)",
     ];

@@ -21,12 +21,13 @@ fn github_format_annotates_malformed_lines_with_file_and_line() {
         .find(|l| l.starts_with("::error "))
         .expect("an annotation");
     assert!(
-        annotation.contains("not_json.jsonl,line=2,title=kvlower malformed-trace::not JSON"),
+        annotation
+            .contains("not_json.jsonl,line=2,col=130,title=kvlower malformed-trace::not JSON"),
         "{annotation}"
     );
     assert!(
         run.stderr
-            .contains("not_json.jsonl:2: error[malformed-trace]: not JSON"),
+            .contains("not_json.jsonl:2:130: error[malformed-trace]: not JSON"),
         "the human report follows"
     );
 }

@@ -31,6 +31,7 @@ mod exit_codes;
 mod files;
 mod first_steps;
 mod gate_cli;
+mod gate_findings;
 mod gate_formats;
 mod gate_inputs;
 mod invalid_means_one_thing;

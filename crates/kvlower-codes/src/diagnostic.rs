@@ -41,6 +41,10 @@ pub struct Finding {
     pub file: String,
     /// 1-based line and column, when known.
     pub location: Option<(usize, usize)>,
+    /// The finding is about its line as a whole: no column is known (a trace line whose
+    /// problem has no byte position). [`Finding::location`]'s column is then 1 and no
+    /// renderer shows it ([`Finding::column`]). Set by [`Finding::at_line`].
+    pub whole_line: bool,
     pub code: Code,
     /// Dotted YAML path (`adapters[0].evidence[2].anchor`) or JSON path, empty for
     /// the whole file.
@@ -61,6 +65,7 @@ impl Finding {
         Finding {
             file: file.into(),
             location: None,
+            whole_line: false,
             code,
             yaml_path: String::new(),
             message: message.into(),
@@ -78,7 +83,28 @@ impl Finding {
 
     pub fn at(mut self, line: usize, col: usize) -> Finding {
         self.location = Some((line, col));
+        self.whole_line = false;
         self
+    }
+
+    /// At 1-based `line`, with no column ([`Finding::whole_line`]).
+    pub fn at_line(mut self, line: usize) -> Finding {
+        self.location = Some((line, 1));
+        self.whole_line = true;
+        self
+    }
+
+    /// The 1-based line, when known.
+    pub fn line(&self) -> Option<usize> {
+        self.location.map(|(line, _)| line)
+    }
+
+    /// The 1-based column to show: the location's, unless the finding is about its
+    /// whole line.
+    pub fn column(&self) -> Option<usize> {
+        self.location
+            .filter(|_| !self.whole_line)
+            .map(|(_, col)| col)
     }
 
     pub fn at_path(mut self, path: impl Into<String>) -> Finding {
@@ -121,8 +147,11 @@ impl std::fmt::Display for Finding {
     /// `file:line:col: error[code]: message (at yaml.path)` then an indented hint.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}", self.file)?;
-        if let Some((line, col)) = self.location {
-            write!(f, ":{line}:{col}")?;
+        if let Some(line) = self.line() {
+            write!(f, ":{line}")?;
+        }
+        if let Some(col) = self.column() {
+            write!(f, ":{col}")?;
         }
         write!(f, ": error[{}]: {}", self.code, self.message)?;
         if !self.yaml_path.is_empty() {

@@ -12,7 +12,7 @@ use crate::family::TraceFamily;
 use crate::identity::{Bucket, ClaimIdentity, Interner};
 use crate::multi_claim::{Attribution, NonTargetFacts, TargetFacts};
 use crate::names::{Requirement, TraceGate};
-use crate::parse::{Parsed, parse_line, parse_line_into};
+use crate::parse::{LineProblem, Parsed, column_in_line, parse_line, parse_line_into};
 use crate::problem::{LocatedProblem, Problem};
 use crate::reference::ReferenceClaim;
 use crate::residency::ResidencyClaim;
@@ -138,7 +138,8 @@ impl Machine {
 pub(crate) struct TraceEvaluator {
     name: String,
     machine: Machine,
-    undecided: Vec<(u64, Vec<u8>)>,
+    /// Lines held back: the 1-based line, the whitespace trimmed before it, the bytes.
+    undecided: Vec<(u64, usize, Vec<u8>)>,
     interner: Interner,
     last_sequence: Option<u64>,
     events: u64,
@@ -175,8 +176,16 @@ impl TraceEvaluator {
     }
 
     fn diagnose(&mut self, line: Option<u64>, problem: Problem) {
+        self.diagnose_at(line, None, problem);
+    }
+
+    fn diagnose_at(&mut self, line: Option<u64>, column: Option<u32>, problem: Problem) {
         if self.diagnostics.len() < MAX_DIAGNOSTICS {
-            self.diagnostics.push(LocatedProblem { line, problem });
+            self.diagnostics.push(LocatedProblem {
+                line,
+                column,
+                problem,
+            });
         } else {
             self.suppressed = self.suppressed.saturating_add(1);
         }
@@ -188,8 +197,17 @@ impl TraceEvaluator {
         self.taint_all = true;
     }
 
+    /// [`Self::line_problem`] for a line that did not parse, at the column of the byte
+    /// the parser points at (`lead`: the whitespace trimmed before the parsed bytes).
+    fn parse_problem(&mut self, line: u64, lead: usize, problem: &LineProblem) {
+        let column = column_in_line(problem, lead);
+        self.diagnose_at(Some(line), column, problem.problem.clone());
+        self.taint_all = true;
+    }
+
     /// Judges one line (1-based `line`, without its terminator).
     pub fn push_line(&mut self, line: u64, bytes: &[u8]) {
+        let lead = crate::parse::leading_json_whitespace(bytes);
         let bytes = crate::parse::trim_json_whitespace(bytes);
         if !self.past_first_line && !bytes.is_empty() {
             self.past_first_line = true;
@@ -212,10 +230,10 @@ impl TraceEvaluator {
         }
         let mut event = RawEvent::default();
         match parse_line_into(bytes, &mut event) {
-            Ok(()) => self.push_event(line, bytes, &event),
+            Ok(()) => self.push_event(line, lead, bytes, &event),
             Err(problem) => {
                 self.nonblank_lines = self.nonblank_lines.saturating_add(1);
-                self.line_problem(line, problem);
+                self.parse_problem(line, lead, &problem);
             }
         }
     }
@@ -225,27 +243,31 @@ impl TraceEvaluator {
     /// line is judged by `push_line` instead (parsed again, in order).
     pub fn push_line_parsed(&mut self, line: u64, bytes: &[u8], parsed: &Parsed<'_>) {
         if self.past_first_line {
-            self.push_parsed(line, crate::parse::trim_json_whitespace(bytes), parsed);
+            let lead = crate::parse::leading_json_whitespace(bytes);
+            let trimmed = crate::parse::trim_json_whitespace(bytes);
+            self.push_parsed(line, lead, trimmed, parsed);
         } else {
             self.push_line(line, bytes);
         }
     }
 
-    /// Judges one line already parsed by [`crate::parse::parse`] (`bytes` trimmed, as given to it).
+    /// Judges one line already parsed by [`crate::parse::parse`] (`bytes` trimmed, as given to it,
+    /// `lead` bytes of whitespace having been trimmed before them).
     /// By reference: an event is large, and lines parsed ahead are judged where they lie.
-    pub fn push_parsed(&mut self, line: u64, bytes: &[u8], parsed: &Parsed<'_>) {
+    pub fn push_parsed(&mut self, line: u64, lead: usize, bytes: &[u8], parsed: &Parsed<'_>) {
         match parsed {
             Parsed::Blank => {}
             Parsed::Problem(problem) => {
                 self.nonblank_lines = self.nonblank_lines.saturating_add(1);
-                self.line_problem(line, problem.clone());
+                self.parse_problem(line, lead, problem);
             }
-            Parsed::Event(event) => self.push_event(line, bytes, event),
+            Parsed::Event(event) => self.push_event(line, lead, bytes, event),
         }
     }
 
-    /// Judges one non-blank line that parsed into `event` (`bytes` trimmed).
-    fn push_event(&mut self, line: u64, bytes: &[u8], event: &RawEvent<'_>) {
+    /// Judges one non-blank line that parsed into `event` (`bytes` trimmed, after `lead`
+    /// bytes of whitespace).
+    fn push_event(&mut self, line: u64, lead: usize, bytes: &[u8], event: &RawEvent<'_>) {
         self.nonblank_lines = self.nonblank_lines.saturating_add(1);
         if let Machine::Undecided = self.machine {
             let kind = event
@@ -255,7 +277,7 @@ impl TraceEvaluator {
             match family::of_event(event, kind) {
                 Some(found) => self.decide(found),
                 None if self.undecided.len() < MAX_UNDECIDED_LINES => {
-                    self.undecided.push((line, bytes.to_vec()));
+                    self.undecided.push((line, lead, bytes.to_vec()));
                     return;
                 }
                 None => {
@@ -274,10 +296,10 @@ impl TraceEvaluator {
             TraceFamily::Reference => Machine::Reference(Box::new(FamilyState::new())),
             TraceFamily::Unknown => Machine::Unknown,
         };
-        for (line, bytes) in std::mem::take(&mut self.undecided) {
+        for (line, lead, bytes) in std::mem::take(&mut self.undecided) {
             match parse_line(&bytes) {
                 Ok(event) => self.judge(line, &event),
-                Err(problem) => self.line_problem(line, problem),
+                Err(problem) => self.parse_problem(line, lead, &problem),
             }
         }
     }
@@ -412,6 +434,7 @@ impl TraceEvaluator {
             let n = self.suppressed;
             self.diagnostics.push(LocatedProblem {
                 line: None,
+                column: None,
                 problem: Problem::Suppressed(n),
             });
         }

@@ -20,7 +20,8 @@
 //! Memory therefore grows with the number of claims, never with the number of events.
 //!
 //! # Fail-closed rules
-//! - Every problem with a line becomes a [`LocatedProblem`] with its 1-based line number.
+//! - Every problem with a line becomes a [`LocatedProblem`] with its 1-based line number
+//!   (and the 1-based byte column of the offending byte, when the parser can tell it).
 //! - A diagnostic on a line tied to a claim taints that claim; one on a line that cannot be
 //!   tied to any claim (not JSON, …) taints every claim of the trace. No gate of a tainted
 //!   claim passes (`well_formed_trace` is then listed as missing).

@@ -2,7 +2,7 @@
 //! line of the trace, or of the trace as a whole).
 //!
 //! The gate keeps this compact shape while it reads, not a [`Finding`]: a located problem
-//! is a line number and a problem, without the trace's name, its severity or a source
+//! is a line number, a byte column when the parser knows one, and a problem, without the trace's name, its severity or a source
 //! line, so a trace with millions of malformed lines, judged on many threads, holds
 //! little per line, and the campaign counts are kept as the traces stream. Each problem
 //! has its code from the one table ([`Problem::code`]) and becomes a [`Finding`] for
@@ -77,11 +77,17 @@ pub enum Problem {
     Suppressed(u64),
 }
 
-/// A problem at a line: where (1-based line, `None` for the trace as a whole) and what.
+/// A problem at a line: where (1-based line, `None` for the trace as a whole; the byte
+/// column, when the parser can tell one) and what.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LocatedProblem {
     /// 1-based line number in the trace; `None` when the finding is about the whole trace.
     pub line: Option<u64>,
+    /// 1-based column, in bytes, of the offending byte in its line (leading whitespace
+    /// counted, as an editor counts it); `None` when the problem has no byte position (a
+    /// missing field, a sequence that goes back) or no line. A line is at most
+    /// [`crate::MAX_LINE_BYTES`] long, so `u32` holds it.
+    pub column: Option<u32>,
     /// What is wrong.
     pub problem: Problem,
 }
@@ -112,12 +118,15 @@ impl LocatedProblem {
     }
 
     /// The finding for this diagnostic of the trace shown as `trace`: the code of its
-    /// problem, the message, and the line (column 1) when it is about one line.
+    /// problem, the message, and the line and byte column when it is about one line (the
+    /// line alone, [`Finding::at_line`], when the problem has no byte position).
     pub fn finding(&self, trace: &str) -> Finding {
         let finding = Finding::new(self.code(), trace, self.message());
-        match self.line.and_then(|l| usize::try_from(l).ok()) {
-            Some(line) => finding.at(line, 1),
-            None => finding,
+        let column = self.column.and_then(|c| usize::try_from(c).ok());
+        match (self.line.and_then(|l| usize::try_from(l).ok()), column) {
+            (Some(line), Some(column)) => finding.at(line, column),
+            (Some(line), None) => finding.at_line(line),
+            (None, _) => finding,
         }
     }
 }
@@ -151,14 +160,29 @@ mod tests {
         }
         let d = LocatedProblem {
             line: Some(3),
+            column: None,
             problem: Problem::MissingEvent,
         };
         assert_eq!(d.code(), Code::MalformedTrace);
         assert!(!d.code().is_unread_input());
         let f = d.finding("t.jsonl");
         assert_eq!(
-            (f.file.as_str(), f.location, f.message.as_str()),
-            ("t.jsonl", Some((3, 1)), "missing `event`")
+            (f.file.as_str(), f.line(), f.column(), f.message.as_str()),
+            ("t.jsonl", Some(3), None, "missing `event`")
         );
+        // A problem with a byte position keeps its column; one about the whole trace
+        // has no location at all.
+        let at = LocatedProblem {
+            column: Some(7),
+            ..d.clone()
+        };
+        assert_eq!(at.finding("t.jsonl").location, Some((3, 7)));
+        assert_eq!(at.finding("t.jsonl").column(), Some(7));
+        let whole = LocatedProblem {
+            line: None,
+            column: None,
+            problem: Problem::EmptyTrace,
+        };
+        assert_eq!(whole.finding("t.jsonl").location, None);
     }
 }

@@ -1,7 +1,8 @@
 //! The GitHub Actions emitter of findings: one `::error`/`::warning` workflow command
 //! per finding, escaped as the runner expects. The one escaper of workflow commands:
 //! every command that prints annotations (`check` and the other finding reports,
-//! `gate --format github`) goes through [`annotation`] (docs/output.md).
+//! `gate --format github`) writes a [`Finding`] through [`github_annotation`]
+//! (docs/output.md).
 
 use kvlower_codes::Finding;
 use kvlower_codes::text::escape_control;
@@ -27,7 +28,7 @@ pub fn escape_property(s: &str) -> String {
 /// `::SEVERITY file=...,line=N[,col=M],title=kvlower CODE::MESSAGE`: one annotation, on
 /// one line, whatever `file` and `message` hold. `location` is the line and, when
 /// known, the column.
-pub fn annotation(
+fn annotation(
     severity: &str,
     file: &str,
     location: Option<(u64, Option<u64>)>,
@@ -66,8 +67,8 @@ pub fn github_annotation(d: &Finding) -> String {
         message.push_str(&format!("\nhint: {h}"));
     }
     let location = d
-        .location
-        .map(|(line, col)| (line as u64, Some(col as u64)));
+        .line()
+        .map(|line| (line as u64, d.column().map(|col| col as u64)));
     annotation(
         d.severity.name(),
         &d.file,

@@ -54,8 +54,11 @@ pub fn render_human(d: &Finding, color: bool) -> String {
 
     let file = escape_control(&d.file);
     let mut header = file.to_string();
-    if let Some((line, col)) = d.location {
-        header.push_str(&format!(":{line}:{col}"));
+    if let Some(line) = d.line() {
+        header.push_str(&format!(":{line}"));
+    }
+    if let Some(col) = d.column() {
+        header.push_str(&format!(":{col}"));
     }
     let tag = match (color, d.is_warning()) {
         (true, false) => "\x1b[1;31merror\x1b[0m",
@@ -71,8 +74,8 @@ pub fn render_human(d: &Finding, color: bool) -> String {
     if !d.yaml_path.is_empty() {
         header.push_str(&format!(" (at `{}`)", escape_control(&d.yaml_path)));
     }
-    let snippet = match (&d.source, d.location) {
-        (Some(source), Some((line, col))) if source.line == line => Some({
+    let snippet = match (&d.source, d.line(), d.column()) {
+        (Some(source), Some(line), Some(col)) if source.line == line => Some({
             let text = visible(&source.text);
             let span = token_span(&text, col);
             let level = if d.is_warning() {

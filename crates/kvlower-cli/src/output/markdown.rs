@@ -49,35 +49,45 @@ pub fn md_code(s: &str) -> String {
     }
 }
 
+/// The head of [`markdown_findings`]' table.
+pub const MARKDOWN_FINDINGS_HEAD: &str = "| file | line | code | finding |\n|---|---|---|---|\n";
+
 /// The findings as a Markdown table (every cell escaped).
 pub fn markdown_findings(diagnostics: &[Finding]) -> String {
-    let mut s = String::from("| file | line | code | finding |\n|---|---|---|---|\n");
+    let mut s = String::from(MARKDOWN_FINDINGS_HEAD);
     for d in diagnostics {
-        let line = d
-            .location
-            .map_or(String::new(), |l| format!("{}:{}", l.0, l.1));
-        let mut finding = md_cell(&d.message);
-        if !d.yaml_path.is_empty() {
-            finding.push_str(&format!(" (at {})", md_code(&d.yaml_path)));
-        }
-        if let Some(h) = &d.hint {
-            finding.push_str(&format!("<br>hint: {}", md_cell(h)));
-        }
-        let code = if d.is_warning() {
-            format!("`{}` (warning)", d.code)
-        } else {
-            format!("`{}`", d.code)
-        };
-        s.push_str(&format!(
-            "| {} | {} | {code} | {} |\n",
-            // A name's line break shown as `\n` (as in human output), not the space a code
-            // span makes of it: the reader must be able to find the file.
-            md_code(&kvlower_codes::text::escape_control(&d.file)),
-            line,
-            finding
-        ));
+        s.push_str(&markdown_finding_row(d));
     }
     s
+}
+
+/// One row of [`markdown_findings`]' table (for a report that streams its findings).
+pub fn markdown_finding_row(d: &Finding) -> String {
+    let line = match (d.line(), d.column()) {
+        (Some(line), Some(col)) => format!("{line}:{col}"),
+        (Some(line), None) => line.to_string(),
+        (None, _) => String::new(),
+    };
+    let mut finding = md_cell(&d.message);
+    if !d.yaml_path.is_empty() {
+        finding.push_str(&format!(" (at {})", md_code(&d.yaml_path)));
+    }
+    if let Some(h) = &d.hint {
+        finding.push_str(&format!("<br>hint: {}", md_cell(h)));
+    }
+    let code = if d.is_warning() {
+        format!("`{}` (warning)", d.code)
+    } else {
+        format!("`{}`", d.code)
+    };
+    format!(
+        "| {} | {} | {code} | {} |\n",
+        // A name's line break shown as `\n` (as in human output), not the space a code
+        // span makes of it: the reader must be able to find the file.
+        md_code(&kvlower_codes::text::escape_control(&d.file)),
+        line,
+        finding
+    )
 }
 
 #[cfg(test)]

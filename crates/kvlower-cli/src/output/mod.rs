@@ -2,7 +2,8 @@
 //! and one emitter per format for a command's findings: [`human`] (for people, with
 //! the source line and caret), [`github`] (workflow annotations), [`markdown`] (a
 //! step summary), [`sarif`] (code scanning), and the JSON envelope here; and
-//! [`gate`], the emitters of `kvlower gate`'s streamed verdicts.
+//! [`gate`], the emitters of `kvlower gate`'s streamed verdicts (its problems come as
+//! findings, written by these same renderers).
 //!
 //! Stream policy (documented in the README, the same for every command):
 //! - **stdout** carries the command's result: the payload (rows, verdicts, a
@@ -242,8 +243,8 @@ impl<'a> From<&'a Finding> for JsonDiagnostic<'a> {
     fn from(d: &'a Finding) -> Self {
         JsonDiagnostic {
             file: &d.file,
-            line: d.location.map(|l| l.0),
-            column: d.location.map(|l| l.1),
+            line: d.line(),
+            column: d.column(),
             code: d.code.name(),
             severity: d.severity.name(),
             yaml_path: &d.yaml_path,

@@ -45,8 +45,11 @@ pub fn sarif(diagnostics: &[Finding], error: Option<&str>) -> String {
             let mut physical = json!({
                 "artifactLocation": {"uri": sarif_uri(&d.file), "uriBaseId": "%SRCROOT%"}
             });
-            if let Some((line, col)) = d.location {
-                physical["region"] = sarif_region(d, line, col);
+            match (d.line(), d.column()) {
+                (Some(line), Some(col)) => physical["region"] = sarif_region(d, line, col),
+                // A finding about its whole line: the region is that line.
+                (Some(line), None) => physical["region"] = serde_json::json!({"startLine": line}),
+                (None, _) => {}
             }
             let mut result = json!({
                 "ruleId": d.code.name(),

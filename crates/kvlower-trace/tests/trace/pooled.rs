@@ -133,3 +133,40 @@ fn a_header_then_events_is_judged_the_same() {
     assert_same(b"\n\n", MAX_TRACE_BYTES, "blank");
     assert_same(b"[1]\n", MAX_TRACE_BYTES, "array");
 }
+
+/// Issue 50: a problem with a byte position has the column of that byte in its line,
+/// the whitespace before the object counted, on every path (read in order, parsed on
+/// the pool, held back until the family is known); one without a position has none.
+#[test]
+fn a_bad_byte_has_its_column_in_its_line() {
+    let lines: [&[u8]; 5] = [
+        b"{\"event\":\"request_initialized\",\"event_sequence\":0,\"hook_scope\":\"s\",\"monotonic_ns\":1}\n",
+        b"  {\"event\":\"x\xffy\"}\n",
+        b"\t[1]\n",
+        b" {\"event\": x}\n",
+        b"{\"event_sequence\":2,\"hook_scope\":\"s\",\"monotonic_ns\":2}\n",
+    ];
+    let trace = lines.concat();
+    let trace = trace.as_slice();
+    assert_same(trace, MAX_TRACE_BYTES, "bad bytes");
+    let (outline, _) = sequential(trace, MAX_TRACE_BYTES);
+    let at: Vec<(Option<u64>, Option<u32>)> = outline
+        .diagnostics
+        .iter()
+        .map(|d| (d.line, d.column))
+        .collect();
+    // Line 2: invalid UTF-8 11 bytes into the object, after 2 spaces; line 3: not an
+    // object, its first byte after a tab; line 4: where serde_json stopped (its column 10
+    // in the object, after 1 space); line 5: no `event` (no byte position).
+    assert_eq!(
+        at[..4],
+        [
+            (Some(2), Some(14)),
+            (Some(3), Some(2)),
+            (Some(4), Some(11)),
+            (Some(5), None)
+        ],
+        "{:?}",
+        outline.diagnostics
+    );
+}

@@ -231,6 +231,7 @@ fn refused(name: &str, problem: Problem) -> TraceOutline {
         events: 0,
         diagnostics: vec![LocatedProblem {
             line: None,
+            column: None,
             problem,
         }],
         tally: TraceTally::default(),

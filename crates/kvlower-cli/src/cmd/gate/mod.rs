@@ -26,7 +26,11 @@
 //! failure gate. The last line of human output tallies them: `N runs, N passed, N failed`.
 //!
 //! Here: the arguments and `run`. `inputs` finds, opens and judges the traces; the
-//! outcome is written by the emitter of the chosen format (`crate::output::gate`).
+//! outcome is written by the emitter of the chosen format (`crate::output::gate`). Each
+//! problem of a trace becomes a [`Finding`] here (`LocatedProblem::finding`, with its
+//! line and byte column), written by the shared renderers of findings: as its trace
+//! ends (human, github), or at the end (json, markdown, sarif), the problems kept until
+//! then in the trace crate's compact shape, made into findings one at a time.
 
 mod campaign;
 mod inputs;
@@ -35,12 +39,13 @@ use std::io::{self, Write};
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
+use kvlower_codes::Finding;
 use kvlower_trace::{CampaignSummary, ClaimVerdict, LocatedProblem, MAX_TRACE_BYTES, TraceOutline};
 use rayon::prelude::*;
 
 use crate::Exit;
 use crate::output::gate::{GateEmitter, emitter};
-use crate::output::{ReportOptions, report_error};
+use crate::output::{Format, ReportOptions, report_error};
 
 use inputs::{Done, Input, Judged, collect_traces, judge, judge_collected, open};
 
@@ -57,19 +62,20 @@ pub enum FailOn {
 }
 
 /// `gate --format`'s help: what gate itself prints (not `check`'s findings).
-const FORMAT_HELP: &str = "Output format: human, json, github or markdown";
+const FORMAT_HELP: &str = "Output format: human, json, github, markdown or sarif";
 const FORMAT_LONG_HELP: &str = "\
 Output format:
   human     one line per claim on stdout (`TRACE: claim ID [family]: GATE PASS; GATE FAIL (missing: ...); GATE n/a`),
             the campaign counts when several traces, then the tally `N runs, N passed, N failed`;
-            malformed lines on stderr as `TRACE:LINE: error[code]: message`
+            malformed lines on stderr as `TRACE:LINE[:COL]: error[code]: message`
   json      the shared envelope on stdout (payload: results and campaign; docs/output.md)
   github    `::error` annotations for malformed lines on stdout (nothing else);
             the human report on stderr
-  markdown  a table of verdicts and the campaign counts on stdout";
+  markdown  a table of verdicts and the campaign counts on stdout
+  sarif     a SARIF 2.1.0 log of the malformed lines on stdout (no verdicts)";
 
 #[derive(Debug, clap::Args)]
-#[command(mut_arg("format", |a| a.help(FORMAT_HELP).long_help(FORMAT_LONG_HELP).hide_possible_values(true)))]
+#[command(mut_arg("format", |a| a.value_parser(Format::parser(Format::CHECK)).help(FORMAT_HELP).long_help(FORMAT_LONG_HELP).hide_possible_values(true)))]
 pub struct GateArgs {
     #[command(flatten)]
     pub report: ReportOptions,
@@ -138,7 +144,9 @@ fn run_buffered(args: &GateArgs, out: &mut dyn Write, err: &mut dyn Write) -> an
     let mut report = Report {
         emitter: emitter(opts, out, err),
         summary: CampaignSummary::default(),
-        diagnostics: Vec::new(),
+        kept: Vec::new(),
+        count: 0,
+        unread_input: false,
     };
     report.emitter.begin()?;
     let max_bytes = args.max_bytes;
@@ -186,13 +194,24 @@ fn run_buffered(args: &GateArgs, out: &mut dyn Write, err: &mut dyn Write) -> an
     };
     let failed_runs = fail_on == FailOn::Fail && report.summary.failed > 0;
     // A refused or unreadable input exits 2, a malformed line (or a failed run) 1.
-    let exit = match Exit::of_codes(report.diagnostics.iter().map(|(_, d)| d.code())) {
-        Exit::Success if failed_runs => Exit::Findings,
-        exit => exit,
+    let exit = if report.unread_input {
+        Exit::Error
+    } else if report.count > 0 || failed_runs {
+        Exit::Findings
+    } else {
+        Exit::Success
     };
-    report
-        .emitter
-        .end(&report.summary, &report.diagnostics, inputs.len(), exit)?;
+    let Report {
+        mut emitter,
+        summary,
+        kept,
+        count,
+        ..
+    } = report;
+    let mut findings = kept
+        .iter()
+        .flat_map(|(name, problems)| problems.iter().map(|d| d.finding(name)));
+    emitter.end(&summary, &mut findings, count, inputs.len(), exit)?;
     Ok(exit)
 }
 
@@ -206,7 +225,12 @@ fn join(handle: std::thread::ScopedJoinHandle<'_, Vec<Judged>>) -> anyhow::Resul
 struct Report<'a> {
     emitter: Box<dyn GateEmitter + 'a>,
     summary: CampaignSummary,
-    diagnostics: Vec<(String, LocatedProblem)>,
+    /// Each trace with problems and its problems, when the emitter writes them at the
+    /// end (held compact, as the trace crate keeps them, not as findings).
+    kept: Vec<(String, Vec<LocatedProblem>)>,
+    /// Problems seen, and whether one says an input could not be read (exit 2).
+    count: usize,
+    unread_input: bool,
 }
 
 impl Report<'_> {
@@ -216,9 +240,14 @@ impl Report<'_> {
 
     fn finish_trace(&mut self, name: &str, outline: TraceOutline) -> io::Result<()> {
         self.summary.add(&outline);
-        for d in outline.diagnostics {
-            self.emitter.diagnostic(name, &d)?;
-            self.diagnostics.push((name.to_owned(), d));
+        for d in &outline.diagnostics {
+            let finding: Finding = d.finding(name);
+            self.emitter.finding(&finding)?;
+            self.count = self.count.saturating_add(1);
+            self.unread_input |= finding.code.is_unread_input();
+        }
+        if self.emitter.wants_findings_at_end() && !outline.diagnostics.is_empty() {
+            self.kept.push((name.to_owned(), outline.diagnostics));
         }
         Ok(())
     }

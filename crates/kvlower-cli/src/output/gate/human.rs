@@ -1,33 +1,17 @@
 //! `gate`'s human output (`--format human`), and with `--format github` the GitHub
-//! Actions annotations on stdout beside the human report on stderr.
+//! Actions annotations on stdout beside the human report on stderr: the verdict lines
+//! and the summary are the gate's own; its findings are written by the shared
+//! renderers ([`render_human`], [`github_annotation`]).
 
 use std::io::{self, Write};
 
-use kvlower_trace::{
-    CampaignSummary, ClaimVerdict, GateResult, LocatedProblem, Requirement, TraceGate,
-};
+use kvlower_codes::Finding;
+use kvlower_trace::{CampaignSummary, ClaimVerdict, GateResult, Requirement, TraceGate};
 
 use crate::Exit;
-use crate::output::escape_control;
+use crate::output::{escape_control, github_annotation, render_human};
 
 use super::{GateEmitter, tally};
-
-/// A gate diagnostic for people, in `check`'s shape:
-/// `trace:line: error[code]: message` (the trace name and message escaped).
-fn human_diagnostic(trace: &str, d: &LocatedProblem, color: bool) -> String {
-    let tag = if color {
-        "\x1b[1;31merror\x1b[0m"
-    } else {
-        "error"
-    };
-    let at = d.line.map_or(String::new(), |line| format!(":{line}"));
-    format!(
-        "{}{at}: {tag}[{}]: {}",
-        escape_control(trace),
-        d.code(),
-        escape_control(&d.message())
-    )
-}
 
 pub(super) struct HumanEmitter<'a> {
     pub(super) out: &'a mut dyn Write,
@@ -143,29 +127,26 @@ impl GateEmitter for HumanEmitter<'_> {
         writeln!(o)
     }
 
-    fn diagnostic(&mut self, trace: &str, d: &LocatedProblem) -> io::Result<()> {
+    fn finding(&mut self, d: &Finding) -> io::Result<()> {
         if self.github {
-            let line = d.line.map(|line| (line, None));
-            let annotation = crate::output::github::annotation(
-                "error",
-                trace,
-                line,
-                d.code().name(),
-                &d.message(),
-            );
-            writeln!(self.out, "{annotation}")?;
+            writeln!(self.out, "{}", github_annotation(d))?;
         }
         // `-q`: the tally line only (the exit code still says a trace was malformed).
         if self.quiet {
             return Ok(());
         }
-        writeln!(self.err, "{}", human_diagnostic(trace, d, self.color_err))
+        writeln!(self.err, "{}", render_human(d, self.color_err))
+    }
+
+    fn wants_findings_at_end(&self) -> bool {
+        false
     }
 
     fn end(
         &mut self,
         s: &CampaignSummary,
-        diagnostics: &[(String, LocatedProblem)],
+        _findings: &mut dyn Iterator<Item = Finding>,
+        count: usize,
         traces: usize,
         _exit: Exit,
     ) -> io::Result<()> {
@@ -217,11 +198,10 @@ impl GateEmitter for HumanEmitter<'_> {
             }
         }
         writeln!(o, "{}", tally(s))?;
-        if !diagnostics.is_empty() && !self.quiet {
+        if count > 0 && !self.quiet {
             writeln!(
                 self.err,
-                "kvlower gate: {} diagnostic(s); malformed traces cannot pass",
-                diagnostics.len()
+                "kvlower gate: {count} diagnostic(s); malformed traces cannot pass"
             )?;
         }
         Ok(())

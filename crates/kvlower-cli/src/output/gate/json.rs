@@ -2,9 +2,8 @@
 
 use std::io::{self, Write};
 
-use kvlower_trace::{
-    CampaignSummary, ClaimVerdict, Control, GateResult, LocatedProblem, TraceFamily, TraceGate,
-};
+use kvlower_codes::Finding;
+use kvlower_trace::{CampaignSummary, ClaimVerdict, Control, GateResult, TraceFamily, TraceGate};
 use serde::Serialize;
 
 use crate::Exit;
@@ -58,14 +57,19 @@ impl GateEmitter for JsonEmitter<'_> {
         Ok(())
     }
 
-    fn diagnostic(&mut self, _trace: &str, _d: &LocatedProblem) -> io::Result<()> {
+    fn finding(&mut self, _d: &Finding) -> io::Result<()> {
         Ok(())
+    }
+
+    fn wants_findings_at_end(&self) -> bool {
+        true
     }
 
     fn end(
         &mut self,
         summary: &CampaignSummary,
-        diagnostics: &[(String, LocatedProblem)],
+        findings: &mut dyn Iterator<Item = Finding>,
+        _count: usize,
         _traces: usize,
         exit: Exit,
     ) -> io::Result<()> {
@@ -79,21 +83,10 @@ impl GateEmitter for JsonEmitter<'_> {
             exit == Exit::Success,
             exit.as_u8()
         )?;
-        let messages: Vec<String> = diagnostics.iter().map(|(_, d)| d.message()).collect();
-        for (i, ((file, d), message)) in diagnostics.iter().zip(&messages).enumerate() {
+        for (i, d) in findings.enumerate() {
             let sep = if i == 0 { "\n" } else { ",\n" };
             self.out.write_all(sep.as_bytes())?;
-            let row = JsonDiagnostic {
-                file,
-                line: d.line.and_then(|l| usize::try_from(l).ok()),
-                column: None,
-                code: d.code().name(),
-                severity: d.code().severity().name(),
-                yaml_path: "",
-                message,
-                hint: None,
-            };
-            serde_json::to_writer(&mut *self.out, &row)?;
+            serde_json::to_writer(&mut *self.out, &JsonDiagnostic::from(&d))?;
         }
         writeln!(self.out, "\n],\"error\":null}}")
     }

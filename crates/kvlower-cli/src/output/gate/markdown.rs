@@ -1,11 +1,14 @@
-//! `gate --format markdown`: a table of verdicts and the campaign counts.
+//! `gate --format markdown`: a table of verdicts and the campaign counts (the gate's
+//! own), then the findings in the shared table ([`markdown_finding_row`]).
 
 use std::io::{self, Write};
 
-use kvlower_trace::{CampaignSummary, ClaimVerdict, LocatedProblem};
+use kvlower_codes::Finding;
+use kvlower_trace::{CampaignSummary, ClaimVerdict};
 
 use crate::Exit;
-use crate::output::{md_cell, md_code};
+use crate::output::markdown::{MARKDOWN_FINDINGS_HEAD, markdown_finding_row};
+use crate::output::md_code;
 
 use super::GateEmitter;
 use super::human::human_gates;
@@ -49,14 +52,19 @@ impl GateEmitter for MarkdownEmitter<'_> {
         )
     }
 
-    fn diagnostic(&mut self, _trace: &str, _d: &LocatedProblem) -> io::Result<()> {
+    fn finding(&mut self, _d: &Finding) -> io::Result<()> {
         Ok(())
+    }
+
+    fn wants_findings_at_end(&self) -> bool {
+        true
     }
 
     fn end(
         &mut self,
         s: &CampaignSummary,
-        diagnostics: &[(String, LocatedProblem)],
+        findings: &mut dyn Iterator<Item = Finding>,
+        count: usize,
         _traces: usize,
         _exit: Exit,
     ) -> io::Result<()> {
@@ -98,21 +106,14 @@ impl GateEmitter for MarkdownEmitter<'_> {
                 s.residency_passes, s.residency_runs
             )?;
         }
-        if !diagnostics.is_empty() {
+        if count > 0 {
             writeln!(
                 o,
-                "\n**{} malformed-trace diagnostic(s)** (malformed traces cannot pass):\n",
-                diagnostics.len()
+                "\n**{count} malformed-trace diagnostic(s)** (malformed traces cannot pass):\n"
             )?;
-            for (file, d) in diagnostics {
-                let at = d.line.map_or(file.clone(), |line| format!("{file}:{line}"));
-                writeln!(
-                    o,
-                    "- {} `{}`: {}",
-                    md_code(&at),
-                    d.code(),
-                    md_cell(&d.message())
-                )?;
+            o.write_all(MARKDOWN_FINDINGS_HEAD.as_bytes())?;
+            for d in findings {
+                o.write_all(markdown_finding_row(&d).as_bytes())?;
             }
         }
         Ok(())

@@ -1,13 +1,19 @@
 //! The emitters of `kvlower gate`'s outcome, one per format: `human` (with the GitHub
 //! Actions annotations of `--format github`), `json` (the shared envelope, written as
-//! the verdicts come) and `markdown`. Unlike the other commands' findings, the gate's
-//! outcome streams: its verdicts are emitted trace by trace as they are judged, and
-//! only the campaign counts and the malformed-trace problems wait for
-//! [`GateEmitter::end`]. A problem's code is its own (`kvlower_trace::Problem::code`).
+//! the verdicts come), `markdown` and `sarif`. Unlike the other commands' findings, the
+//! gate's outcome streams: its verdicts are emitted trace by trace as they are judged,
+//! and only the campaign counts wait for [`GateEmitter::end`].
+//!
+//! What is wrong with a trace reaches an emitter as a [`Finding`] (`cmd::gate` makes it
+//! from the trace's problem, `kvlower_trace::LocatedProblem::finding`) and is written by
+//! the shared renderers of findings: [`render_human`], [`github_annotation`], the
+//! envelope's [`JsonDiagnostic`](super::JsonDiagnostic), [`markdown_finding_row`],
+//! [`sarif`]. Only the verdicts and the summary lines are the gate's own.
 
 use std::io::{self, Write};
 
-use kvlower_trace::{CampaignSummary, ClaimVerdict, LocatedProblem};
+use kvlower_codes::Finding;
+use kvlower_trace::{CampaignSummary, ClaimVerdict};
 
 use super::{Format, ReportOptions, Stream};
 use crate::Exit;
@@ -20,29 +26,38 @@ use human::HumanEmitter;
 use json::JsonEmitter;
 use markdown::MarkdownEmitter;
 
-/// Where the gate's verdicts, its problems and its summary go, per output format.
+/// Where the gate's verdicts, its findings and its summary go, per output format.
 pub trait GateEmitter {
     fn begin(&mut self) -> io::Result<()>;
     fn verdict(&mut self, trace: &str, v: &ClaimVerdict) -> io::Result<()>;
-    fn diagnostic(&mut self, trace: &str, d: &LocatedProblem) -> io::Result<()>;
+    /// A finding of a trace, as that trace ends (written now by the formats that stream
+    /// them: human, github).
+    fn finding(&mut self, d: &Finding) -> io::Result<()>;
+    /// Whether [`GateEmitter::end`] writes the findings again (then the caller keeps them,
+    /// in the compact shape of the trace crate, until the end).
+    fn wants_findings_at_end(&self) -> bool;
+    /// The campaign counts and the summary; `findings` are the run's findings in order
+    /// (made one at a time, only when [`GateEmitter::wants_findings_at_end`]), `count`
+    /// how many there were.
     fn end(
         &mut self,
         summary: &CampaignSummary,
-        diagnostics: &[(String, LocatedProblem)],
+        findings: &mut dyn Iterator<Item = Finding>,
+        count: usize,
         traces: usize,
         exit: Exit,
     ) -> io::Result<()>;
 }
 
-/// The emitter of `opts.format` (`sarif`, which `gate` does not accept, is the human
-/// one), writing the result to `out` and the human diagnostics to `err`.
+/// The emitter of `opts.format`, writing the result to `out` and the human diagnostics
+/// to `err`.
 pub fn emitter<'a>(
     opts: &ReportOptions,
     out: &'a mut dyn Write,
     err: &'a mut dyn Write,
 ) -> Box<dyn GateEmitter + 'a> {
     match opts.format {
-        Format::Human | Format::Github | Format::Sarif => Box::new(HumanEmitter {
+        Format::Human | Format::Github => Box::new(HumanEmitter {
             out,
             err,
             github: opts.format == Format::Github,
@@ -55,6 +70,43 @@ pub fn emitter<'a>(
             out,
             quiet: opts.quiet,
         }),
+        Format::Sarif => Box::new(SarifEmitter { out }),
+    }
+}
+
+/// `gate --format sarif`: the run's findings as one SARIF log on stdout (a verdict is no
+/// finding: SARIF has no place for it; the other formats carry the verdicts).
+struct SarifEmitter<'a> {
+    out: &'a mut dyn Write,
+}
+
+impl GateEmitter for SarifEmitter<'_> {
+    fn begin(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn verdict(&mut self, _trace: &str, _v: &ClaimVerdict) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn finding(&mut self, _d: &Finding) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn wants_findings_at_end(&self) -> bool {
+        true
+    }
+
+    fn end(
+        &mut self,
+        _summary: &CampaignSummary,
+        findings: &mut dyn Iterator<Item = Finding>,
+        _count: usize,
+        _traces: usize,
+        _exit: Exit,
+    ) -> io::Result<()> {
+        let findings: Vec<Finding> = findings.collect();
+        write!(self.out, "{}", super::sarif(&findings, None))
     }
 }
 
