@@ -416,3 +416,55 @@ fn no_command_loads_the_repository_itself() {
         vec!["matrix.rs:2".to_string(), "matrix.rs:3".to_string()]
     );
 }
+
+/// The lines of library code (before a test tail, comments left out) under `output` that
+/// name the trace crate's `LocatedProblem` (issue 50 item 3): the output module renders
+/// findings only, so a gate problem reaches it as a `Finding`.
+fn located_problem_uses(output: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(output, &mut files);
+    let mut found = Vec::new();
+    for path in files {
+        let text = std::fs::read_to_string(&path).expect("read");
+        for (n, line) in library_lines(&text) {
+            if line.contains("LocatedProblem") {
+                let rel = path.strip_prefix(output).unwrap_or(&path);
+                found.push(format!("{}:{n}: {}", rel.display(), line.trim_start()));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn the_output_module_sees_gate_problems_only_as_findings() {
+    let output = repo_root().join("crates/kvlower-cli/src/output");
+    let found = located_problem_uses(&output);
+    assert!(
+        found.is_empty(),
+        "LocatedProblem under output/ (convert it with LocatedProblem::finding in cmd/gate):\n{}",
+        found.join("\n")
+    );
+}
+
+/// The attack on the scan: a planted use of `LocatedProblem` in a renderer is found;
+/// the same in a comment or in a test tail is not.
+#[test]
+fn the_located_problem_scan_finds_a_planted_use() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let output = dir.path();
+    std::fs::create_dir_all(output.join("gate")).expect("mkdir");
+    std::fs::write(
+        output.join("gate/human.rs"),
+        "// a LocatedProblem is rendered elsewhere\nuse kvlower_trace::LocatedProblem;\nfn f(d: &LocatedProblem) {}\n#[cfg(test)]\nmod tests { use kvlower_trace::LocatedProblem; }\n",
+    )
+    .expect("write");
+    std::fs::write(output.join("github.rs"), "pub fn g(d: &Finding) {}\n").expect("write");
+    assert_eq!(
+        located_problem_uses(output),
+        vec![
+            "gate/human.rs:2: use kvlower_trace::LocatedProblem;".to_string(),
+            "gate/human.rs:3: fn f(d: &LocatedProblem) {}".to_string(),
+        ]
+    );
+}

@@ -1,12 +1,13 @@
 //! Issue 50, item 3: each problem `kvlower gate` finds in a trace is a `Finding`, with
 //! the byte column of the offending byte when the parser knows it, written by the shared
 //! renderers of findings (human, GitHub annotations, the JSON envelope, Markdown, SARIF);
-//! the output module never sees the trace crate's `LocatedProblem`.
+//! the output module never sees the trace crate's `LocatedProblem` (held in
+//! `architecture.rs` with the other source scans).
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use kvlower_tests::{kvlower, repo_root};
+use kvlower_tests::kvlower;
 
 /// A trace whose line 2 has two bytes of indentation, then an invalid UTF-8 byte 11
 /// bytes into the object: column 2 + 11 + 1 = 14 of its line.
@@ -77,77 +78,4 @@ fn a_trace_name_with_a_line_feed_and_a_percent_is_escaped_by_the_shared_escaper(
         assert!(line.contains("50%25%0Ax.jsonl,"), "{line:?}");
     }
     assert!(lines[0].contains(",line=2,col=14,"), "{}", lines[0]);
-}
-
-/// Every `.rs` file under `dir`, sorted.
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<PathBuf> = fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.expect("entry").path())
-        .collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension() == Some("rs".as_ref()) {
-            out.push(path);
-        }
-    }
-}
-
-/// The lines of library code (before a `#[cfg(test)]` tail, comments left out) under
-/// `output` that name the trace crate's `LocatedProblem`: the output module renders
-/// findings only, so a gate problem reaches it as a `Finding`.
-fn located_problem_uses(output: &Path) -> Vec<String> {
-    let mut files = Vec::new();
-    rust_files(output, &mut files);
-    let mut found = Vec::new();
-    for path in files {
-        let text = fs::read_to_string(&path).expect("read");
-        let code = &text[..text.find("#[cfg(test)]").unwrap_or(text.len())];
-        for (n, line) in code.lines().enumerate() {
-            let trimmed = line.trim_start();
-            if trimmed.starts_with("//") {
-                continue;
-            }
-            if line.contains("LocatedProblem") {
-                let rel = path.strip_prefix(output).unwrap_or(&path);
-                found.push(format!("{}:{}: {}", rel.display(), n + 1, trimmed));
-            }
-        }
-    }
-    found
-}
-
-#[test]
-fn the_output_module_sees_gate_problems_only_as_findings() {
-    let output = repo_root().join("crates/kvlower-cli/src/output");
-    let found = located_problem_uses(&output);
-    assert!(
-        found.is_empty(),
-        "LocatedProblem under output/ (convert it with LocatedProblem::finding in cmd/gate):\n{}",
-        found.join("\n")
-    );
-}
-
-/// The attack on the scan: a planted use of `LocatedProblem` in a renderer is found;
-/// the same in a comment or in a test tail is not.
-#[test]
-fn the_located_problem_scan_finds_a_planted_use() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let output = dir.path();
-    fs::create_dir_all(output.join("gate")).expect("mkdir");
-    fs::write(
-        output.join("gate/human.rs"),
-        "// a LocatedProblem is rendered elsewhere\nuse kvlower_trace::LocatedProblem;\nfn f(d: &LocatedProblem) {}\n#[cfg(test)]\nmod tests { use kvlower_trace::LocatedProblem; }\n",
-    )
-    .expect("write");
-    fs::write(output.join("github.rs"), "pub fn g(d: &Finding) {}\n").expect("write");
-    assert_eq!(
-        located_problem_uses(output),
-        vec![
-            "gate/human.rs:2: use kvlower_trace::LocatedProblem;".to_string(),
-            "gate/human.rs:3: fn f(d: &LocatedProblem) {}".to_string(),
-        ]
-    );
 }

@@ -57,14 +57,6 @@ impl GateEmitter for JsonEmitter<'_> {
         Ok(())
     }
 
-    fn finding(&mut self, _d: &Finding) -> io::Result<()> {
-        Ok(())
-    }
-
-    fn wants_findings_at_end(&self) -> bool {
-        true
-    }
-
     fn end(
         &mut self,
         summary: &CampaignSummary,

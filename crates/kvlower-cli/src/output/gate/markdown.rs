@@ -52,14 +52,6 @@ impl GateEmitter for MarkdownEmitter<'_> {
         )
     }
 
-    fn finding(&mut self, _d: &Finding) -> io::Result<()> {
-        Ok(())
-    }
-
-    fn wants_findings_at_end(&self) -> bool {
-        true
-    }
-
     fn end(
         &mut self,
         s: &CampaignSummary,

@@ -28,14 +28,26 @@ use markdown::MarkdownEmitter;
 
 /// Where the gate's verdicts, its findings and its summary go, per output format.
 pub trait GateEmitter {
-    fn begin(&mut self) -> io::Result<()>;
-    fn verdict(&mut self, trace: &str, v: &ClaimVerdict) -> io::Result<()>;
-    /// A finding of a trace, as that trace ends (written now by the formats that stream
-    /// them: human, github).
-    fn finding(&mut self, d: &Finding) -> io::Result<()>;
-    /// Whether [`GateEmitter::end`] writes the findings again (then the caller keeps them,
-    /// in the compact shape of the trace crate, until the end).
-    fn wants_findings_at_end(&self) -> bool;
+    /// What comes before the first verdict (nothing, by default).
+    fn begin(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    /// One claim's verdict, as its trace is judged (dropped, by default: SARIF has no
+    /// place for a verdict).
+    fn verdict(&mut self, _trace: &str, _v: &ClaimVerdict) -> io::Result<()> {
+        Ok(())
+    }
+    /// A finding of a trace, as that trace ends: written now by the formats that stream
+    /// them (human, github, which override this and [`Self::wants_findings_at_end`]);
+    /// the others write them at [`GateEmitter::end`].
+    fn finding(&mut self, _d: &Finding) -> io::Result<()> {
+        Ok(())
+    }
+    /// Whether [`GateEmitter::end`] writes the findings (then the caller keeps them, in
+    /// the compact shape of the trace crate, until the end).
+    fn wants_findings_at_end(&self) -> bool {
+        true
+    }
     /// The campaign counts and the summary; `findings` are the run's findings in order
     /// (made one at a time, only when [`GateEmitter::wants_findings_at_end`]), `count`
     /// how many there were.
@@ -81,22 +93,6 @@ struct SarifEmitter<'a> {
 }
 
 impl GateEmitter for SarifEmitter<'_> {
-    fn begin(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-
-    fn verdict(&mut self, _trace: &str, _v: &ClaimVerdict) -> io::Result<()> {
-        Ok(())
-    }
-
-    fn finding(&mut self, _d: &Finding) -> io::Result<()> {
-        Ok(())
-    }
-
-    fn wants_findings_at_end(&self) -> bool {
-        true
-    }
-
     fn end(
         &mut self,
         _summary: &CampaignSummary,
