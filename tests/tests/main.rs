@@ -47,6 +47,7 @@ mod lease_lowering;
 mod live_connector_evidence;
 mod live_kvcr_evidence;
 mod live_llama_cpp_evidence;
+mod live_ports;
 mod live_residency_evidence;
 mod live_vllm_evidence;
 mod lowering;
