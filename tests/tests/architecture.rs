@@ -468,3 +468,85 @@ fn the_located_problem_scan_finds_a_planted_use() {
         ]
     );
 }
+
+/// What writes to a stream (issue 50 item 1): a writer parameter or value, the process's
+/// streams, a print macro. Writing a file (`std::io::Write::write_all` on a temp file) or
+/// a `String` (`std::fmt::Write`) is not a stream; naming the trait is allowed, taking
+/// or making a writer is not.
+const WRITES_TO_A_STREAM: &[&str] = &[
+    "dyn Write",
+    "dyn std::io::Write",
+    "dyn io::Write",
+    "impl Write",
+    "impl std::io::Write",
+    "impl io::Write",
+    "stdout()",
+    "stderr()",
+    "print!(",
+    "println!(",
+    "eprint!(",
+    "eprintln!(",
+    "BufWriter",
+    "LineWriter",
+];
+
+/// The lines of library code under `cmd` (before a test tail, comments left out) that
+/// write to a stream.
+fn stream_writes(cmd: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(cmd, &mut files);
+    let mut found = Vec::new();
+    for path in files {
+        let text = std::fs::read_to_string(&path).expect("read");
+        for (n, line) in library_lines(&text) {
+            if WRITES_TO_A_STREAM.iter().any(|k| line.contains(k)) {
+                let rel = path.strip_prefix(cmd).unwrap_or(&path);
+                found.push(format!("{}:{n}: {}", rel.display(), line.trim_start()));
+            }
+        }
+    }
+    found
+}
+
+/// Commands return, the binary renders: no file under `cmd/` writes to a stream. Every
+/// command returns an `Outcome` that `lib.rs` renders once (`output::render`), and
+/// `gate`, the one command that streams, hands an `output::Screen` (whose streams only
+/// `output/` can reach) to its emitter.
+#[test]
+fn no_command_writes_to_a_stream() {
+    let cmd = repo_root().join("crates/kvlower-cli/src/cmd");
+    let found = stream_writes(&cmd);
+    assert!(
+        found.is_empty(),
+        "files under cmd/ that write to a stream (return an Outcome; lib.rs renders it):\n{}",
+        found.join("\n")
+    );
+}
+
+/// The attack on the scan: a planted writer parameter, `writeln!` to it and a
+/// `println!` are found; the same in a comment or a test tail, and a write into a
+/// `String` or a file, are not.
+#[test]
+fn the_stream_scan_finds_a_planted_write() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cmd = dir.path();
+    std::fs::create_dir_all(cmd.join("gate")).expect("mkdir");
+    std::fs::write(
+        cmd.join("gate/mod.rs"),
+        "// fn old(out: &mut dyn Write)\npub fn run(out: &mut dyn Write) { let _ = writeln!(out, \"x\"); }\nfn p() { println!(\"x\"); }\n#[cfg(test)]\nmod tests { fn t() { eprintln!(\"ok\"); } }\n",
+    )
+    .expect("write");
+    std::fs::write(
+        cmd.join("new.rs"),
+        "use std::fmt::Write as _;\nfn f(s: &mut String, tmp: &mut std::fs::File) { let _ = writeln!(s, \"x\"); std::io::Write::write_all(tmp, b\"y\").ok(); }\n",
+    )
+    .expect("write");
+    assert_eq!(
+        stream_writes(cmd),
+        vec![
+            "gate/mod.rs:2: pub fn run(out: &mut dyn Write) { let _ = writeln!(out, \"x\"); }"
+                .to_string(),
+            "gate/mod.rs:3: fn p() { println!(\"x\"); }".to_string(),
+        ]
+    );
+}

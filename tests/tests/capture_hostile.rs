@@ -33,8 +33,12 @@ fn kvlower_child() {
     };
     let args: Vec<String> = serde_json::from_str(&args).unwrap();
     let argv = std::iter::once("kvlower".to_string()).chain(args);
-    let mut out = Vec::new();
-    let code = kvlower_cli::run(argv, &mut out, &mut std::io::stderr().lock()).as_u8();
+    let code = kvlower_cli::run(
+        argv,
+        &mut std::io::stdout().lock(),
+        &mut std::io::stderr().lock(),
+    )
+    .as_u8();
     std::process::exit(i32::from(code));
 }
 
@@ -43,6 +47,8 @@ struct Outcome {
     code: Option<i32>,
     signal: Option<i32>,
     stderr: String,
+    /// The child's stdout: the capture's summary (and the test harness's own lines).
+    stdout: String,
     elapsed: Duration,
     /// The largest resident set seen while it ran (sampled from /proc every 20 ms).
     max_rss_kb: u64,
@@ -86,17 +92,20 @@ fn capture(endpoint: &str, out: &Path, args: &[&str], limit: Duration) -> Outcom
         ])
         .env(CHILD_ENV, serde_json::to_string(&all).unwrap())
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Drain stderr on a thread so that a chatty child never blocks on a full pipe.
-    let mut pipe = child.stderr.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = pipe.read_to_string(&mut s);
-        s
-    });
+    // Drain both pipes on threads so that a chatty child never blocks on a full pipe.
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = pipe.read_to_string(&mut s);
+            s
+        })
+    };
+    let reader = drain(Box::new(child.stderr.take().unwrap()));
+    let out_reader = drain(Box::new(child.stdout.take().unwrap()));
     let mut max_rss_kb = 0;
     let status = loop {
         if let Some(st) = child.try_wait().unwrap() {
@@ -117,6 +126,7 @@ fn capture(endpoint: &str, out: &Path, args: &[&str], limit: Duration) -> Outcom
         code: status.code(),
         signal: status.signal(),
         stderr: reader.join().unwrap(),
+        stdout: out_reader.join().unwrap(),
         elapsed: start.elapsed(),
         max_rss_kb,
     }
@@ -445,9 +455,9 @@ fn an_oversized_message_becomes_a_dropped_marker() {
     assert_eq!((o.code, o.signal), (Some(0), None), "{}", o.stderr);
     assert!(o.max_rss_kb < RSS_LIMIT_KB, "{} KiB", o.max_rss_kb);
     assert!(
-        o.stderr.contains("1 frames") && o.stderr.contains("1 dropped"),
+        o.stdout.contains("1 frames") && o.stdout.contains("1 dropped"),
         "{}",
-        o.stderr
+        o.stdout
     );
     let bytes = std::fs::read(&out).unwrap();
     let mut rd = kvlower_capture::CaptureReader::new(bytes.as_slice()).unwrap();
@@ -559,9 +569,9 @@ fn a_message_cut_off_by_the_publisher_is_a_truncated_marker() {
     );
     assert_eq!((o.code, o.signal), (Some(0), None), "{}", o.stderr);
     assert!(
-        o.stderr.contains("1 frames") && o.stderr.contains("1 cut off by the publisher"),
+        o.stdout.contains("1 frames") && o.stdout.contains("1 cut off by the publisher"),
         "{}",
-        o.stderr
+        o.stdout
     );
     let bytes = std::fs::read(&out).unwrap();
     let mut rd = kvlower_capture::CaptureReader::new(bytes.as_slice()).unwrap();
@@ -614,7 +624,7 @@ fn a_lost_connection_is_re_established() {
         Duration::from_secs(30),
     );
     assert_eq!((o.code, o.signal), (Some(0), None), "{}", o.stderr);
-    assert!(o.stderr.contains("2 frames"), "{}", o.stderr);
+    assert!(o.stdout.contains("2 frames"), "{}", o.stdout);
 }
 
 /// The other exit-2 causes, in-process: nothing listening, and an unwritable --out

@@ -107,7 +107,19 @@ fn matrix_writes_nothing_when_an_input_is_invalid() {
     fs::write(dir.path().join("capabilities/broken.yaml"), "runtime: [\n").expect("write");
     let run = kvlower(&["matrix", "--root", &root_arg(&dir)]);
     assert_eq!(run.code, 1);
-    assert!(run.stderr.contains("nothing written"), "{}", run.stderr);
+    // The findings on stderr, the stopped summary on stdout (docs/output.md, "Streams").
+    assert!(
+        run.stderr.contains("capabilities/broken.yaml"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stdout.starts_with("kvlower matrix: ")
+            && run.stdout.ends_with(" finding(s); nothing written\n")
+            && run.stdout.lines().count() == 1,
+        "{}",
+        run.stdout
+    );
     assert!(!dir.path().join("results").exists(), "no partial results");
 }
 

@@ -162,7 +162,7 @@ fn check_format_github_streams_are_as_output_md_says() {
     assert!(run.stderr.contains("error[unknown-name]"), "{}", run.stderr);
     assert!(
         flat(&read("docs/output.md")).contains(
-            "with `github` it carries the `::error` and `::warning` lines, then `check`'s summary line"
+            "with `github` it carries the `::error` and `::warning` lines, then the summary line"
         ),
         "docs/output.md says so"
     );

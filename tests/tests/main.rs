@@ -61,6 +61,7 @@ mod route_gate;
 mod route_scale;
 mod schema;
 mod self_contained;
+mod stream_policy;
 mod string_fields;
 mod ux_cli;
 mod verified_evidence;

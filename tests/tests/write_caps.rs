@@ -50,7 +50,7 @@ fn matrix_never_writes_a_readme_check_would_not_read_back() {
         "{}",
         run.stderr
     );
-    assert!(run.stderr.contains("nothing written"), "{}", run.stderr);
+    assert!(run.stdout.contains("nothing written"), "{}", run.stdout);
     assert_eq!(generated(dir.path()), before, "nothing written");
     // The control: a small README is written.
     fs::write(dir.path().join("README.md"), format!("{begin}\n{end}\n")).expect("write");
@@ -124,7 +124,7 @@ fn a_readme_check_cannot_read_is_a_finding_not_a_skipped_table() {
         let run = kvlower(&["matrix", "--root", &root]);
         assert_eq!(run.code, exit, "{code}: {}{}", run.stdout, run.stderr);
         assert!(run.stderr.contains(&expected), "{code}: {}", run.stderr);
-        assert!(run.stderr.contains("nothing written"), "{}", run.stderr);
+        assert!(run.stdout.contains("nothing written"), "{}", run.stdout);
         assert_eq!(generated(dir.path()), before, "{code}: nothing written");
     }
 }

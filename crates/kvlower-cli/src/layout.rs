@@ -12,7 +12,6 @@
 //! files of a run that died before its journal are removed by the next run.
 //! `kvlower check` reports every leftover as a `stray-file`.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
@@ -41,18 +40,21 @@ pub struct WriteOutcome {
     pub removed: Vec<String>,
 }
 
-/// Prints what was recovered, removed and written.
-pub fn report_outcome(outcome: &WriteOutcome, out: &mut dyn Write) -> std::io::Result<()> {
+/// What was recovered, removed and written, a line each, for people.
+pub fn report_outcome(outcome: &WriteOutcome) -> String {
+    let mut text = String::new();
     for path in &outcome.completed {
-        writeln!(out, "completed {path} (an interrupted run had staged it)")?;
+        text.push_str(&format!(
+            "completed {path} (an interrupted run had staged it)\n"
+        ));
     }
     for path in &outcome.removed {
-        writeln!(out, "removed leftover {path}")?;
+        text.push_str(&format!("removed leftover {path}\n"));
     }
     for path in &outcome.written {
-        writeln!(out, "wrote {path}")?;
+        text.push_str(&format!("wrote {path}\n"));
     }
-    Ok(())
+    text
 }
 
 /// Replaces the changed files of `files` (paths relative to `root`, each in

@@ -15,6 +15,9 @@ use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
 
+use ctx::Ctx;
+use output::{Format, Outcome, Style};
+
 pub mod cmd;
 pub mod compare;
 pub mod config;
@@ -197,9 +200,9 @@ fn run_with(
             // (a format another command has is ignored without a word, docs/output.md).
             let known = value
                 .to_str()
-                .is_some_and(|v| output::Format::ALL.iter().any(|f| f.name() == v));
+                .is_some_and(|v| Format::ALL.iter().any(|f| f.name() == v));
             if !known {
-                let names: Vec<&str> = output::Format::ALL.iter().map(|f| f.name()).collect();
+                let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
                 let _ = writeln!(
                     err,
                     "warning: {FORMAT_ENV}=`{}` is no format of any kvlower command ({}); ignored",
@@ -234,14 +237,8 @@ fn run_with(
             if wants_json(&args) {
                 let message = rendered.lines().next().unwrap_or("usage error");
                 let message = message.strip_prefix("error: ").unwrap_or(message);
-                let _ = output::report_error(
-                    output::Format::Json,
-                    &command_name(&args),
-                    Exit::Usage,
-                    message,
-                    out,
-                    err,
-                );
+                let usage = Outcome::<()>::error(&command_name(&args), Exit::Usage, message);
+                let _ = output::render(Style::of(Format::Json), &usage, out, err);
             }
             let _ = write!(err, "{rendered}");
             return Exit::Usage;
@@ -253,22 +250,57 @@ fn run_with(
     let mut err = PipeSafe::new(err);
     let (out, err): (&mut dyn Write, &mut dyn Write) = (&mut out, &mut err);
     let result = match &cli.command {
-        Command::Init(a) => cmd::init::run(a, out, err),
-        Command::Check(a) => cmd::check::run(a, &ctx::Ctx::new(&a.root), out, err),
-        Command::Matrix(a) => cmd::matrix::run(a, &ctx::Ctx::new(&a.root), out, err),
-        Command::Explain(a) => cmd::explain::run(a, &ctx::Ctx::new(&a.root), out, err),
-        Command::New(a) => cmd::new::run(a, out, err),
-        Command::Schema(a) => cmd::schema::run(a, out, err),
-        Command::Completions(a) => cmd::completions::run(a, out, err),
-        Command::Codes(a) => cmd::codes::run_codes(a, out, err),
-        Command::ExplainCode(a) => cmd::codes::run_explain_code(a, out, err),
-        Command::Gate(a) => cmd::gate::run(a, out, err),
-        Command::Join(a) => cmd::join::run(a, out, err),
-        Command::Route(a) => cmd::route::run(a, out, err),
-        Command::Capture(a) => cmd::capture::run(a, out, err),
-        Command::BadLowering(a) => cmd::bad_lowering::run(a, &ctx::Ctx::new(&a.root), out, err),
-        Command::ReproduceDiff(a) => cmd::reproduce::run(a, out, err),
-        Command::Catalog(a) => cmd::catalog::run(a, out, err),
+        Command::Init(a) => show(Style::of(a.format), cmd::init::run(a), out, err),
+        Command::Check(a) => show(a.style(), cmd::check::run(a, &Ctx::new(&a.root)), out, err),
+        Command::Matrix(a) => show(
+            Style::of(a.format),
+            cmd::matrix::run(a, &Ctx::new(&a.root)),
+            out,
+            err,
+        ),
+        Command::Explain(a) => show(
+            (&a.report).into(),
+            cmd::explain::run(a, &Ctx::new(&a.root)),
+            out,
+            err,
+        ),
+        Command::New(a) => show(Style::of(a.format), cmd::new::run(a), out, err),
+        Command::Schema(a) => show(Style::of(Format::Human), cmd::schema::run(a), out, err),
+        Command::Completions(a) => {
+            show(Style::of(Format::Human), cmd::completions::run(a), out, err)
+        }
+        Command::Codes(a) => show(Style::of(a.format), cmd::codes::run_codes(a), out, err),
+        Command::ExplainCode(a) => show(
+            Style::of(a.format),
+            cmd::codes::run_explain_code(a),
+            out,
+            err,
+        ),
+        Command::Gate(a) => gate(a, out, err),
+        Command::Join(a) => {
+            let style = Style::of(cmd::join::output_format(a));
+            show(style, cmd::join::run(a), out, err)
+        }
+        Command::Route(a) => show(Style::of(a.format), cmd::route::run(a), out, err),
+        Command::Capture(a) => {
+            // The one line capture says while it runs: a publisher's test waits for it.
+            let mut announce = || {
+                let _ = writeln!(err, "kvlower capture: subscribed");
+                let _ = err.flush();
+            };
+            let outcome = cmd::capture::run(a, &mut announce);
+            show(Style::of(a.format), outcome, out, err)
+        }
+        Command::BadLowering(a) => show(
+            Style::of(a.format),
+            cmd::bad_lowering::run(a, &Ctx::new(&a.root)),
+            out,
+            err,
+        ),
+        Command::ReproduceDiff(a) => {
+            show(Style::of(Format::Human), cmd::reproduce::run(a), out, err)
+        }
+        Command::Catalog(a) => show(cmd::catalog::style(a), cmd::catalog::run(a), out, err),
     };
     match result {
         Ok(exit) => exit,
@@ -277,21 +309,51 @@ fn run_with(
             // results/, ...): exit 2, and under `--format json` still one envelope on stdout.
             let message = format!("{e:#}");
             let format = if wants_json(&args) {
-                output::Format::Json
+                Format::Json
             } else {
-                output::Format::Human
+                Format::Human
             };
-            let _ = output::report_error(
-                format,
-                &command_name(&args),
-                Exit::Error,
-                &message,
-                out,
-                err,
-            );
+            let failed = Outcome::<()>::error(&command_name(&args), Exit::Error, &message);
+            let _ = output::render(Style::of(format), &failed, out, err);
             Exit::Error
         }
     }
+}
+
+/// Renders a command's outcome: the one place a command's result reaches the screen
+/// ([`output::render`], by the stream policy of docs/output.md).
+fn show<P: output::Payload>(
+    style: Style,
+    outcome: anyhow::Result<Outcome<P>>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> anyhow::Result<Exit> {
+    Ok(output::render(style, &outcome?, out, err)?)
+}
+
+/// `gate`, the one command that streams: its verdicts reach the screen trace by trace
+/// through [`output::Screen`] (whose streams only `output/` can write); `--campaign`
+/// and the errors before the first trace are outcomes like every command's.
+fn gate(
+    args: &cmd::gate::GateArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> anyhow::Result<Exit> {
+    // Diagnostics are many short lines: one write each would be one system call each.
+    // (stdout comes buffered from `main`.)
+    let mut err = std::io::BufWriter::with_capacity(1 << 16, err);
+    let ran = cmd::gate::run(args, &mut output::Screen::new(out, &mut err));
+    let exit = match ran? {
+        cmd::gate::GateRun::Streamed(exit) => exit,
+        cmd::gate::GateRun::Stopped(outcome) => {
+            output::render((&args.report).into(), &outcome, out, &mut err)?
+        }
+        cmd::gate::GateRun::Campaign(outcome) => {
+            output::render((&args.report).into(), &outcome, out, &mut err)?
+        }
+    };
+    err.flush()?;
+    Ok(exit)
 }
 
 /// Resolves the root of every command that has one ([`config::resolve_root`]:

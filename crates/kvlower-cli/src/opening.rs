@@ -4,15 +4,13 @@
 //! input could not be read). Each command says what it did not do ("nothing
 //! written", "nothing explained"); the rest is here, once.
 
-use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use kvlower_codes::Finding;
 use kvlower_load::{LoadFailure, Repository};
 
 use crate::Exit;
-use crate::output::outcome::{Outcome, emit};
-use crate::output::{Format, ReportOptions, report, report_error};
+use crate::output::{Form, Outcome};
 
 /// Why a command stops before it judges anything.
 #[derive(Debug)]
@@ -60,44 +58,26 @@ pub fn load_or_stop(ctx: &crate::ctx::Ctx) -> Result<(Repository, Vec<Finding>),
     stop_on(kvlower_evidence::load_repository(ctx.env()))
 }
 
-/// Reports a stop for a command whose only machine format is the JSON envelope
-/// (`matrix`, `bad-lowering`): a usage error as [`report_error`]; findings as the
-/// [`Outcome`] of a stopped command, summary `kvlower COMMAND: N finding(s); NOT_DONE`
-/// ([`emit`]). Returns the exit.
-pub fn report_stop(
-    format: Format,
-    command: &'static str,
-    stop: Stop,
-    not_done: &str,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> io::Result<Exit> {
+/// The outcome of a stop for a command whose payload type is `P`: a usage error for
+/// [`Stop::NoDescriptors`] ([`Outcome::error`]); the sorted findings as a stopped
+/// outcome shown as `form`, summary `kvlower COMMAND: N finding(s); NOT_DONE`.
+pub fn stopped<P>(command: &'static str, form: Form, stop: Stop, not_done: &str) -> Outcome<P> {
     match stop {
         Stop::NoDescriptors(dir) => {
-            let message = Stop::no_descriptors(&dir);
-            report_error(format, command, Exit::Usage, &message, out, err)?;
-            Ok(Exit::Usage)
+            Outcome::error(command, Exit::Usage, &Stop::no_descriptors(&dir))
         }
-        Stop::Findings(findings) => {
-            let stopped = Outcome::<()>::stopped(command, findings, &format!("; {not_done}"));
-            emit(format, &stopped, out, err)
-        }
+        Stop::Findings(findings) => stopped_by(command, form, findings, not_done),
     }
 }
 
-/// Reports the findings that stop a command with the shared formats (`explain`,
-/// `catalog diff`): sorted, with the summary `kvlower COMMAND: N finding(s); NOT_DONE`,
-/// through [`report`]. Returns the exit.
-pub fn report_findings_stop(
-    opts: &ReportOptions,
+/// The findings that stop a command, sorted, as its stopped outcome (summary
+/// `kvlower COMMAND: N finding(s); NOT_DONE`).
+pub fn stopped_by<P>(
     command: &'static str,
+    form: Form,
     mut findings: Vec<Finding>,
     not_done: &str,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> io::Result<Exit> {
+) -> Outcome<P> {
     findings.sort();
-    let stopped = Outcome::<()>::stopped(command, findings, &format!("; {not_done}"));
-    report(opts, &stopped, out, err)?;
-    Ok(stopped.exit)
+    Outcome::stopped(command, form, findings, &format!("; {not_done}"))
 }

@@ -5,7 +5,6 @@
 //! The suite's bridge to `kvlower-audit` for every other command is
 //! [`crate::suites`].
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use kvlower_audit::BAD_LOWERING_DIR;
@@ -13,9 +12,8 @@ use kvlower_audit::BAD_LOWERING_DIR;
 use crate::Exit;
 use crate::generated::GeneratedFile;
 use crate::layout::{WriteOutcome, report_outcome, write_set};
-use crate::opening::{Stop, load_or_stop, report_stop};
-use crate::output::outcome::{Outcome, Payload, emit};
-use crate::output::{Format, report_error};
+use crate::opening::{Stop, load_or_stop, stopped};
+use crate::output::{Form, Format, Outcome, Payload};
 use crate::suites::read_cases;
 
 #[derive(Debug, clap::Args)]
@@ -31,41 +29,31 @@ pub struct BadLoweringArgs {
 
 /// The `payload` of `bad-lowering --format json`.
 #[derive(Debug, serde::Serialize)]
-struct SuitePayload<'a> {
-    /// Result files replaced, relative to the root.
-    written: &'a [String],
-    /// Every case with its expected and actual outcome.
-    cases: &'a [kvlower_audit::bad_lowering::CaseResult],
-    /// What [`write_set`] did, for the human text.
+pub struct SuitePayload {
+    written: Vec<String>,
+    cases: Vec<kvlower_audit::bad_lowering::CaseResult>,
     #[serde(skip)]
-    outcome: &'a WriteOutcome,
+    outcome: WriteOutcome,
 }
 
-impl Payload for SuitePayload<'_> {
-    /// The files written, then one line per case.
-    fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {
-        report_outcome(self.outcome, out)?;
-        for c in self.cases {
-            writeln!(
-                out,
-                "{} {}: expected {}, got {}",
+impl Payload for SuitePayload {
+    fn human(&self) -> String {
+        let mut text = report_outcome(&self.outcome);
+        for c in &self.cases {
+            text.push_str(&format!(
+                "{} {}: expected {}, got {}\n",
                 if c.pass { "ok  " } else { "FAIL" },
                 c.id,
                 c.expected
                     .map_or("(unreadable)".to_string(), |e| e.to_string()),
                 c.actual
-            )?;
+            ));
         }
-        Ok(())
+        text
     }
 }
 
-pub fn run(
-    args: &BadLoweringArgs,
-    ctx: &crate::ctx::Ctx,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> anyhow::Result<Exit> {
+pub fn run(args: &BadLoweringArgs, ctx: &crate::ctx::Ctx) -> anyhow::Result<Outcome<SuitePayload>> {
     let repo = match load_or_stop(ctx) {
         Ok((repo, findings)) if findings.is_empty() => repo,
         loaded => {
@@ -73,15 +61,12 @@ pub fn run(
                 Ok((_, findings)) => Stop::Findings(findings),
                 Err(stop) => stop,
             };
-            let exit = report_stop(
-                args.format,
+            return Ok(stopped(
                 "bad-lowering",
+                Form::Lines,
                 stop,
                 "nothing written",
-                out,
-                err,
-            )?;
-            return Ok(exit);
+            ));
         }
     };
     // The load's environment (the run's `Ctx`): what loading re-ran is not re-run.
@@ -92,8 +77,7 @@ pub fn run(
             "no counterexamples found in {}",
             repo.root.join(BAD_LOWERING_DIR).display()
         );
-        report_error(args.format, "bad-lowering", Exit::Usage, &message, out, err)?;
-        return Ok(Exit::Usage);
+        return Ok(Outcome::error("bad-lowering", Exit::Usage, &message));
     }
     let suite = kvlower_audit::bad_lowering::run(&repo.catalog, &cases, env);
     let files = [
@@ -108,25 +92,26 @@ pub fn run(
     ];
     let refused = crate::write_guard::generated_set(&args.root, "bad-lowering", &files);
     if !refused.is_empty() {
-        let stopped = Outcome::<()>::stopped("bad-lowering", refused, "; nothing written");
-        return Ok(emit(args.format, &stopped, out, err)?);
+        let what = "; nothing written";
+        return Ok(Outcome::stopped("bad-lowering", Form::Lines, refused, what));
     }
     let outcome = write_set(&args.root, &files)?;
-    let done = Outcome {
-        command: "bad-lowering",
-        exit: if suite.failures().is_empty() {
-            Exit::Success
-        } else {
-            Exit::Findings
-        },
-        findings: Vec::new(),
-        error: None,
-        summary: format!("kvlower bad-lowering: {}", suite.summary()),
-        payload: Some(SuitePayload {
-            written: &outcome.written,
-            cases: &suite.cases,
-            outcome: &outcome,
-        }),
+    let exit = if suite.failures().is_empty() {
+        Exit::Success
+    } else {
+        Exit::Findings
     };
-    Ok(emit(args.format, &done, out, err)?)
+    let summary = format!("kvlower bad-lowering: {}", suite.summary());
+    let payload = SuitePayload {
+        written: outcome.written.clone(),
+        cases: suite.cases,
+        outcome,
+    };
+    Ok(Outcome::done(
+        "bad-lowering",
+        exit,
+        Form::Lines,
+        summary,
+        payload,
+    ))
 }

@@ -15,14 +15,13 @@
 //! `error[code]: ...` (`kvlower codes`). capture judges nothing, so it never exits 1.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use kvlower_capture::subscribe::{CaptureOptions, capture, check_endpoint};
 
 use crate::Exit;
-use crate::output::{Format, envelope_json, report_error};
+use crate::output::{Form, Format, Outcome, Payload};
 
 /// How to turn on the KV-event publisher `capture` subscribes to (`kvlower capture --help`).
 const AFTER_HELP: &str = "\
@@ -65,11 +64,11 @@ pub struct CaptureArgs {
 }
 
 /// The payload of `capture --format json`.
-#[derive(serde::Serialize)]
-struct CapturePayload<'a> {
-    out: &'a str,
+#[derive(Debug, serde::Serialize)]
+pub struct CapturePayload {
+    out: String,
     frames: u64,
-    per_rank: &'a [u64],
+    per_rank: Vec<u64>,
     dropped: u64,
     truncated: u64,
     stop: String,
@@ -103,8 +102,19 @@ fn parse_meta(items: &[String]) -> Result<BTreeMap<String, String>, String> {
     Ok(meta)
 }
 
-pub fn run(args: &CaptureArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
-    let json = args.format == Format::Json;
+/// Nothing but the summary line for people: the counts are in it.
+impl Payload for CapturePayload {
+    fn human(&self) -> String {
+        String::new()
+    }
+}
+
+/// Records the capture; `announce` is called once every socket is subscribed (the one
+/// line capture says while it runs, `kvlower capture: subscribed`).
+pub fn run(
+    args: &CaptureArgs,
+    announce: &mut dyn FnMut(),
+) -> anyhow::Result<Outcome<CapturePayload>> {
     let checked = (|| -> Result<_, String> {
         for e in &args.endpoints {
             check_endpoint(e)?;
@@ -122,10 +132,7 @@ pub fn run(args: &CaptureArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
     })();
     let (duration, until_idle, connect_timeout, meta) = match checked {
         Ok(v) => v,
-        Err(e) => {
-            report_error(args.format, "capture", Exit::Usage, &e, out, err)?;
-            return Ok(Exit::Usage);
-        }
+        Err(e) => return Ok(Outcome::error("capture", Exit::Usage, &e)),
     };
     let opts = CaptureOptions {
         endpoints: args.endpoints.clone(),
@@ -136,57 +143,8 @@ pub fn run(args: &CaptureArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
         meta,
         writer: format!("kvlower {}", env!("CARGO_PKG_VERSION")),
     };
-    let mut announce = || {
-        let _ = writeln!(err, "kvlower capture: subscribed");
-        let _ = err.flush();
-    };
-    let result = capture(&opts, &mut announce);
     let shown = args.out.display().to_string();
-    if json {
-        let (exit, summary, diagnostics, error, payload) = match &result {
-            Ok(s) => (
-                Exit::Success,
-                format!(
-                    "kvlower capture: {} frames, {} dropped as oversized, {} cut off by the publisher; stopped: {}; wrote {shown}",
-                    s.frames, s.dropped, s.truncated, s.stop
-                ),
-                Vec::new(),
-                None,
-                Some(CapturePayload {
-                    out: &shown,
-                    frames: s.frames,
-                    per_rank: &s.per_rank,
-                    dropped: s.dropped,
-                    truncated: s.truncated,
-                    stop: s.stop.to_string(),
-                }),
-            ),
-            Err(e) => {
-                let d = e.finding(shown.clone());
-                (
-                    Exit::of_codes([d.code]),
-                    format!("kvlower capture: nothing written ({})", e.code()),
-                    vec![d],
-                    Some(e.to_string()),
-                    None,
-                )
-            }
-        };
-        write!(
-            out,
-            "{}",
-            envelope_json(
-                "capture",
-                exit,
-                &summary,
-                &diagnostics,
-                error.as_deref(),
-                payload
-            )
-        )?;
-        return Ok(exit);
-    }
-    match result {
+    Ok(match capture(&opts, announce) {
         Ok(s) => {
             let per_rank: Vec<String> = s
                 .per_rank
@@ -194,24 +152,34 @@ pub fn run(args: &CaptureArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
                 .enumerate()
                 .map(|(r, n)| format!("rank {r}: {n}"))
                 .collect();
-            writeln!(
-                err,
-                "kvlower capture: {} frames ({}), {} dropped as oversized, {} cut off by the publisher; stopped: {}; wrote {}",
+            let summary = format!(
+                "kvlower capture: {} frames ({}), {} dropped as oversized, {} cut off by the publisher; stopped: {}; wrote {shown}",
                 s.frames,
                 per_rank.join(", "),
                 s.dropped,
                 s.truncated,
                 s.stop,
-                args.out.display()
-            )?;
-            Ok(Exit::Success)
+            );
+            let payload = CapturePayload {
+                out: shown,
+                frames: s.frames,
+                per_rank: s.per_rank.clone(),
+                dropped: s.dropped,
+                truncated: s.truncated,
+                stop: s.stop.to_string(),
+            };
+            Outcome::done("capture", Exit::Success, Form::Lines, summary, payload)
         }
         Err(e) => {
-            writeln!(err, "error[{}]: {e}", e.code())?;
-            writeln!(err, "  hint: {}", e.hint())?;
-            // Nothing was recorded: the publisher or the output failed (an unread
-            // input, exit 2).
-            Ok(Exit::of_codes([e.code()]))
+            // Nothing was recorded: the publisher or the output failed (an unread input,
+            // exit 2).
+            let d = e.finding(shown);
+            let exit = Exit::of_codes([d.code]);
+            let summary = format!("kvlower capture: nothing written ({})", e.code());
+            let mut outcome = Outcome::report("capture", exit, Form::Lines, vec![d], summary);
+            outcome.error = Some(e.to_string());
+            outcome.refusal = Some(format!("error[{}]: {e}\n  hint: {}\n", e.code(), e.hint()));
+            outcome
         }
-    }
+    })
 }

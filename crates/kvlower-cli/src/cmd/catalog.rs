@@ -3,7 +3,6 @@
 //! exactly what moved. (The catalog pin of `results/lowering-matrix.json` that
 //! `kvlower check` verifies is `crate::pin`.)
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use kvlower_core::baseline::{CatalogChange, Direction};
@@ -11,8 +10,8 @@ use kvlower_load::{MODES_PATH, read_catalog};
 use serde::Serialize;
 
 use crate::Exit;
-use crate::opening::report_findings_stop;
-use crate::output::{Outcome, Payload, ReportOptions, report};
+use crate::opening::stopped_by;
+use crate::output::{Form, Outcome, Payload, ReportOptions, Style};
 use crate::pin::short;
 use crate::results::CatalogPin;
 
@@ -38,35 +37,40 @@ pub struct DiffArgs {
     pub report: ReportOptions,
 }
 
-pub fn run(args: &CatalogArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
+pub fn run(args: &CatalogArgs) -> anyhow::Result<Outcome<DiffPayload>> {
     match &args.command {
-        CatalogCommand::Diff(a) => diff(a, out, err),
+        CatalogCommand::Diff(a) => diff(a),
+    }
+}
+
+/// How the verb asked for its outcome to be shown.
+pub fn style(args: &CatalogArgs) -> Style {
+    match &args.command {
+        CatalogCommand::Diff(a) => (&a.report).into(),
     }
 }
 
 #[derive(Debug, Serialize)]
-struct JsonChange<'a> {
+struct JsonChange {
     direction: Direction,
-    path: &'a str,
+    path: String,
     line: Option<usize>,
     column: Option<usize>,
-    what: &'a str,
-    item: &'a str,
-    source: &'a str,
+    what: String,
+    item: String,
+    source: String,
 }
 
-fn diff(args: &DiffArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
+fn diff(args: &DiffArgs) -> anyhow::Result<Outcome<DiffPayload>> {
     let mut diagnostics = Vec::new();
     let Some((catalog, src)) = read_catalog(&args.root, &mut diagnostics) else {
         let not_done = "no catalog to compare";
-        return Ok(report_findings_stop(
-            &args.report,
+        return Ok(stopped_by(
             "catalog diff",
+            Form::Report,
             diagnostics,
             not_done,
-            out,
-            err,
-        )?);
+        ));
     };
     let changes = catalog.changes();
     let located: Vec<(&CatalogChange, Option<(usize, usize)>)> = changes
@@ -96,79 +100,85 @@ fn diff(args: &DiffArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Re
         Exit::Findings
     };
     let payload = DiffPayload {
-        digest: &pin.digest,
-        baseline_digest: &pin.baseline_digest,
+        digest: pin.digest.clone(),
+        baseline_digest: pin.baseline_digest.clone(),
         equals_baseline: pin.equals_baseline,
         changes: located
             .iter()
             .map(|(c, at)| JsonChange {
                 direction: c.direction,
-                path: &c.path,
+                path: c.path.clone(),
                 line: at.map(|l| l.0),
                 column: at.map(|l| l.1),
-                what: &c.what,
-                item: &c.item,
-                source: c.source,
+                what: c.what.clone(),
+                item: c.item.clone(),
+                source: c.source.to_string(),
             })
             .collect(),
-        located: &located,
+        human: human_lines(&located),
+        markdown: markdown_table(&located),
     };
-    let outcome = Outcome {
-        command: "catalog diff",
+    Ok(Outcome::done(
+        "catalog diff",
         exit,
-        findings: Vec::new(),
+        Form::Report,
         summary,
-        error: None,
-        payload: Some(payload),
-    };
-    report(&args.report, &outcome, out, err)?;
-    Ok(exit)
+        payload,
+    ))
 }
 
 /// The payload of `catalog diff --format json` (the envelope's `summary`, `ok` and
 /// `exit_code` say whether anything was weakened), and its human and Markdown text.
-#[derive(Serialize)]
-struct DiffPayload<'a> {
-    digest: &'a str,
-    baseline_digest: &'a str,
+#[derive(Debug, Serialize)]
+pub struct DiffPayload {
+    digest: String,
+    baseline_digest: String,
     equals_baseline: bool,
-    changes: Vec<JsonChange<'a>>,
-    /// The changes with where they are in the catalog, for the text.
+    changes: Vec<JsonChange>,
     #[serde(skip)]
-    located: &'a [(&'a CatalogChange, Option<(usize, usize)>)],
+    human: String,
+    #[serde(skip)]
+    markdown: String,
 }
 
-impl Payload for DiffPayload<'_> {
-    /// One line per change: `modes/modes.yaml:LINE:COL: change`.
-    fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {
-        for (c, at) in self.located {
-            let at = at.map_or(String::new(), |(l, col)| format!(":{l}:{col}"));
-            writeln!(out, "{MODES_PATH}{at}: {c}")?;
-        }
-        Ok(())
+impl Payload for DiffPayload {
+    fn human(&self) -> String {
+        self.human.clone()
     }
+    fn markdown(&self) -> String {
+        self.markdown.clone()
+    }
+}
 
-    /// A table of the changes (none when there are none).
-    fn markdown(&self, out: &mut dyn Write) -> std::io::Result<()> {
-        if self.located.is_empty() {
-            return Ok(());
-        }
-        writeln!(out, "| line | direction | where | change | source |")?;
-        writeln!(out, "|---|---|---|---|---|")?;
-        for (c, at) in self.located {
-            writeln!(
-                out,
-                "| {} | {} | {} | {} {} | {} |",
-                at.map_or("—".to_string(), |l| l.0.to_string()),
-                direction_word(c.direction),
-                crate::output::md_code(&c.path),
-                crate::output::md_cell(&c.what),
-                crate::output::md_code(&c.item),
-                crate::output::md_cell(c.source)
-            )?;
-        }
-        Ok(())
+/// One line per change: `modes/modes.yaml:LINE:COL: change`.
+fn human_lines(located: &[(&CatalogChange, Option<(usize, usize)>)]) -> String {
+    let mut text = String::new();
+    for (c, at) in located {
+        let at = at.map_or(String::new(), |(l, col)| format!(":{l}:{col}"));
+        text.push_str(&format!("{MODES_PATH}{at}: {c}\n"));
     }
+    text
+}
+
+/// A table of the changes (none when there are none).
+fn markdown_table(located: &[(&CatalogChange, Option<(usize, usize)>)]) -> String {
+    if located.is_empty() {
+        return String::new();
+    }
+    let mut text =
+        String::from("| line | direction | where | change | source |\n|---|---|---|---|---|\n");
+    for (c, at) in located {
+        text.push_str(&format!(
+            "| {} | {} | {} | {} {} | {} |\n",
+            at.map_or("—".to_string(), |l| l.0.to_string()),
+            direction_word(c.direction),
+            crate::output::md_code(&c.path),
+            crate::output::md_cell(&c.what),
+            crate::output::md_code(&c.item),
+            crate::output::md_cell(c.source)
+        ));
+    }
+    text
 }
 
 fn direction_word(d: Direction) -> &'static str {

@@ -1,13 +1,11 @@
 //! `kvlower codes` and `kvlower explain-code CODE`: the stable diagnostic codes.
 
-use std::io::Write;
-
 use kvlower_codes::Code;
 
 use serde::Serialize;
 
 use crate::Exit;
-use crate::output::{Format, envelope_json, report_error};
+use crate::output::{Form, Format, Outcome, Payload};
 
 #[derive(Debug, clap::Args)]
 pub struct CodesArgs {
@@ -26,8 +24,10 @@ pub struct ExplainCodeArgs {
 }
 
 /// One code in the JSON payload.
-#[derive(Serialize)]
-struct JsonCode {
+#[derive(Debug, Serialize)]
+pub struct JsonCode {
+    #[serde(skip)]
+    of: Code,
     code: &'static str,
     severity: &'static str,
     explanation: &'static str,
@@ -40,6 +40,7 @@ struct JsonCode {
 fn json_code(c: Code) -> JsonCode {
     let doc = c.doc();
     JsonCode {
+        of: c,
         code: c.name(),
         severity: c.severity().name(),
         explanation: c.explanation(),
@@ -91,56 +92,61 @@ pub fn codes_markdown() -> String {
     s
 }
 
-pub fn run_codes(
-    args: &CodesArgs,
-    out: &mut dyn Write,
-    _err: &mut dyn Write,
-) -> anyhow::Result<Exit> {
-    if args.format == Format::Json {
-        let summary = format!("kvlower codes: {} code(s)", Code::ALL.len());
-        let payload: Vec<JsonCode> = Code::ALL.iter().map(|c| json_code(*c)).collect();
-        write!(
-            out,
-            "{}",
-            envelope_json("codes", Exit::Success, &summary, &[], None, Some(payload))
-        )?;
-        return Ok(Exit::Success);
+/// `kvlower codes`: every code, one line each (`(warning)` before a warning's).
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+pub struct CodeList(Vec<JsonCode>);
+
+impl Payload for CodeList {
+    fn human(&self) -> String {
+        let mut text = String::new();
+        for c in &self.0 {
+            let tag = if c.of.severity() == kvlower_codes::Severity::Warning {
+                "(warning) "
+            } else {
+                ""
+            };
+            text.push_str(&format!("{:<26} {tag}{}\n", c.code, c.explanation));
+        }
+        text
     }
-    for code in Code::ALL {
-        let tag = if code.severity() == kvlower_codes::Severity::Warning {
-            "(warning) "
-        } else {
-            ""
-        };
-        writeln!(out, "{:<26} {tag}{}", code.name(), code.explanation())?;
+    fn markdown(&self) -> String {
+        self.human()
     }
-    Ok(Exit::Success)
 }
 
-pub fn run_explain_code(
-    args: &ExplainCodeArgs,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> anyhow::Result<Exit> {
+impl Payload for JsonCode {
+    fn human(&self) -> String {
+        code_text(self.of)
+    }
+    fn markdown(&self) -> String {
+        self.human()
+    }
+}
+
+pub fn run_codes(_args: &CodesArgs) -> anyhow::Result<Outcome<CodeList>> {
+    let summary = format!("kvlower codes: {} code(s)", Code::ALL.len());
+    let payload = CodeList(Code::ALL.iter().map(|c| json_code(*c)).collect());
+    Ok(Outcome::done(
+        "codes",
+        Exit::Success,
+        Form::Document,
+        summary,
+        payload,
+    ))
+}
+
+pub fn run_explain_code(args: &ExplainCodeArgs) -> anyhow::Result<Outcome<JsonCode>> {
     if let Some(code) = Code::ALL.iter().find(|c| c.name() == args.code) {
-        if args.format == Format::Json {
-            let summary = format!("kvlower explain-code: {}", code.name());
-            write!(
-                out,
-                "{}",
-                envelope_json(
-                    "explain-code",
-                    Exit::Success,
-                    &summary,
-                    &[],
-                    None,
-                    Some(json_code(*code))
-                )
-            )?;
-        } else {
-            write!(out, "{}", code_text(*code))?;
-        }
-        return Ok(Exit::Success);
+        let summary = format!("kvlower explain-code: {}", code.name());
+        let payload = json_code(*code);
+        return Ok(Outcome::done(
+            "explain-code",
+            Exit::Success,
+            Form::Document,
+            summary,
+            payload,
+        ));
     }
     let closest = Code::ALL
         .iter()
@@ -153,6 +159,5 @@ pub fn run_explain_code(
         }
         _ => format!("unknown diagnostic code `{shown}`; `kvlower codes` lists them"),
     };
-    report_error(args.format, "explain-code", Exit::Usage, &message, out, err)?;
-    Ok(Exit::Usage)
+    Ok(Outcome::error("explain-code", Exit::Usage, &message))
 }

@@ -1,9 +1,8 @@
 //! `kvlower completions <shell>`: shell completions generated from the program's
 //! own definitions.
 
-use std::io::Write;
-
 use crate::Exit;
+use crate::output::{Form, Outcome, Text};
 
 #[derive(Debug, clap::Args)]
 pub struct CompletionsArgs {
@@ -12,16 +11,19 @@ pub struct CompletionsArgs {
     pub shell: clap_complete::Shell,
 }
 
-pub fn run(
-    args: &CompletionsArgs,
-    out: &mut dyn Write,
-    _err: &mut dyn Write,
-) -> anyhow::Result<Exit> {
+pub fn run(args: &CompletionsArgs) -> anyhow::Result<Outcome<Text>> {
     let mut command = crate::command();
     // clap_complete panics when its writer fails (a closed pipe: `... | head -1`),
-    // so generate into memory and write once, through the caller's error handling.
+    // so generate into memory; the renderer writes it once.
     let mut buffer = Vec::new();
     clap_complete::generate(args.shell, &mut command, "kvlower", &mut buffer);
-    out.write_all(&buffer)?;
-    Ok(Exit::Success)
+    let text = String::from_utf8(buffer)?;
+    let summary = format!("kvlower completions: {}", args.shell);
+    Ok(Outcome::done(
+        "completions",
+        Exit::Success,
+        Form::Document,
+        summary,
+        Text(text),
+    ))
 }

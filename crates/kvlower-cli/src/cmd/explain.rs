@@ -2,7 +2,6 @@
 //! reasoning that decided its label.
 
 use std::fmt::Write as _;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use kvlower_core::judgment::{Judgment, LabelReason};
@@ -12,10 +11,8 @@ use kvlower_load::{load_catalog, load_descriptor};
 use serde::Serialize;
 
 use crate::Exit;
-use crate::opening::report_findings_stop;
-use crate::output::{
-    Format, ReportOptions, envelope_json, escape_control, md_cell, md_code, report_error,
-};
+use crate::opening::stopped_by;
+use crate::output::{Form, Outcome, Payload, ReportOptions, escape_control, md_cell, md_code};
 
 #[derive(Debug, clap::Args)]
 pub struct ExplainArgs {
@@ -69,12 +66,32 @@ fn unknown_name(what: &str, given: &str, names: &[&str]) -> String {
     }
 }
 
-pub fn run(
-    args: &ExplainArgs,
-    ctx: &crate::ctx::Ctx,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> anyhow::Result<Exit> {
+/// `explain`'s rows: the envelope's payload, its text for people (labels only with
+/// `-q`), its Markdown.
+#[derive(Debug)]
+pub struct ExplainDocument {
+    shown: String,
+    descriptor: Descriptor,
+    judgments: Vec<Judgment>,
+    human: String,
+}
+
+impl Serialize for ExplainDocument {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        explain_payload(&self.shown, &self.descriptor, &self.judgments).serialize(s)
+    }
+}
+
+impl Payload for ExplainDocument {
+    fn human(&self) -> String {
+        self.human.clone()
+    }
+    fn markdown(&self) -> String {
+        explain_markdown(&self.shown, &self.descriptor, &self.judgments)
+    }
+}
+
+pub fn run(args: &ExplainArgs, ctx: &crate::ctx::Ctx) -> anyhow::Result<Outcome<ExplainDocument>> {
     // A descriptor that does not exist is a wrong command line (exit 2), not a
     // finding in an input (exit 1).
     let missing = kvlower_fs::inspect::lstat(&args.descriptor)
@@ -84,15 +101,7 @@ pub fn run(
             "no such descriptor: {} (give a path such as capabilities/<name>.yaml)",
             args.descriptor.display()
         );
-        report_error(
-            args.report.format,
-            "explain",
-            Exit::Usage,
-            &message,
-            out,
-            err,
-        )?;
-        return Ok(Exit::Usage);
+        return Ok(Outcome::error("explain", Exit::Usage, &message));
     }
     let mut diagnostics = Vec::new();
     let catalog = load_catalog(&args.root, &mut diagnostics);
@@ -129,14 +138,7 @@ pub fn run(
         && (rel.chars().any(char::is_control) || args.descriptor.to_str().is_none())
     {
         let not_done = "nothing explained";
-        return Ok(report_findings_stop(
-            &args.report,
-            "explain",
-            misnamed,
-            not_done,
-            out,
-            err,
-        )?);
+        return Ok(stopped_by("explain", Form::Report, misnamed, not_done));
     }
     let descriptor = catalog.as_ref().and_then(|catalog| {
         // The run's one environment (its `Ctx`), also the rows' below: what loading
@@ -149,14 +151,7 @@ pub fn run(
     });
     let (Some(catalog), Some(descriptor)) = (catalog, descriptor) else {
         let not_done = "nothing explained";
-        return Ok(report_findings_stop(
-            &args.report,
-            "explain",
-            diagnostics,
-            not_done,
-            out,
-            err,
-        )?);
+        return Ok(stopped_by("explain", Form::Report, diagnostics, not_done));
     };
     let env = ctx.env();
     // Invalid means one thing (crate::validity): a descriptor `check` counts invalid for
@@ -165,14 +160,12 @@ pub fn run(
         Ok(config) => config.check.require_verified,
         Err(finding) => {
             let not_done = "nothing explained";
-            return Ok(report_findings_stop(
-                &args.report,
+            return Ok(stopped_by(
                 "explain",
+                Form::Report,
                 vec![*finding],
                 not_done,
-                out,
-                err,
-            )?);
+            ));
         }
     };
     let all_rows = kvlower_core::matrix::judge_descriptor(&catalog, &shown, &descriptor, env);
@@ -195,14 +188,7 @@ pub fn run(
     drop(all_rows);
     if !invalid.is_empty() {
         let not_done = "nothing explained";
-        return Ok(report_findings_stop(
-            &args.report,
-            "explain",
-            invalid,
-            not_done,
-            out,
-            err,
-        )?);
+        return Ok(stopped_by("explain", Form::Report, invalid, not_done));
     }
     let judgments: Vec<Judgment> = Mode::ALL
         .iter()
@@ -224,61 +210,48 @@ pub fn run(
                 .collect::<Vec<_>>()
                 .join(", ")
         );
-        report_error(
-            args.report.format,
-            "explain",
-            Exit::Usage,
-            &message,
-            out,
-            err,
-        )?;
-        return Ok(Exit::Usage);
+        return Ok(Outcome::error("explain", Exit::Usage, &message));
     }
     let summary = format!(
         "kvlower explain: {} row(s) of {}",
         judgments.len(),
         escape_control(&shown)
     );
-    match args.report.format {
-        Format::Json => write!(
-            out,
-            "{}",
-            envelope_json(
-                "explain",
-                Exit::Success,
-                &summary,
-                &[],
-                None,
-                Some(explain_payload(&shown, &descriptor, &judgments)),
-            )
-        )?,
-        Format::Markdown => write!(out, "{}", explain_markdown(&shown, &descriptor, &judgments))?,
-        // `sarif` does not parse here (`Format::SHARED`).
-        Format::Human | Format::Github | Format::Sarif => {
-            let color = args.report.color.enabled_for(crate::output::Stream::Stdout);
-            if args.report.quiet {
-                for j in &judgments {
-                    writeln!(out, "{} @ {}: {}", j.mode, j.depth, paint_label(j, color))?;
-                }
-            } else {
-                let changes = catalog.changes();
-                if !changes.is_empty() {
-                    writeln!(
-                        out,
-                        "catalog: {} local change(s) from the built-in baseline (`kvlower catalog diff`):",
-                        changes.len()
-                    )?;
-                    for c in &changes {
-                        writeln!(out, "  {c}")?;
-                    }
-                }
-                let text = explain_human(&shown, &descriptor, &judgments);
-                write!(out, "{}", paint_explanation(&text, &judgments, color))?;
-                write!(out, "{}", campaigns_human(&catalog, &descriptor, env))?;
+    let color = args.report.color.enabled_for(crate::output::Stream::Stdout);
+    let mut human = String::new();
+    if args.report.quiet {
+        for j in &judgments {
+            let _ = writeln!(human, "{} @ {}: {}", j.mode, j.depth, paint_label(j, color));
+        }
+    } else {
+        let changes = catalog.changes();
+        if !changes.is_empty() {
+            let _ = writeln!(
+                human,
+                "catalog: {} local change(s) from the built-in baseline (`kvlower catalog diff`):",
+                changes.len()
+            );
+            for c in &changes {
+                let _ = writeln!(human, "  {c}");
             }
         }
+        let text = explain_human(&shown, &descriptor, &judgments);
+        human.push_str(&paint_explanation(&text, &judgments, color));
+        human.push_str(&campaigns_human(&catalog, &descriptor, env));
     }
-    Ok(Exit::Success)
+    let document = ExplainDocument {
+        shown,
+        descriptor,
+        judgments,
+        human,
+    };
+    Ok(Outcome::done(
+        "explain",
+        Exit::Success,
+        Form::Document,
+        summary,
+        document,
+    ))
 }
 
 /// What each gate campaign the descriptor anchors rests on (docs/conformance.md): its

@@ -5,7 +5,7 @@
 //! that already holds `kvlower.toml` or `modes/modes.yaml` is refused (exit 2), and
 //! a run that cannot write every file removes the ones it wrote.
 
-use std::io::Write;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use kvlower_load::{CAPABILITIES_DIR, MODES_PATH};
@@ -13,8 +13,7 @@ use serde::Serialize;
 
 use crate::Exit;
 use crate::config::CONFIG_FILE;
-use crate::output::outcome::{Outcome, emit};
-use crate::output::{Format, envelope_json, escape_control, report_error};
+use crate::output::{Form, Format, Outcome, escape_control};
 
 /// `results/`: init does not create it, but a link there would have `matrix` write
 /// through it, so init refuses one as it refuses one anywhere it writes.
@@ -57,80 +56,91 @@ require_verified = false
 ";
 
 /// The `payload` of `init --format json`.
+/// What init wrote, and the commands to run next.
 #[derive(Debug, Serialize)]
-struct Payload<'a> {
-    /// Files written, relative to DIR.
-    written: &'a [String],
-    /// The commands to run next.
-    next: Vec<&'a str>,
+pub struct Payload {
+    written: Vec<String>,
+    next: Vec<&'static str>,
+    #[serde(skip)]
+    shown: String,
 }
 
-pub fn run(args: &InitArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
-    let fail = |exit: Exit, message: &str, out: &mut dyn Write, err: &mut dyn Write| {
-        report_error(args.format, "init", exit, message, out, err).map(|()| exit)
-    };
+impl crate::output::Payload for Payload {
+    fn human(&self) -> String {
+        let mut text: String = self
+            .written
+            .iter()
+            .map(|p| format!("wrote {p}\n"))
+            .collect();
+        text.push_str("next:\n");
+        for command in NEXT {
+            text.push_str(&format!("  {command}\n"));
+        }
+        text.push_str(&format!(
+            "kvlower init: {} is a kvlower repository ({} file(s) written)\n",
+            self.shown,
+            self.written.len()
+        ));
+        text
+    }
+}
+
+pub fn run(args: &InitArgs) -> anyhow::Result<Outcome<Payload>> {
     let shown = escape_control(&args.dir.display().to_string()).into_owned();
     let files = match files() {
         Ok(files) => files,
-        Err(message) => return Ok(fail(Exit::Error, &message, out, err)?),
+        Err(message) => return Ok(Outcome::error("init", Exit::Error, &message)),
     };
     // Never through a link: every component init creates or writes into (docs/files.md).
     let mut targets: Vec<&str> = vec![CAPABILITIES_DIR, RESULTS_DIR];
     targets.extend(files.iter().map(|(rel, _)| rel.as_str()));
     let links = crate::write_guard::links(&args.dir, "init", &targets);
     if !links.is_empty() {
-        let stopped = Outcome::<()>::stopped("init", links, "; nothing written");
-        return Ok(emit(args.format, &stopped, out, err)?);
+        return Ok(Outcome::stopped(
+            "init",
+            Form::Lines,
+            links,
+            "; nothing written",
+        ));
     }
     for existing in [CONFIG_FILE, MODES_PATH] {
         if kvlower_fs::inspect::entry_exists(&args.dir.join(existing)) {
             let message = format!(
                 "{shown} is already a kvlower repository ({existing} exists); init writes nothing"
             );
-            return Ok(fail(Exit::Usage, &message, out, err)?);
+            return Ok(Outcome::error("init", Exit::Usage, &message));
         }
     }
     let written = match write_all(&args.dir, &files) {
         Ok(written) => written,
         Err(message) => {
             let message = format!("{message}; nothing written");
-            return Ok(fail(Exit::Error, &message, out, err)?);
+            return Ok(Outcome::error("init", Exit::Error, &message));
         }
     };
+    let next: Vec<&'static str> = NEXT
+        .iter()
+        .map(|c| c.split("   ").next().unwrap_or(c).trim())
+        .collect();
     let summary = format!(
         "kvlower init: {shown} is a kvlower repository ({} file(s) written); next: {}",
         written.len(),
-        NEXT.map(|c| c.split("   ").next().unwrap_or(c).trim())
-            .join(", then ")
+        next.join(", then ")
     );
-    if args.format == Format::Json {
-        let payload = Payload {
-            written: &written,
-            next: NEXT
-                .iter()
-                .map(|c| c.split("   ").next().unwrap_or(c).trim())
-                .collect(),
-        };
-        let doc = envelope_json("init", Exit::Success, &summary, &[], None, Some(payload));
-        write!(out, "{doc}")?;
-        return Ok(Exit::Success);
-    }
-    for path in &written {
-        writeln!(out, "wrote {path}")?;
-    }
-    writeln!(out, "next:")?;
-    for command in NEXT {
-        writeln!(out, "  {command}")?;
-    }
-    writeln!(
-        out,
-        "kvlower init: {shown} is a kvlower repository ({} file(s) written)",
-        written.len()
-    )?;
-    Ok(Exit::Success)
+    let payload = Payload {
+        written,
+        next,
+        shown,
+    };
+    Ok(Outcome::done(
+        "init",
+        Exit::Success,
+        Form::Document,
+        summary,
+        payload,
+    ))
 }
 
-/// Every file `init` writes, relative to DIR, with its text.
 pub fn files() -> Result<Vec<(String, String)>, String> {
     let modes = kvlower_load::baseline_catalog_text()?;
     let catalog = kvlower_core::Catalog::new(kvlower_core::baseline::doc())

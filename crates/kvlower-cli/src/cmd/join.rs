@@ -11,14 +11,14 @@
 //! 1 malformed registry, controls or events; 2 usage, or an input that could not be
 //! read (missing, unreadable, refused: not a regular file, over its cap).
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use kvlower_join::EventFormat;
+use kvlower_join::pressure::PressureReport;
 
 use crate::Exit;
-use crate::output::{Format, report_error};
+use crate::output::{Form, Format, Outcome, Payload};
 
 /// The event formats, by the name `--events-format` takes (each `EventFormat`'s own).
 const EVENT_FORMATS: [(&str, EventFormat); 3] = [
@@ -86,82 +86,97 @@ pub struct JoinArgs {
     pub pressure_controls: Option<PathBuf>,
 }
 
-/// The output and event formats after the deprecated spellings are resolved.
-fn resolve(
-    args: &JoinArgs,
-    err: &mut dyn Write,
-) -> anyhow::Result<Result<(Format, Option<EventFormat>), String>> {
-    let mut output = args.output.unwrap_or_default();
+/// The event format after the deprecated spellings are resolved, and the notes they
+/// call for (on stderr), or why the command line is wrong.
+fn resolve(args: &JoinArgs, notes: &mut Vec<String>) -> Result<Option<EventFormat>, String> {
     if args.output.is_some() {
-        writeln!(
-            err,
-            "note: --output is deprecated; use --format human|json (as for every command)"
-        )?;
+        notes.push(
+            "note: --output is deprecated; use --format human|json (as for every command)\n".into(),
+        );
     }
     if args.output.is_some() && matches!(args.format, Some(Ok(_))) {
-        return Ok(Err(
-            "give the output format once: --format human|json".into()
-        ));
+        return Err("give the output format once: --format human|json".into());
     }
     let mut events = args.events_format;
-    let legacy = match args.format {
-        None => None,
-        Some(Ok(format)) => {
-            output = format;
-            None
-        }
-        Some(Err(legacy)) => Some(legacy),
-    };
-    if let Some(l) = legacy {
+    if let Some(Err(l)) = args.format {
         if events.is_some_and(|e| e != l) {
-            return Ok(Err(
-                "--format names an event format that contradicts --events-format".into(),
-            ));
+            return Err("--format names an event format that contradicts --events-format".into());
         }
-        writeln!(
-            err,
-            "note: `--format {l}` is deprecated: --format is the output format (human|json); use --events-format {l}"
-        )?;
+        notes.push(format!(
+            "note: `--format {l}` is deprecated: --format is the output format (human|json); use --events-format {l}\n"
+        ));
         events = Some(l);
     }
-    Ok(Ok((output, events)))
+    Ok(events)
 }
 
-pub fn run(args: &JoinArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
-    // A result is the evidence document (its own contract, docs/join.md); an error
-    // under `--format json` is the shared envelope, like every command's.
-    let asked_json =
-        matches!(args.format, Some(Ok(Format::Json))) || args.output == Some(Format::Json);
-    let fail = |exit: Exit, message: &str, out: &mut dyn Write, err: &mut dyn Write| {
-        let format = if asked_json {
-            Format::Json
-        } else {
-            Format::Human
-        };
-        report_error(format, "join", exit, message, out, err).map(|()| exit)
+/// The output format: `json` when `--format json` (or the deprecated `--output json`)
+/// is given; a result is then the evidence document (its own contract, docs/join.md)
+/// and an error the shared envelope, like every command's.
+pub fn output_format(args: &JoinArgs) -> Format {
+    if matches!(args.format, Some(Ok(Format::Json))) || args.output == Some(Format::Json) {
+        Format::Json
+    } else {
+        Format::Human
+    }
+}
+
+/// What `join` reports: the join of a registry and its events, or the pressure
+/// controls' trials.
+#[derive(Debug, serde::Serialize)]
+#[serde(untagged)]
+pub enum JoinDocument {
+    Join(Box<kvlower_join::JoinReport>),
+    Pressure(PressureReport),
+}
+
+impl Payload for JoinDocument {
+    fn human(&self) -> String {
+        match self {
+            JoinDocument::Join(r) => crate::human::join(r),
+            JoinDocument::Pressure(r) => crate::human::pressure(r),
+        }
+    }
+    fn own_json(&self) -> Option<String> {
+        serde_json::to_string_pretty(self)
+            .ok()
+            .map(|doc| doc + "\n")
+    }
+}
+
+pub fn run(args: &JoinArgs) -> anyhow::Result<Outcome<JoinDocument>> {
+    let mut notes = Vec::new();
+    let resolved = resolve(args, &mut notes);
+    let outcome = judged(args, resolved)?;
+    Ok(outcome.with_notes(notes))
+}
+
+fn judged(
+    args: &JoinArgs,
+    resolved: Result<Option<EventFormat>, String>,
+) -> anyhow::Result<Outcome<JoinDocument>> {
+    let done = |document| {
+        Outcome::done(
+            "join",
+            Exit::Success,
+            Form::Document,
+            "kvlower join: joined".into(),
+            document,
+        )
     };
-    let (output, events_format) = match resolve(args, err)? {
+    let events_format = match resolved {
         Ok(v) => v,
-        Err(e) => return Ok(fail(Exit::Usage, &e, out, err)?),
+        Err(e) => return Ok(Outcome::error("join", Exit::Usage, &e)),
     };
     if let Some(controls) = &args.pressure_controls {
         if events_format.is_some() {
             let message = "--pressure-controls names its own event formats";
-            return Ok(fail(Exit::Usage, message, out, err)?);
+            return Ok(Outcome::error("join", Exit::Usage, message));
         }
-        return match kvlower_join::pressure::run_controls(controls) {
-            Ok(report) => {
-                match output {
-                    // Only `human` and `json` parse here (`Format::DOCUMENT`).
-                    Format::Human | Format::Github | Format::Markdown | Format::Sarif => {
-                        write!(out, "{}", crate::human::pressure(&report))?
-                    }
-                    Format::Json => writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?,
-                }
-                Ok(Exit::Success)
-            }
-            Err(e) => Ok(fail_with(asked_json, &e, out, err)?),
-        };
+        return Ok(match kvlower_join::pressure::run_controls(controls) {
+            Ok(report) => done(JoinDocument::Pressure(report)),
+            Err(e) => refused(&e),
+        });
     }
     // The group makes --registry (with --events) present whenever --pressure-controls
     // is not; the event format may come from the deprecated --format spelling.
@@ -170,57 +185,30 @@ pub fn run(args: &JoinArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
     else {
         let message = "kvlower join --registry needs --events-format vllm|sglang|trtllm \
                        (the runtime that wrote the events; docs/join.md)";
-        return Ok(fail(Exit::Usage, message, out, err)?);
+        return Ok(Outcome::error("join", Exit::Usage, message));
     };
-    match kvlower_join::join_paths(registry, events, format) {
-        Ok(report) => {
-            match output {
-                // Only `human` and `json` parse here (`Format::DOCUMENT`).
-                Format::Human | Format::Github | Format::Markdown | Format::Sarif => {
-                    write!(out, "{}", crate::human::join(&report))?
-                }
-                Format::Json => writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?,
-            }
-            Ok(Exit::Success)
-        }
-        Err(e) => Ok(fail_with(asked_json, &e, out, err)?),
-    }
+    Ok(match kvlower_join::join_paths(registry, events, format) {
+        Ok(report) => done(JoinDocument::Join(Box::new(report))),
+        Err(e) => refused(&e),
+    })
 }
 
-/// Reports a join error as its coded finding (`JoinError::finding`): under `--format
-/// json` the shared envelope with the finding, otherwise `error[code]: ...` on stderr.
-/// The exit follows from the code: 2 for an input that could not be read, 1 for one
-/// read and found malformed.
-fn fail_with(
-    json: bool,
-    e: &kvlower_join::JoinError,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> std::io::Result<Exit> {
+/// A join error as its coded finding (`JoinError::finding`): under `--format json` the
+/// shared envelope with the finding, otherwise `error[code]: ...` on stderr. The exit
+/// follows from the code: 2 for an input that could not be read, 1 for one read and
+/// found malformed.
+fn refused(e: &kvlower_join::JoinError) -> Outcome<JoinDocument> {
     let finding = e.finding();
     let exit = Exit::of_codes([finding.code]);
     let message = e.to_string();
-    if !json {
-        writeln!(
-            err,
-            "error[{}]: {}",
-            finding.code,
-            crate::output::escape_control(&message)
-        )?;
-        return Ok(exit);
-    }
-    let summary = format!("kvlower join: {message}");
-    write!(
-        out,
-        "{}",
-        crate::output::envelope_json::<()>(
-            "join",
-            exit,
-            &summary,
-            std::slice::from_ref(&finding),
-            Some(&message),
-            None
-        )
-    )?;
-    Ok(exit)
+    let human = format!(
+        "error[{}]: {}\n",
+        finding.code,
+        crate::output::escape_control(&message)
+    );
+    let mut outcome = Outcome::report("join", exit, Form::Report, vec![finding], String::new());
+    outcome.summary = format!("kvlower join: {message}");
+    outcome.error = Some(message);
+    outcome.refusal = Some(human);
+    outcome
 }

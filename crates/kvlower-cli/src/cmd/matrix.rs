@@ -3,16 +3,14 @@
 //! Writes only when every input is valid, and the generated set as a whole, through
 //! the results layout ([`crate::layout::write_set`]: staged, journaled, renamed).
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use serde::Serialize;
 
 use crate::Exit;
 use crate::layout::{WriteOutcome, report_outcome, write_set};
-use crate::opening::{Stop, load_or_stop, report_stop};
-use crate::output::Format;
-use crate::output::outcome::{Outcome, Payload, emit};
+use crate::opening::{Stop, load_or_stop, stopped};
+use crate::output::{Form, Format, Outcome, Payload};
 use crate::results::generate_in;
 
 #[derive(Debug, clap::Args)]
@@ -28,55 +26,41 @@ pub struct MatrixArgs {
 
 /// The `payload` of `matrix --format json`: what [`write_set`] did.
 #[derive(Debug, Serialize)]
-pub struct MatrixPayload<'a> {
-    /// Files replaced, relative to the root.
-    pub written: &'a [String],
-    /// How many generated files were already up to date.
+pub struct MatrixPayload {
+    pub written: Vec<String>,
     pub unchanged: usize,
-    /// Files an interrupted earlier run had staged, renamed into place now.
-    pub completed: &'a [String],
-    /// Leftover temporary files of an earlier run, removed.
-    pub removed: &'a [String],
-    /// What [`write_set`] did, for the human text.
-    #[serde(skip)]
-    pub outcome: &'a WriteOutcome,
+    pub completed: Vec<String>,
+    pub removed: Vec<String>,
 }
 
-impl Payload for MatrixPayload<'_> {
-    fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {
-        report_outcome(self.outcome, out)
+impl Payload for MatrixPayload {
+    fn human(&self) -> String {
+        report_outcome(&WriteOutcome {
+            written: self.written.clone(),
+            completed: self.completed.clone(),
+            removed: self.removed.clone(),
+        })
     }
 }
 
-pub fn run(
-    args: &MatrixArgs,
-    ctx: &crate::ctx::Ctx,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> anyhow::Result<Exit> {
+pub fn run(args: &MatrixArgs, ctx: &crate::ctx::Ctx) -> anyhow::Result<Outcome<MatrixPayload>> {
     let config = match crate::config::load(&args.root) {
         Ok(config) => config,
         Err(finding) => {
             let what = " in kvlower.toml; nothing written";
-            let stopped = Outcome::<()>::stopped("matrix", vec![*finding], what);
-            return Ok(emit(args.format, &stopped, out, err)?);
+            return Ok(Outcome::stopped(
+                "matrix",
+                Form::Lines,
+                vec![*finding],
+                what,
+            ));
         }
     };
     let repo = match load_or_stop(ctx) {
         Ok((repo, findings)) if findings.is_empty() => repo,
-        // Invalid inputs, in human text: the findings, then `nothing written` (the
-        // summary with the count is the envelope's only).
-        Err(Stop::Findings(findings)) if args.format != Format::Json => {
-            for d in &findings {
-                writeln!(err, "{d}")?;
-            }
-            writeln!(err, "kvlower matrix: nothing written")?;
-            return Ok(Exit::stopped_by(&findings));
-        }
         loaded => {
             let stop = loaded.map_or_else(|stop| stop, |(_, findings)| Stop::Findings(findings));
-            let exit = report_stop(args.format, "matrix", stop, "nothing written", out, err)?;
-            return Ok(exit);
+            return Ok(stopped("matrix", Form::Lines, stop, "nothing written"));
         }
     };
     // Invalid means one thing (crate::validity): a descriptor `check` counts invalid
@@ -91,8 +75,12 @@ pub fn run(
         config.check.require_verified,
     );
     if !invalid.is_empty() {
-        let stopped = Outcome::<()>::stopped("matrix", invalid, "; nothing written");
-        return Ok(emit(args.format, &stopped, out, err)?);
+        return Ok(Outcome::stopped(
+            "matrix",
+            Form::Lines,
+            invalid,
+            "; nothing written",
+        ));
     }
     let files = generate_in(&repo, &config, &rows, env).files;
     drop(rows);
@@ -103,27 +91,30 @@ pub fn run(
         refused.extend(crate::readme::refusal(&args.root));
     }
     if !refused.is_empty() {
-        let stopped = Outcome::<()>::stopped("matrix", refused, "; nothing written");
-        return Ok(emit(args.format, &stopped, out, err)?);
+        return Ok(Outcome::stopped(
+            "matrix",
+            Form::Lines,
+            refused,
+            "; nothing written",
+        ));
     }
     let outcome = write_set(&args.root, &files)?;
     let unchanged = files.len() - outcome.written.len();
-    let done = Outcome {
-        command: "matrix",
-        exit: Exit::Success,
-        findings: Vec::new(),
-        error: None,
-        summary: format!(
-            "kvlower matrix: {} file(s) written, {unchanged} unchanged",
-            outcome.written.len()
-        ),
-        payload: Some(MatrixPayload {
-            written: &outcome.written,
-            unchanged,
-            completed: &outcome.completed,
-            removed: &outcome.removed,
-            outcome: &outcome,
-        }),
+    let summary = format!(
+        "kvlower matrix: {} file(s) written, {unchanged} unchanged",
+        outcome.written.len()
+    );
+    let payload = MatrixPayload {
+        written: outcome.written,
+        unchanged,
+        completed: outcome.completed,
+        removed: outcome.removed,
     };
-    Ok(emit(args.format, &done, out, err)?)
+    Ok(Outcome::done(
+        "matrix",
+        Exit::Success,
+        Form::Lines,
+        summary,
+        payload,
+    ))
 }

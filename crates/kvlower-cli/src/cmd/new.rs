@@ -3,7 +3,6 @@
 //! added), and comments showing how to anchor each kind of evidence.
 
 use std::fmt::Write as _;
-use std::io::Write;
 use std::path::PathBuf;
 
 use kvlower_core::descriptor::SourceKind;
@@ -11,8 +10,7 @@ use kvlower_core::{Catalog, Mode, Obligation};
 use kvlower_load::{CAPABILITIES_DIR, load_catalog};
 
 use crate::Exit;
-use crate::output::outcome::{Outcome, emit};
-use crate::output::{Format, envelope_json, report_error};
+use crate::output::{Form, Format, Outcome};
 
 #[derive(Debug, clap::Args)]
 pub struct NewArgs {
@@ -47,13 +45,20 @@ pub struct NewArgs {
 
 /// The `payload` of `new --format json`.
 #[derive(Debug, serde::Serialize)]
-struct Payload<'a> {
+pub struct Payload {
     /// The descriptor's path relative to the root.
-    path: &'a str,
+    path: String,
     /// Whether it was written (false with `--stdout`).
     written: bool,
     /// The descriptor text, with `--stdout` only.
-    text: Option<&'a str>,
+    text: Option<String>,
+}
+
+/// With `--stdout` the descriptor itself; once written, only the summary says so.
+impl crate::output::Payload for Payload {
+    fn human(&self) -> String {
+        self.text.clone().unwrap_or_default()
+    }
 }
 
 /// Parses a `runtime.source` name with the descriptor format's own names.
@@ -128,16 +133,13 @@ fn refuse_control(what: &str, value: &str) -> Option<String> {
     None
 }
 
-pub fn run(args: &NewArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
-    let usage = |message: &str, out: &mut dyn Write, err: &mut dyn Write| {
-        report_error(args.format, "new", Exit::Usage, message, out, err)
-    };
+pub fn run(args: &NewArgs) -> anyhow::Result<Outcome<Payload>> {
+    let usage = |message: &str| Outcome::error("new", Exit::Usage, message);
     if let Some(message) = refuse_control("runtime name", &args.runtime)
         .or_else(|| refuse_control("version", &args.runtime_version))
         .or_else(|| refuse_identity(args))
     {
-        usage(&message, out, err)?;
-        return Ok(Exit::Usage);
+        return Ok(usage(&message));
     }
     let slug: String = format!("{}_{}", args.runtime, args.runtime_version)
         .chars()
@@ -154,25 +156,12 @@ pub fn run(args: &NewArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::
             "`{}` gives an empty file name; use letters and digits",
             args.runtime
         );
-        usage(&message, out, err)?;
-        return Ok(Exit::Usage);
+        return Ok(usage(&message));
     }
     let mut diagnostics = Vec::new();
     let Some(catalog) = load_catalog(&args.root, &mut diagnostics) else {
-        let exit = Exit::stopped_by(&diagnostics);
-        if args.format == Format::Json {
-            let summary = format!(
-                "kvlower new: {} finding(s) in the catalog; nothing written",
-                diagnostics.len()
-            );
-            let doc = envelope_json::<()>("new", exit, &summary, &diagnostics, None, None);
-            write!(out, "{doc}")?;
-        } else {
-            for d in &diagnostics {
-                writeln!(err, "{d}")?;
-            }
-        }
-        return Ok(exit);
+        let what = " in the catalog; nothing written";
+        return Ok(Outcome::stopped("new", Form::Lines, diagnostics, what));
     };
     let rel = format!("{CAPABILITIES_DIR}/{slug}.yaml");
     let text = scaffold(
@@ -185,52 +174,57 @@ pub fn run(args: &NewArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::
         },
         &rel,
     );
-    let json = |written: bool, summary: &str, out: &mut dyn Write| {
-        let payload = Payload {
-            path: &rel,
-            written,
-            text: args.stdout.then_some(text.as_str()),
-        };
-        let doc = envelope_json("new", Exit::Success, summary, &[], None, Some(payload));
-        write!(out, "{doc}")
-    };
     if args.stdout {
-        if args.format == Format::Json {
-            json(false, &format!("kvlower new: {rel} (not written)"), out)?;
-        } else {
-            write!(out, "{text}")?;
-        }
-        return Ok(Exit::Success);
+        let summary = format!("kvlower new: {rel} (not written)");
+        let payload = Payload {
+            path: rel,
+            written: false,
+            text: Some(text),
+        };
+        return Ok(Outcome::done(
+            "new",
+            Exit::Success,
+            Form::Document,
+            summary,
+            payload,
+        ));
     }
     // Never through a link (docs/files.md): `capabilities/` a link elsewhere is refused.
     let links = crate::write_guard::links(&args.root, "new", &[CAPABILITIES_DIR, rel.as_str()]);
     if !links.is_empty() {
-        let stopped = Outcome::<()>::stopped("new", links, "; nothing written");
-        return Ok(emit(args.format, &stopped, out, err)?);
+        return Ok(Outcome::stopped(
+            "new",
+            Form::Lines,
+            links,
+            "; nothing written",
+        ));
     }
     let path = args.root.join(&rel);
     let dir = args.root.join(CAPABILITIES_DIR);
     kvlower_fs::write::create_dir_all(&dir)?;
     let mut tmp = kvlower_fs::write::readable_temp_file(&dir)?;
-    tmp.write_all(text.as_bytes())?;
+    std::io::Write::write_all(&mut tmp, text.as_bytes())?;
     // Never overwrite: persist_noclobber fails if the file exists, even if it appeared meanwhile.
     if kvlower_fs::write::persist_new(tmp, &path).is_err() {
-        usage(
-            &format!("{rel} already exists; choose another name or edit it"),
-            out,
-            err,
-        )?;
-        return Ok(Exit::Usage);
+        return Ok(usage(&format!(
+            "{rel} already exists; choose another name or edit it"
+        )));
     }
     let summary = format!(
         "wrote {rel}; replace each placeholder with anchored evidence, run `kvlower check`, then `kvlower matrix` and commit"
     );
-    if args.format == Format::Json {
-        json(true, &summary, out)?;
-    } else {
-        writeln!(out, "{summary}")?;
-    }
-    Ok(Exit::Success)
+    let payload = Payload {
+        path: rel,
+        written: true,
+        text: None,
+    };
+    Ok(Outcome::done(
+        "new",
+        Exit::Success,
+        Form::Lines,
+        summary,
+        payload,
+    ))
 }
 
 /// What `runtime:` says in a new descriptor.

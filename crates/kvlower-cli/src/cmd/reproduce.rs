@@ -13,12 +13,12 @@
 //! over 256 MiB is refused, never read in part).
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 
 use crate::Exit;
+use crate::output::{Form, Outcome};
 
 /// Most files one folder may hold, and the largest file read.
 const MAX_FILES: usize = 10_000;
@@ -32,28 +32,36 @@ pub struct ReproduceArgs {
     pub fresh: PathBuf,
 }
 
-pub fn run(args: &ReproduceArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
+/// The folders agree (exit 0, the summary on stdout) or the first difference (exit 1,
+/// on stderr: it is what a person reads to mend the run).
+pub fn run(args: &ReproduceArgs) -> anyhow::Result<Outcome<()>> {
     let committed = read_folder(&args.committed)?;
     let fresh = read_folder(&args.fresh)?;
-    match kvlower_reproduce::compare(&committed, &fresh) {
+    Ok(match kvlower_reproduce::compare(&committed, &fresh) {
         Ok(n) => {
-            writeln!(
-                out,
+            let summary = format!(
                 "reproduce-diff: {n} files agree ({} and {})",
                 args.committed.display(),
                 args.fresh.display()
-            )?;
-            Ok(Exit::Success)
+            );
+            Outcome::report(
+                "reproduce-diff",
+                Exit::Success,
+                Form::Lines,
+                Vec::new(),
+                summary,
+            )
         }
         Err(d) => {
-            writeln!(
-                err,
+            let message = format!(
                 "reproduce-diff: the fresh run differs from {}: {d}",
                 args.committed.display()
-            )?;
-            Ok(Exit::Findings)
+            );
+            let mut outcome = Outcome::error("reproduce-diff", Exit::Findings, &message);
+            outcome.refusal = Some(format!("{message}\n"));
+            outcome
         }
-    }
+    })
 }
 
 /// Every file under `root` by its relative path, through kvlower-fs (a link, or a path

@@ -10,11 +10,12 @@
 //! file, line:col or JSON path, expected, hint), or with `--fail-on fail` a failing claim;
 //! 2 usage, or a trace or registry that could not be read (missing, refused, unreadable).
 
-use std::io::Write;
 use std::path::PathBuf;
 
+use kvlower_route::RouteReport;
+
 use crate::Exit;
-use crate::output::Format;
+use crate::output::{Form, Format, Outcome, Payload};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum FailOn {
@@ -35,45 +36,58 @@ pub struct RouteArgs {
     pub fail_on: Option<FailOn>,
 }
 
-pub fn run(args: &RouteArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
+/// The route report: its text for people, its own JSON (the evidence document `check`
+/// re-runs, docs/routing-trace.md) under `--format json`.
+#[derive(Debug, serde::Serialize)]
+#[serde(transparent)]
+pub struct RouteDocument(RouteReport);
+
+impl Payload for RouteDocument {
+    fn human(&self) -> String {
+        crate::human::route(&self.0)
+    }
+    fn own_json(&self) -> Option<String> {
+        serde_json::to_string_pretty(&self.0)
+            .ok()
+            .map(|doc| doc + "\n")
+    }
+}
+
+pub fn run(args: &RouteArgs) -> anyhow::Result<Outcome<RouteDocument>> {
     match kvlower_route::evaluate_path(&args.trace) {
         Ok(report) => {
-            match args.format {
-                // Only `human` and `json` parse here (`Format::DOCUMENT`).
-                Format::Human | Format::Github | Format::Markdown | Format::Sarif => {
-                    write!(out, "{}", crate::human::route(&report))?
-                }
-                Format::Json => writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?,
-            }
-            if args.fail_on.is_some() && !report.pass {
-                return Ok(Exit::Findings);
-            }
-            Ok(Exit::Success)
-        }
-        Err(e) if args.format == Format::Json => {
-            // A trace or registry that could not be judged: the shared envelope, with
-            // the error as a coded finding (exit 2 unread, 1 malformed).
-            let finding = e.finding();
-            let exit = Exit::of_codes([finding.code]);
-            let message = e.to_string();
-            let summary = format!("kvlower route: {message}");
-            let doc = crate::output::envelope_json::<()>(
+            let exit = if args.fail_on.is_some() && !report.pass {
+                Exit::Findings
+            } else {
+                Exit::Success
+            };
+            let summary = format!(
+                "kvlower route: {}",
+                if report.pass { "pass" } else { "fail" }
+            );
+            Ok(Outcome::done(
                 "route",
                 exit,
-                &summary,
-                std::slice::from_ref(&finding),
-                None,
-                None,
-            );
-            write!(out, "{doc}")?;
-            Ok(exit)
+                Form::Document,
+                summary,
+                RouteDocument(report),
+            ))
         }
         Err(e) => {
-            writeln!(err, "error[{}]: {e}", e.code())?;
-            writeln!(err, "  expected: {}", e.expected())?;
-            writeln!(err, "  hint: {}", e.hint())?;
-            // A trace or registry that could not be read exits 2, a malformed one 1.
-            Ok(Exit::of_codes([e.code()]))
+            // A trace or registry that could not be judged: the envelope with the error as
+            // a coded finding (exit 2 unread, 1 malformed); for people, the code, what was
+            // expected and what to do.
+            let finding = e.finding();
+            let exit = Exit::of_codes([finding.code]);
+            let summary = format!("kvlower route: {e}");
+            let mut outcome = Outcome::report("route", exit, Form::Report, vec![finding], summary);
+            outcome.refusal = Some(format!(
+                "error[{}]: {e}\n  expected: {}\n  hint: {}\n",
+                e.code(),
+                e.expected(),
+                e.hint()
+            ));
+            Ok(outcome)
         }
     }
 }

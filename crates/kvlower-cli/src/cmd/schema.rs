@@ -1,10 +1,10 @@
 //! `kvlower schema`: the JSON Schema for descriptors or modes.yaml, generated from
 //! the program's own definitions.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use crate::Exit;
+use crate::output::{Form, Outcome, Text};
 
 /// Which schema `kvlower schema` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -25,7 +25,9 @@ pub struct SchemaArgs {
     pub root: PathBuf,
 }
 
-pub fn run(args: &SchemaArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
+/// The schema asked for, as a document; an invalid catalog stops it (its findings one
+/// line each, nothing printed on stdout but the summary).
+pub fn run(args: &SchemaArgs) -> anyhow::Result<Outcome<Text>> {
     let wanted = match args.kind {
         SchemaKind::Descriptor => crate::schema::DESCRIPTOR_SCHEMA,
         SchemaKind::Modes => crate::schema::MODES_SCHEMA,
@@ -35,24 +37,33 @@ pub fn run(args: &SchemaArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
         match kvlower_load::load_catalog(&args.root, &mut diagnostics) {
             Some(catalog) => catalog,
             None => {
-                for d in &diagnostics {
-                    writeln!(err, "{d}")?;
-                }
-                writeln!(
-                    err,
-                    "kvlower schema: the catalog is invalid; nothing printed"
-                )?;
-                return Ok(Exit::stopped_by(&diagnostics));
+                let summary = "kvlower schema: the catalog is invalid; nothing printed";
+                let exit = Exit::stopped_by(&diagnostics);
+                let form = Form::Lines;
+                return Ok(Outcome::report(
+                    "schema",
+                    exit,
+                    form,
+                    diagnostics,
+                    summary.into(),
+                ));
             }
         }
     } else {
         kvlower_core::Catalog::new(kvlower_core::baseline::doc())
             .map_err(|_| anyhow::anyhow!("the built-in baseline catalog does not validate"))?
     };
-    for file in crate::schema::files(&catalog) {
-        if file.path == wanted {
-            write!(out, "{}", file.contents)?;
-        }
-    }
-    Ok(Exit::Success)
+    let text: String = crate::schema::files(&catalog)
+        .into_iter()
+        .filter(|file| file.path == wanted)
+        .map(|file| file.contents)
+        .collect();
+    let summary = format!("kvlower schema: {wanted}");
+    Ok(Outcome::done(
+        "schema",
+        Exit::Success,
+        Form::Document,
+        summary,
+        Text(text),
+    ))
 }

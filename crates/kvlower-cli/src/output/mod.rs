@@ -5,21 +5,15 @@
 //! [`gate`], the emitters of `kvlower gate`'s streamed verdicts (its problems come as
 //! findings, written by these same renderers).
 //!
-//! Stream policy (documented in the README, the same for every command):
-//! - **stdout** carries the command's result: the payload (rows, verdicts, a
-//!   scaffold, a schema) and the one-line summary; in a machine format
-//!   (`json`, `sarif`, `markdown`, and the `::error` lines of `github`) it
-//!   carries exactly one document and nothing else.
-//! - **stderr** carries the human diagnostics (findings with their source
-//!   line, hints, stale-result diffs) and error messages.
-//! - With `--format json` every outcome, an exit-2 usage error included, is one
-//!   JSON [`Envelope`] on stdout, so a CI step can always parse what it got.
+//! The stream policy (docs/output.md, "Streams"; the same for every command) is
+//! written once, in [`outcome::render`]: every command returns an [`Outcome`] and
+//! `lib.rs` renders it there.
 //!
 //! Text that came from input files (YAML values, file names) is escaped
 //! before it is printed: control characters in human output
 //! ([`escape_control`]), and `|` and line breaks in Markdown ([`md_cell`]).
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 
 use kvlower_codes::Finding;
 use serde::Serialize;
@@ -36,7 +30,7 @@ pub mod sarif;
 pub use github::github_annotation;
 pub use human::render_human;
 pub use markdown::{markdown_findings, md_cell, md_code};
-pub use outcome::{Outcome, Payload};
+pub use outcome::{Form, Outcome, Payload, Screen, Style, Text, render};
 pub use sarif::{CODES_DOC, sarif};
 
 /// Version of the `--format json` envelope every command prints; bump on a breaking change.
@@ -310,96 +304,6 @@ pub fn envelope<'a, P: Serialize>(
         diagnostics,
         error,
         payload,
-    }
-}
-
-/// Reports an error that ends a command before any judgment (usually exit 2):
-/// a JSON envelope on stdout in JSON mode, `error: ...` on stderr otherwise.
-pub fn report_error(
-    format: Format,
-    command: &str,
-    exit: Exit,
-    message: &str,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> std::io::Result<()> {
-    if format == Format::Json {
-        let summary = format!("kvlower {command}: {message}");
-        write!(
-            out,
-            "{}",
-            envelope_json::<()>(command, exit, &summary, &[], Some(message), None)
-        )
-    } else {
-        writeln!(err, "error: {}", escape_control(message))
-    }
-}
-
-// ------------------------------------------------------------------ reports
-
-/// Prints an outcome in the shared formats: the findings (on stderr, with their
-/// source line and caret), the payload's text (unless `--quiet`) and the summary line;
-/// or the envelope (with the outcome's `error`, when one failed the run without an
-/// error finding, and the payload); or a Markdown summary; or SARIF (findings only).
-/// Each finding carries its own source line: nothing is read again.
-pub fn report<P: Payload>(
-    opts: &ReportOptions,
-    outcome: &Outcome<P>,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> std::io::Result<()> {
-    let Outcome {
-        command,
-        exit,
-        findings: diagnostics,
-        summary,
-        error,
-        payload,
-    } = outcome;
-    match opts.format {
-        Format::Json => write!(
-            out,
-            "{}",
-            envelope_json(
-                command,
-                *exit,
-                summary,
-                diagnostics,
-                error.as_deref(),
-                payload.as_ref()
-            )
-        ),
-        Format::Markdown => {
-            writeln!(out, "### kvlower {command}\n")?;
-            writeln!(out, "{}\n", md_cell(summary))?;
-            if !opts.quiet {
-                if !diagnostics.is_empty() {
-                    write!(out, "{}", markdown_findings(diagnostics))?;
-                }
-                if let Some(payload) = payload {
-                    payload.markdown(out)?;
-                }
-            }
-            Ok(())
-        }
-        Format::Sarif => write!(out, "{}", sarif(diagnostics, None)),
-        Format::Github | Format::Human => {
-            if opts.format == Format::Github {
-                for d in diagnostics {
-                    writeln!(out, "{}", github_annotation(d))?;
-                }
-            }
-            if !opts.quiet {
-                let color = opts.color.enabled();
-                for d in diagnostics {
-                    writeln!(err, "{}", render_human(d, color))?;
-                }
-                if let Some(payload) = payload {
-                    payload.human(out)?;
-                }
-            }
-            writeln!(out, "{}", escape_control(summary))
-        }
     }
 }
 

@@ -17,7 +17,6 @@ pub use freshness::{
 };
 
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use kvlower_codes::{Code, Finding};
@@ -25,7 +24,7 @@ use kvlower_load::{CAPABILITIES_DIR, LoadFailure};
 
 use crate::Exit;
 use crate::opening::{Stop, load_or_stop, stop_on};
-use crate::output::{ColorChoice, Format, Outcome, ReportOptions, report, report_error, sarif};
+use crate::output::{ColorChoice, Form, Format, Outcome, Style};
 
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
@@ -73,8 +72,9 @@ impl CheckArgs {
     }
 
     /// The shared report options.
-    fn report_options(&self) -> ReportOptions {
-        ReportOptions {
+    /// How the run asked for its outcome to be shown.
+    pub fn style(&self) -> Style {
+        Style {
             format: self.format,
             color: self.color,
             quiet: self.quiet,
@@ -82,22 +82,27 @@ impl CheckArgs {
     }
 }
 
-pub fn run(
+pub fn run(args: &CheckArgs, ctx: &crate::ctx::Ctx) -> anyhow::Result<Outcome<()>> {
+    // What `-v` says, and the stale results' diffs: lines on stderr, before the findings.
+    let mut notes = Vec::new();
+    if args.verbose {
+        notes.push(verbose::verbose_root(&args.root));
+    }
+    let outcome = judged(args, ctx, &mut notes)?;
+    Ok(outcome.with_notes(notes))
+}
+
+fn judged(
     args: &CheckArgs,
     ctx: &crate::ctx::Ctx,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> anyhow::Result<Exit> {
-    if args.verbose {
-        verbose::verbose_root(&args.root, err)?;
-    }
+    notes: &mut Vec<String>,
+) -> anyhow::Result<Outcome<()>> {
     let config = match crate::config::load(&args.root) {
         Ok(config) => config,
         Err(finding) => {
             let summary = "kvlower check: 1 finding(s) in kvlower.toml; nothing judged";
             let exit = args.exit_of(Exit::of_codes([finding.code]));
-            emit(args, exit, &[*finding], summary, out, err)?;
-            return Ok(exit);
+            return Ok(reported(exit, vec![*finding], summary.into()));
         }
     };
     let require_verified = args.require_verified || config.check.require_verified;
@@ -106,17 +111,7 @@ pub fn run(
     } else {
         match load_only(&args.root, &args.descriptors, ctx.env()) {
             Ok(loaded) => stop_on(loaded),
-            Err(message) => {
-                report_error(
-                    args.report_options().format,
-                    "check",
-                    Exit::Usage,
-                    &message,
-                    out,
-                    err,
-                )?;
-                return Ok(Exit::Usage);
-            }
+            Err(message) => return Ok(Outcome::error("check", Exit::Usage, &message)),
         }
     };
     let (repo, mut diagnostics) = match loaded {
@@ -128,19 +123,7 @@ pub fn run(
                 args.root.display(),
                 crate::opening::first_step(&args.root)
             );
-            if args.format == Format::Sarif {
-                write!(out, "{}", sarif(&[], Some(&message)))?;
-            } else {
-                report_error(
-                    args.report_options().format,
-                    "check",
-                    Exit::Usage,
-                    &message,
-                    out,
-                    err,
-                )?;
-            }
-            return Ok(Exit::Usage);
+            return Ok(Outcome::error("check", Exit::Usage, &message));
         }
         Err(Stop::Findings(diagnostics)) => {
             let summary = format!(
@@ -148,12 +131,11 @@ pub fn run(
                 diagnostics.len()
             );
             let exit = args.exit_of(Exit::of_diagnostics(&diagnostics));
-            emit(args, exit, &diagnostics, &summary, out, err)?;
-            return Ok(exit);
+            return Ok(reported(exit, diagnostics, summary));
         }
     };
     if args.verbose {
-        verbose::check_inputs(&repo, err)?;
+        notes.push(verbose::check_inputs(&repo));
     }
     let mut diffs = String::new();
     let human = matches!(args.format, Format::Human | Format::Github);
@@ -218,21 +200,20 @@ pub fn run(
     } = kvlower_load::acknowledge::apply(&repo.root, &repo.descriptors, diagnostics);
     if args.verbose {
         for d in &acknowledged {
-            writeln!(
-                err,
-                "kvlower check: acknowledged warning[{}] {}{} ({})",
+            notes.push(format!(
+                "kvlower check: acknowledged warning[{}] {}{} ({})\n",
                 d.code,
                 crate::output::escape_control(&d.file),
                 d.location
                     .map(|(l, c)| format!(":{l}:{c}"))
                     .unwrap_or_default(),
                 crate::output::escape_control(d.hint.as_deref().unwrap_or_default())
-            )?;
+            ));
         }
     }
     diagnostics.sort();
     if want_diffs && !diffs.is_empty() {
-        write!(err, "{diffs}")?;
+        notes.push(diffs);
     }
     let stale = diagnostics
         .iter()
@@ -276,9 +257,9 @@ pub fn run(
     }
     let exit = args.exit_of(exit);
     // Under `--exit-zero` nothing failed: no error, the summary still says why it would have.
-    let error = denied.as_deref().filter(|_| exit != Exit::Success);
-    emit_with_error(args, exit, &diagnostics, &summary, error, out, err)?;
-    Ok(exit)
+    let mut outcome = reported(exit, diagnostics, summary);
+    outcome.error = denied.filter(|_| exit != Exit::Success);
+    Ok(outcome)
 }
 
 /// Why `--deny-warnings` failed the run: the warnings, by code and place.
@@ -378,40 +359,11 @@ fn canonical(path: &Path) -> PathBuf {
 }
 
 /// Prints the report in `check`'s format.
-fn emit(
-    args: &CheckArgs,
-    exit: Exit,
-    diagnostics: &[Finding],
-    summary: &str,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> std::io::Result<()> {
-    emit_with_error(args, exit, diagnostics, summary, None, out, err)
+/// `check`'s report: its findings and its summary (no payload).
+fn reported(exit: Exit, findings: Vec<Finding>, summary: String) -> Outcome<()> {
+    Outcome::report("check", exit, Form::Report, findings, summary)
 }
 
-/// [`emit`] with the envelope's `error` (what failed a run without an error
-/// finding: `--deny-warnings`); the other formats say it in the summary.
-fn emit_with_error(
-    args: &CheckArgs,
-    exit: Exit,
-    diagnostics: &[Finding],
-    summary: &str,
-    error: Option<&str>,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> std::io::Result<()> {
-    let outcome = Outcome::<()> {
-        command: "check",
-        exit,
-        findings: diagnostics.to_vec(),
-        summary: summary.to_owned(),
-        error: error.map(str::to_owned),
-        payload: None,
-    };
-    report(&args.report_options(), &outcome, out, err)
-}
-
-/// How many descriptors were found (loaded or not) and how many of them have a finding.
 fn descriptor_counts(repo: &kvlower_load::Repository, diagnostics: &[Finding]) -> (usize, usize) {
     let invalid: BTreeSet<&str> = diagnostics
         .iter()

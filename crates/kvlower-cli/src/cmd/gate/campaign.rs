@@ -10,7 +10,7 @@
 //! `not-a-regular-file`, `file-too-large`, `unreadable-file`).
 //! Every refusal is a coded finding.
 
-use std::io::Write;
+use std::fmt::Write as _;
 use std::path::Path;
 
 use kvlower_core::anchoring::{campaign_gate_missing, campaign_witnessed};
@@ -20,10 +20,10 @@ use serde::Serialize;
 use crate::Exit;
 use kvlower_codes::{Code, Finding};
 
-use crate::opening::report_findings_stop;
-use crate::output::{Format, ReportOptions, envelope_json, escape_control};
+use crate::opening::stopped_by;
+use crate::output::{Form, Outcome, Payload, ReportOptions, escape_control};
 
-#[derive(Serialize)]
+#[derive(Debug, Serialize)]
 struct GateLine {
     gate: String,
     witnessed: bool,
@@ -34,18 +34,70 @@ struct GateLine {
     missing: Vec<String>,
 }
 
-#[derive(Serialize)]
+#[derive(Debug, Serialize)]
 struct ControlCount {
     runs: u32,
     min: u32,
 }
 
-#[derive(Serialize)]
-struct Payload<'a> {
-    campaign: &'a str,
+/// The campaign's report: the envelope's payload, and its text for people (every
+/// gate, witnessed or not and what is missing, then the summary line).
+#[derive(Debug, Serialize)]
+pub struct CampaignReport {
+    campaign: String,
     held: bool,
-    problem: Option<&'a str>,
+    problem: Option<String>,
     gates: Vec<GateLine>,
+    #[serde(skip)]
+    summary: String,
+}
+
+impl Payload for CampaignReport {
+    fn human(&self) -> String {
+        let mut text = String::new();
+        if !self.held {
+            let _ = writeln!(
+                text,
+                "{}: does not hold: {}",
+                escape_control(&self.campaign),
+                escape_control(self.problem.as_deref().unwrap_or("(no reason recorded)"))
+            );
+        }
+        for g in &self.gates {
+            let state = if g.witnessed {
+                "witnessed"
+            } else {
+                "not witnessed"
+            };
+            let min = g
+                .min_positive_runs
+                .map_or_else(|| "-".to_owned(), |m| m.to_string());
+            let controls: Vec<String> = g
+                .controls
+                .iter()
+                .map(|(k, c)| format!("{k} {}/{}", c.runs, c.min))
+                .collect();
+            let _ = writeln!(
+                text,
+                "{}: {state}; positives {}/{min}; controls: {}",
+                g.gate,
+                g.positives,
+                if controls.is_empty() {
+                    "none".to_owned()
+                } else {
+                    controls.join(", ")
+                }
+            );
+            for m in &g.missing {
+                let _ = writeln!(text, "  missing: {}", escape_control(m));
+            }
+        }
+        let _ = writeln!(text, "{}", escape_control(&self.summary));
+        text
+    }
+    fn markdown(&self) -> String {
+        self.human()
+    }
 }
 
 fn lines(catalog: &kvlower_core::Catalog, facts: &CampaignDocumentFacts) -> Vec<GateLine> {
@@ -96,14 +148,11 @@ fn lines(catalog: &kvlower_core::Catalog, facts: &CampaignDocumentFacts) -> Vec<
 pub fn run(
     root: &Path,
     doc: &Path,
-    opts: &ReportOptions,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> anyhow::Result<Exit> {
+    _opts: &ReportOptions,
+) -> anyhow::Result<Outcome<CampaignReport>> {
     // Every refusal is a coded finding (docs/diagnostic-codes.md), never bare text.
-    let stop = |findings: Vec<Finding>, out: &mut dyn Write, err: &mut dyn Write| {
-        report_findings_stop(opts, "gate", findings, "no campaign judged", out, err)
-    };
+    let stop =
+        |findings: Vec<Finding>| stopped_by("gate", Form::Report, findings, "no campaign judged");
     let shown = escape_control(&doc.display().to_string()).into_owned();
     let mut diagnostics = Vec::new();
     let Some(catalog) = kvlower_load::load_catalog(root, &mut diagnostics) else {
@@ -114,7 +163,7 @@ pub fn run(
                 "the catalog (modes/modes.yaml) could not be read",
             ));
         }
-        return Ok(stop(diagnostics, out, err)?);
+        return Ok(stop(diagnostics));
     };
     let (Ok(canon_root), Ok(canon_doc)) = (
         kvlower_fs::inspect::resolved(root),
@@ -126,7 +175,7 @@ pub fn run(
             "cannot read the campaign document: it does not exist (or is a broken link)",
         )
         .with_hint("name a gate campaign document (docs/conformance.md), e.g. evidence/<run>/gate-campaign.json");
-        return Ok(stop(vec![finding], out, err)?);
+        return Ok(stop(vec![finding]));
     };
     let Some(rel) = canon_doc
         .strip_prefix(&canon_root)
@@ -140,7 +189,7 @@ pub fn run(
             "the campaign document is not inside the repository root",
         )
         .with_hint("a campaign re-runs files of the repository: name one under --root");
-        return Ok(stop(vec![finding], out, err)?);
+        return Ok(stop(vec![finding]));
     };
     // Refused before it is read (a directory, a FIFO, a device, over the cap): the file
     // system's own code and exit 2, as for every other refused input (docs/output.md).
@@ -161,7 +210,7 @@ pub fn run(
         Ok(_) => None,
     };
     if let Some(refusal) = refusal {
-        return Ok(stop(vec![refusal.finding(rel.as_str())], out, err)?);
+        return Ok(stop(vec![refusal.finding(rel.as_str())]));
     }
     let env = kvlower_evidence::FsEnvironment::new(root.to_path_buf());
     let facts = match env.campaign_facts(&rel) {
@@ -173,12 +222,12 @@ pub fn run(
                 "not a kvlower-gate-campaign document",
             )
             .with_hint("docs/conformance.md describes the campaign document");
-            return Ok(stop(vec![finding], out, err)?);
+            return Ok(stop(vec![finding]));
         }
         Err(why) => {
             let finding = Finding::new(Code::CampaignDocumentInvalid, rel.as_str(), why)
                 .with_hint("docs/conformance.md describes the campaign document");
-            return Ok(stop(vec![finding], out, err)?);
+            return Ok(stop(vec![finding]));
         }
     };
     let gates = lines(&catalog, &facts);
@@ -196,58 +245,12 @@ pub fn run(
     } else {
         format!("{rel}: does not hold")
     };
-    if opts.format == Format::Json {
-        let payload = Payload {
-            campaign: &rel,
-            held: facts.held,
-            problem: facts.problem.as_deref(),
-            gates,
-        };
-        write!(
-            out,
-            "{}",
-            envelope_json("gate", exit, &summary, &[], None, Some(&payload))
-        )?;
-        return Ok(exit);
-    }
-    if !facts.held {
-        writeln!(
-            out,
-            "{}: does not hold: {}",
-            escape_control(&rel),
-            escape_control(facts.problem.as_deref().unwrap_or("(no reason recorded)"))
-        )?;
-    }
-    for g in &gates {
-        let state = if g.witnessed {
-            "witnessed"
-        } else {
-            "not witnessed"
-        };
-        let min = g
-            .min_positive_runs
-            .map_or_else(|| "-".to_owned(), |m| m.to_string());
-        let controls: Vec<String> = g
-            .controls
-            .iter()
-            .map(|(k, c)| format!("{k} {}/{}", c.runs, c.min))
-            .collect();
-        writeln!(
-            out,
-            "{}: {state}; positives {}/{min}; controls: {}",
-            g.gate,
-            g.positives,
-            if controls.is_empty() {
-                "none".to_owned()
-            } else {
-                controls.join(", ")
-            }
-        )?;
-        for m in &g.missing {
-            writeln!(out, "  missing: {}", escape_control(m))?;
-        }
-    }
-    writeln!(out, "{}", escape_control(&summary))?;
-    let _ = err;
-    Ok(exit)
+    let report = CampaignReport {
+        campaign: rel,
+        held: facts.held,
+        problem: facts.problem.clone(),
+        gates,
+        summary: summary.clone(),
+    };
+    Ok(Outcome::done("gate", exit, Form::Document, summary, report))
 }

@@ -35,7 +35,7 @@
 mod campaign;
 mod inputs;
 
-use std::io::{self, Write};
+use std::io;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
@@ -45,7 +45,7 @@ use rayon::prelude::*;
 
 use crate::Exit;
 use crate::output::gate::{GateEmitter, emitter};
-use crate::output::{Format, ReportOptions, report_error};
+use crate::output::{Format, Outcome, ReportOptions, Screen};
 
 use inputs::{Done, Input, Judged, collect_traces, judge, judge_collected, open};
 
@@ -111,24 +111,34 @@ pub struct GateArgs {
     pub root: PathBuf,
 }
 
-pub fn run(args: &GateArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
-    // Diagnostics are many short lines: one write each would be one system call each.
-    // (stdout comes buffered from `main`.)
-    let mut err = io::BufWriter::with_capacity(1 << 16, err);
-    let exit = run_buffered(args, out, &mut err)?;
-    err.flush()?;
-    Ok(exit)
+/// How a `gate` run ended: its verdicts streamed to the screen (the exit), or an
+/// outcome to render like every command's (an error before the first trace; the
+/// `--campaign` report).
+#[derive(Debug)]
+pub enum GateRun {
+    Streamed(Exit),
+    Stopped(Outcome<()>),
+    Campaign(Outcome<campaign::CampaignReport>),
 }
 
-fn run_buffered(args: &GateArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exit> {
+/// Judges the traces, streaming verdicts and findings to `screen` through the emitter
+/// of the chosen format (`crate::output::gate`), which alone writes to it.
+pub fn run(args: &GateArgs, screen: &mut Screen<'_>) -> anyhow::Result<GateRun> {
     if let Some(doc) = &args.campaign {
-        return campaign::run(&args.root, doc, &args.report, out, err);
+        return Ok(GateRun::Campaign(campaign::run(
+            &args.root,
+            doc,
+            &args.report,
+        )?));
     }
     let inputs = match collect_traces(&args.paths) {
         Ok(inputs) => inputs,
         Err(message) => {
-            report_error(args.report.format, "gate", Exit::Usage, &message, out, err)?;
-            return Ok(Exit::Usage);
+            return Ok(GateRun::Stopped(Outcome::error(
+                "gate",
+                Exit::Usage,
+                &message,
+            )));
         }
     };
     let jobs = args
@@ -142,7 +152,7 @@ fn run_buffered(args: &GateArgs, out: &mut dyn Write, err: &mut dyn Write) -> an
     };
     let opts = &args.report;
     let mut report = Report {
-        emitter: emitter(opts, out, err),
+        emitter: emitter(opts, screen),
         summary: CampaignSummary::default(),
         kept: Vec::new(),
         count: 0,
@@ -212,7 +222,7 @@ fn run_buffered(args: &GateArgs, out: &mut dyn Write, err: &mut dyn Write) -> an
         .iter()
         .flat_map(|(name, problems)| problems.iter().map(|d| d.finding(name)));
     emitter.end(&summary, &mut findings, count, inputs.len(), exit)?;
-    Ok(exit)
+    Ok(GateRun::Streamed(exit))
 }
 
 fn join(handle: std::thread::ScopedJoinHandle<'_, Vec<Judged>>) -> anyhow::Result<Vec<Judged>> {

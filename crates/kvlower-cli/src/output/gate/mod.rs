@@ -61,13 +61,13 @@ pub trait GateEmitter {
     ) -> io::Result<()>;
 }
 
-/// The emitter of `opts.format`, writing the result to `out` and the human diagnostics
-/// to `err`.
+/// The emitter of `opts.format`, writing the result to the screen's stdout and the
+/// human diagnostics to its stderr.
 pub fn emitter<'a>(
     opts: &ReportOptions,
-    out: &'a mut dyn Write,
-    err: &'a mut dyn Write,
+    screen: &'a mut super::Screen<'_>,
 ) -> Box<dyn GateEmitter + 'a> {
+    let (out, err) = (&mut *screen.out, &mut *screen.err);
     match opts.format {
         Format::Human | Format::Github => Box::new(HumanEmitter {
             out,
