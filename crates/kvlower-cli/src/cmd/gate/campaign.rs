@@ -200,7 +200,7 @@ pub fn run(
         let payload = Payload {
             campaign: &rel,
             held: facts.held,
-            problem: facts.problem.as_deref(),
+            problem: facts.problem.as_ref().map(|r| r.why.as_str()),
             gates,
         };
         write!(
@@ -215,7 +215,13 @@ pub fn run(
             out,
             "{}: does not hold: {}",
             escape_control(&rel),
-            escape_control(facts.problem.as_deref().unwrap_or("(no reason recorded)"))
+            escape_control(
+                facts
+                    .problem
+                    .as_ref()
+                    .map(|r| r.why.as_str())
+                    .unwrap_or("(no reason recorded)")
+            )
         )?;
     }
     for g in &gates {
