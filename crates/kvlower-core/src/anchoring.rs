@@ -10,7 +10,7 @@
 
 use serde::Serialize;
 
-use crate::anchor_form::AnchorDefect;
+use crate::anchor_form::{AnchorDefect, Reason};
 use crate::catalog::Catalog;
 use crate::descriptor::{Anchor, AnchorKind, ClaimedVerdict};
 /// The facts the environment reports, beside the [`crate::Environment`] that reports them.
@@ -136,7 +136,7 @@ fn repo_file_defects(
                 .as_ref()
                 .and_then(|recorded| patch_files_problem(recorded, source_files, env))
             {
-                d.push(AnchorDefect::JoinPatchFilesDisagree { why });
+                d.push(AnchorDefect::JoinPatchFilesDisagree(why));
             }
             // The registry alone names the runtime of events that record none.
             if facts.events_runtime.is_none() {
@@ -175,18 +175,16 @@ fn repo_file_defects(
             let mut recorded: Vec<&str> = facts.source_files.iter().map(String::as_str).collect();
             recorded.sort_unstable();
             if facts.held && (source_files.is_none() || named != recorded) {
-                d.push(AnchorDefect::CampaignDoesNotHold {
-                    why: format!(
-                        "the campaign's source files ({}) are not the ones the anchor's `source_files` names ({})",
-                        recorded.join(", "),
-                        if source_files.is_none() { "none".to_owned() } else { named.join(", ") }
-                    ),
-                });
+                d.push(AnchorDefect::CampaignDoesNotHold(Reason::new(format!(
+                    "the campaign's source files ({}) are not the ones the anchor's `source_files` names ({})",
+                    recorded.join(", "),
+                    if source_files.is_none() { "none".to_owned() } else { named.join(", ") }
+                ))));
             }
             if facts.held
                 && let Some(why) = unpinned_judging_code(catalog, &facts.recorder)
             {
-                d.push(AnchorDefect::CampaignDoesNotHold { why });
+                d.push(AnchorDefect::CampaignDoesNotHold(Reason::new(why)));
             }
             if !recorded_runtime_fits(facts.runtime.as_ref(), &subject.identity) {
                 d.push(AnchorDefect::EvidenceOfAnotherRuntime);
@@ -248,14 +246,24 @@ fn unpinned_judging_code(catalog: &Catalog, recorder: &[(String, String)]) -> Op
 /// descriptor is the trust root: which files make up a patch is its to say, and each is
 /// recomputed from the repository.
 fn patch_files_problem(
-    recorded: &Result<Vec<String>, String>,
+    recorded: &Result<Vec<String>, Reason>,
     source_files: Option<&[String]>,
     env: &dyn crate::environment::Environment,
-) -> Option<String> {
+) -> Option<Reason> {
     let recorded: std::collections::BTreeSet<&str> = match recorded {
         Ok(digests) => digests.iter().map(String::as_str).collect(),
         Err(why) => return Some(why.clone()),
     };
+    patch_files_unnamed(&recorded, source_files, env).map(Reason::new)
+}
+
+/// [`patch_files_problem`] for a capture that records `recorded`: core's own reasons,
+/// without a hint of their own.
+fn patch_files_unnamed(
+    recorded: &std::collections::BTreeSet<&str>,
+    source_files: Option<&[String]>,
+    env: &dyn crate::environment::Environment,
+) -> Option<String> {
     let Some(named) = source_files.filter(|f| !f.is_empty()) else {
         return Some("the anchor names no `source_files` (the patch's files)".to_owned());
     };
@@ -288,12 +296,12 @@ fn campaign_document_defects(
     use_: AnchorUse,
 ) -> Vec<AnchorDefect> {
     if !facts.held {
-        return vec![AnchorDefect::CampaignDoesNotHold {
-            why: facts
+        return vec![AnchorDefect::CampaignDoesNotHold(
+            facts
                 .problem
                 .clone()
-                .unwrap_or_else(|| "it does not hold".to_owned()),
-        }];
+                .unwrap_or_else(|| Reason::new("it does not hold")),
+        )];
     }
     let witnesses = match use_ {
         AnchorUse::Obligation { obligation, .. } => campaign_witnessed(catalog, facts)
@@ -651,6 +659,7 @@ mod patch_files_tests {
     //! A patched join document's patch files come from the anchor's `source_files` (the
     //! descriptor is the trust root); each assertion fails without its rule.
     use super::patch_files_problem;
+    use crate::anchor_form::{AnchorDefect, Reason};
     use crate::environment::{Environment, RepoFile, TraceVerdictFacts};
 
     /// `a.py` and `b.py` hash to `A` and `B`; every other file is missing.
@@ -685,8 +694,8 @@ mod patch_files_tests {
 
     #[test]
     fn the_named_files_digests_must_be_exactly_the_recorded_ones() {
-        let one: Result<Vec<String>, String> = Ok(vec!["A".into()]);
-        let two: Result<Vec<String>, String> = Ok(vec!["A".into(), "B".into()]);
+        let one: Result<Vec<String>, Reason> = Ok(vec!["A".into()]);
+        let two: Result<Vec<String>, Reason> = Ok(vec!["A".into(), "B".into()]);
         assert_eq!(
             patch_files_problem(&one, Some(&named(&["a.py"])), &Files),
             None
@@ -704,13 +713,53 @@ mod patch_files_tests {
         assert!(patch_files_problem(&one, None, &Files).is_some());
         assert!(patch_files_problem(&one, Some(&[]), &Files).is_some());
         let extra = patch_files_problem(&one, Some(&named(&["a.py", "b.py"])), &Files);
-        assert!(extra.is_some_and(|why| why.contains("b.py")));
+        assert!(extra.is_some_and(|why| why.hint.is_none() && why.why.contains("b.py")));
         assert!(patch_files_problem(&one, Some(&named(&["b.py"])), &Files).is_some());
         let missing = patch_files_problem(&one, Some(&named(&["c.py"])), &Files);
-        assert!(missing.is_some_and(|why| why.contains("c.py")));
+        assert!(missing.is_some_and(|why| why.hint.is_none() && why.why.contains("c.py")));
         assert!(patch_files_problem(&two, Some(&named(&["a.py"])), &Files).is_some());
         // Events without a header (JSON Lines) record no digest: nothing can match.
-        let none: Result<Vec<String>, String> = Err("not a capture".into());
-        assert!(patch_files_problem(&none, Some(&named(&["a.py"])), &Files).is_some());
+        // ...and the reason the join found is carried as it is, with its own hint.
+        let none: Result<Vec<String>, Reason> =
+            Err(Reason::with_hint("not a capture", "re-capture it"));
+        assert_eq!(
+            patch_files_problem(&none, Some(&named(&["a.py"])), &Files),
+            Some(Reason::with_hint("not a capture", "re-capture it"))
+        );
+    }
+
+    /// A reason's own hint leads the defect's hint, which then names the anchored file;
+    /// without one, the defect's generic hint stands. The message is the same either way.
+    #[test]
+    fn a_reasons_own_hint_leads_the_defects() {
+        let anchor = crate::descriptor::Anchor {
+            path: Some("ev/c.json".into()),
+            ..crate::descriptor::Anchor::default()
+        };
+        let own = AnchorDefect::CampaignDoesNotHold(Reason::with_hint("why", "restore it"));
+        let generic = AnchorDefect::CampaignDoesNotHold(Reason::new("why"));
+        assert_eq!(
+            own.hint(&anchor),
+            "restore it; then run `kvlower gate --campaign ev/c.json`"
+        );
+        assert!(
+            generic
+                .hint(&anchor)
+                .starts_with("run `kvlower gate --campaign ev/c.json`: every trace")
+        );
+        assert_eq!(own.to_string(), generic.to_string());
+        let own = AnchorDefect::JoinPatchFilesDisagree(Reason::with_hint("why", "re-capture"));
+        let generic = AnchorDefect::JoinPatchFilesDisagree(Reason::new("why"));
+        assert!(
+            own.hint(&anchor)
+                .starts_with("re-capture; then name in the anchor's `source_files`")
+        );
+        assert!(own.hint(&anchor).contains("ev/c.json"));
+        assert!(
+            generic
+                .hint(&anchor)
+                .starts_with("name in the anchor's `source_files` exactly")
+        );
+        assert_eq!(own.to_string(), generic.to_string());
     }
 }

@@ -56,7 +56,7 @@ pub struct CampaignDocumentFacts {
     pub runtime: Option<crate::identity::RecordedRuntime>,
     /// Why it did not hold (the run, gate and fact of a disagreement with the engine's
     /// truth, a missing file, ...); `None` when it held.
-    pub problem: Option<String>,
+    pub problem: Option<crate::anchor_form::Reason>,
 }
 
 /// What a held campaign showed of one gate: the runs the catalog's minimums count.
@@ -94,7 +94,7 @@ pub struct JoinDocumentFacts {
     /// (JSON Lines events, a header without the patch or without a digest). `None` for an
     /// unpatched identity. The anchor's `source_files` must name files with exactly these
     /// digests (see [`crate::anchoring::anchor_counts`]).
-    pub patch_digests: Option<Result<Vec<String>, String>>,
+    pub patch_digests: Option<Result<Vec<String>, crate::anchor_form::Reason>>,
     /// The runtime identity the document's events record themselves: their capture
     /// header's `meta.runtime`. `None` for JSON Lines events, a header without
     /// `meta.runtime`, or events that cannot be read as a capture: such a document

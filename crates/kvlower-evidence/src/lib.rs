@@ -198,9 +198,9 @@ impl FsEnvironment {
             Ok(doc) => doc,
             Err(why) => {
                 return kvlower_core::anchoring::CampaignDocumentFacts {
-                    problem: Some(
-                        kvlower_trace::CampaignProblem::DocumentMalformed { why }.to_string(),
-                    ),
+                    problem: Some(campaign_reason(
+                        &kvlower_trace::CampaignProblem::DocumentMalformed { why },
+                    )),
                     ..kvlower_core::anchoring::CampaignDocumentFacts::default()
                 };
             }
@@ -225,8 +225,8 @@ impl FsEnvironment {
                 })
                 .collect(),
             runtime: Some(runtime),
-            // The message: core names no trace type (kvlower-trace's CampaignProblem).
-            problem: outcome.problem.as_ref().map(ToString::to_string),
+            // Its message and hint: core names no trace type (kvlower-trace's CampaignProblem).
+            problem: outcome.problem.as_ref().map(campaign_reason),
             recorder: outcome.recorder,
             source_files: doc
                 .source
@@ -356,7 +356,7 @@ impl FsEnvironment {
     fn patch_digests(
         &self,
         committed: &kvlower_join::JoinReport,
-    ) -> Option<Result<Vec<String>, String>> {
+    ) -> Option<Result<Vec<String>, kvlower_core::anchor_form::Reason>> {
         let runtime = committed.cache_identity.runtime.as_ref();
         runtime.and_then(|r| r.patch.as_ref())?;
         // Resolved inside the root and opened through the one safe read.
@@ -366,11 +366,14 @@ impl FsEnvironment {
             .and_then(|p| kvlower_join::input::open_events(&p).map_err(|_| ()))
             .and_then(|f| kvlower_join::input::capture_meta(std::io::BufReader::new(f)));
         match meta {
-            Ok(meta) => kvlower_join::input::patch_file_digests(meta.as_ref(), runtime),
-            Err(()) => Some(Err(format!(
+            // Its message and hint: core names no join type (kvlower-join's IdentityProblem).
+            Ok(meta) => kvlower_join::input::patch_file_digests(meta.as_ref(), runtime).map(|r| {
+                r.map_err(|p| kvlower_core::anchor_form::Reason::with_hint(p.to_string(), p.hint()))
+            }),
+            Err(()) => Some(Err(kvlower_core::anchor_form::Reason::new(format!(
                 "the events `{}` cannot be read as a capture",
                 committed.events
-            ))),
+            )))),
         }
     }
 
@@ -397,6 +400,11 @@ impl FsEnvironment {
         )
         .is_ok_and(|rerun| rerun == *committed)
     }
+}
+
+/// A campaign problem as core carries it: its message and its own hint.
+fn campaign_reason(p: &kvlower_trace::CampaignProblem) -> kvlower_core::anchor_form::Reason {
+    kvlower_core::anchor_form::Reason::with_hint(p.to_string(), p.hint())
 }
 
 /// The file system as a campaign re-run sees it: every path confined to the root and

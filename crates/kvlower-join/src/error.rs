@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 use kvlower_codes::text::escape_control;
 use kvlower_codes::{Code, Finding};
 
+use crate::identity_problem::IdentityProblem;
+
 /// Why a join could not run. Every variant names the file, and the line when known.
 #[derive(Debug, thiserror::Error)]
 pub enum JoinError {
@@ -22,6 +24,14 @@ pub enum JoinError {
         location: Option<(usize, usize)>,
         yaml_path: String,
         message: String,
+    },
+    /// A capture header that does not back the registry's runtime identity (red-team
+    /// H1): reported on the registry's `cache_identity.runtime`, with the reason's own
+    /// code and hint.
+    #[error("{}: cache_identity.runtime: {problem}", path.display())]
+    Identity {
+        path: PathBuf,
+        problem: IdentityProblem,
     },
     /// A token-map file is not valid JSON of the expected shape.
     #[error("{}:{line}: token map: {message}", path.display())]
@@ -68,6 +78,7 @@ impl JoinError {
                 }
             }
             JoinError::Registry { .. } => Code::JoinRegistryInvalid,
+            JoinError::Identity { problem, .. } => problem.code(),
             JoinError::TokenMap { .. } => Code::JoinTokenMapInvalid,
             JoinError::Event { .. } | JoinError::Capture { .. } => Code::MalformedTrace,
         }
@@ -101,6 +112,11 @@ impl JoinError {
                     );
                 f.location = *location;
                 f
+            }
+            JoinError::Identity { path, problem } => {
+                Finding::new(code, shown(path), problem.to_string())
+                    .at_path("cache_identity.runtime")
+                    .with_hint(problem.hint())
             }
             JoinError::TokenMap {
                 path,

@@ -20,6 +20,8 @@
 //! # Layout
 //!
 //! - [`ids`]: the identifiers every other module shares (a leaf).
+//! - [`identity_problem`]: why a capture header does not back the registry's runtime
+//!   identity (a leaf: message, code and hint of each refusal in one place).
 //! - [`reason`]: Table 5's preconditions and the typed reasons a claim misses one.
 //! - [`registry`]: the pre-registered claims (YAML, read through `kvlower_yaml`).
 //! - [`events`]: one JSON line of a runtime's event stream → typed events.
@@ -39,6 +41,7 @@ pub mod document;
 pub(crate) mod engine;
 pub mod error;
 pub mod events;
+pub mod identity_problem;
 pub mod ids;
 pub mod input;
 pub mod msgpack;

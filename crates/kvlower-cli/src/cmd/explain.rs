@@ -287,7 +287,11 @@ fn campaigns_human(catalog: &kvlower_core::Catalog, d: &Descriptor, env: &FsEnvi
         } else {
             format!(
                 "does not hold: {}",
-                facts.problem.as_deref().unwrap_or("(no reason recorded)")
+                facts
+                    .problem
+                    .as_ref()
+                    .map(|r| r.why.as_str())
+                    .unwrap_or("(no reason recorded)")
             )
         };
         let _ = writeln!(

@@ -5,7 +5,7 @@
 
 use kvlower_codes::Code;
 
-use super::AnchorDefect;
+use super::{AnchorDefect, Reason};
 use crate::descriptor::Anchor;
 
 impl std::fmt::Display for AnchorDefect {
@@ -68,7 +68,7 @@ impl std::fmt::Display for AnchorDefect {
             AnchorDefect::TraceVerdictDisagrees => f.write_str(
                 "re-running the gate on the anchored trace does not give the claimed verdict",
             ),
-            AnchorDefect::CampaignDoesNotHold { why } => write!(
+            AnchorDefect::CampaignDoesNotHold(why) => write!(
                 f,
                 "re-running the anchored gate campaign does not give what it states: {why}"
             ),
@@ -81,7 +81,7 @@ impl std::fmt::Display for AnchorDefect {
             AnchorDefect::JoinEvidenceDisagrees => f.write_str(
                 "re-running the join on the document's registry and event file does not reproduce it",
             ),
-            AnchorDefect::JoinPatchFilesDisagree { why } => write!(
+            AnchorDefect::JoinPatchFilesDisagree(why) => write!(
                 f,
                 "the join document's runtime is patched, and the anchor's `source_files` are not the patch files its capture recorded: {why}"
             ),
@@ -162,11 +162,11 @@ impl AnchorDefect {
             AnchorDefect::TraceVerdictDisagrees
             | AnchorDefect::TraceVerdictUnverified
             | AnchorDefect::JoinEvidenceDisagrees
-            | AnchorDefect::JoinPatchFilesDisagree { .. }
+            | AnchorDefect::JoinPatchFilesDisagree(_)
             | AnchorDefect::JoinEvidenceInsufficient
             | AnchorDefect::RoutingEvidenceDisagrees
             | AnchorDefect::RoutingEvidenceInsufficient
-            | AnchorDefect::CampaignDoesNotHold { .. } => Some(Code::AnchorVerdictDisagrees),
+            | AnchorDefect::CampaignDoesNotHold(_) => Some(Code::AnchorVerdictDisagrees),
             AnchorDefect::TraceOrderNotPreserved
             | AnchorDefect::TraceClaimScopeNotPreserved
             | AnchorDefect::DocsPageIsNotATrace
@@ -207,7 +207,9 @@ impl AnchorDefect {
         AnchorDefect::VerdictNeedsRepoFile => "a verdict can only be re-checked on a trace committed here".into(),
         AnchorDefect::TraceVerdictDisagrees | AnchorDefect::TraceVerdictUnverified => format!("run `kvlower gate {path}` to see what the trace supports, and fix the verdict or the trace"),
         AnchorDefect::JoinEvidenceDisagrees => "regenerate it with `kvlower join --output json` from the repository root and commit it".into(),
-        AnchorDefect::JoinPatchFilesDisagree { .. } => format!("name in the anchor's `source_files` exactly the repository files of the patch the capture behind `{path}` ran (its header's `*patch_file_sha256` digests), unchanged since the capture"),
+        // The reason's own hint first, when the crate that found it has one.
+        AnchorDefect::JoinPatchFilesDisagree(Reason { hint: Some(hint), .. }) => format!("{hint}; then name in the anchor's `source_files` exactly the patch files the capture behind `{path}` ran"),
+        AnchorDefect::JoinPatchFilesDisagree(_) => format!("name in the anchor's `source_files` exactly the repository files of the patch the capture behind `{path}` ran (its header's `*patch_file_sha256` digests), unchanged since the capture"),
         AnchorDefect::JoinEvidenceInsufficient => "anchor only a join whose preconditions all hold, whose stream is sequenced, and with a materialized claim".into(),
         AnchorDefect::RoutingEvidenceDisagrees => "regenerate it with `kvlower route --trace T --format json` from the repository root and commit it".into(),
         AnchorDefect::RoutingEvidenceInsufficient => "anchor only a routing gate document whose routing_hook preconditions held for every claim".into(),
@@ -221,7 +223,8 @@ impl AnchorDefect {
         | AnchorDefect::RoutingDocumentWrongDepth { .. }
         | AnchorDefect::RoutingDocumentDoesNotWitness
         | AnchorDefect::CampaignDoesNotWitness => String::new(),
-        AnchorDefect::CampaignDoesNotHold { .. } => format!("run `kvlower gate --campaign {path}`: every trace must be well formed, start with the document's runtime header and source digest, meet its scenario's expectations and agree with the engine truth (docs/conformance.md)"),
+        AnchorDefect::CampaignDoesNotHold(Reason { hint: Some(hint), .. }) => format!("{hint}; then run `kvlower gate --campaign {path}`"),
+        AnchorDefect::CampaignDoesNotHold(_) => format!("run `kvlower gate --campaign {path}`: every trace must be well formed, start with the document's runtime header and source digest, meet its scenario's expectations and agree with the engine truth (docs/conformance.md)"),
     }
     }
 }

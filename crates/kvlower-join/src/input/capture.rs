@@ -33,12 +33,10 @@ pub(super) fn join_capture<R: BufRead>(
     let mut rd = kvlower_capture::CaptureReader::new(events).map_err(cap)?;
     // A header that records a runtime identity must be the registry's: the join
     // document's identity is the registry's alone (red-team H1).
-    super::identity::check_header_identity(&rd.header().meta, runtime).map_err(|message| {
-        JoinError::Registry {
+    super::identity::check_header_identity(&rd.header().meta, runtime).map_err(|problem| {
+        JoinError::Identity {
             path: registry_path.to_path_buf(),
-            location: None,
-            yaml_path: "cache_identity.runtime".into(),
-            message,
+            problem,
         }
     })?;
     engine.set_capture_meta(rd.header().meta.clone());

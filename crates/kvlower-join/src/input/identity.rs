@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::identity_problem::{IdentityProblem, PATCH_DIGEST_SUFFIX};
 use crate::registry::RuntimeIdentity;
 
 /// Published package names that are not their kind: vLLM's CPU build on PyPI
@@ -26,7 +27,7 @@ fn kind_of(name: &str) -> &str {
         .map_or(name, |(_, k)| k)
 }
 
-/// `Err(why)` when the capture header does not back the registry's runtime identity.
+/// `Err(problem)` when the capture header does not back the registry's runtime identity.
 /// When the header records `runtime` (`"NAME VERSION[ + NAME VERSION]..."`) or `patch`:
 /// - a header recording `patch` must record `runtime` too;
 /// - the runtime's first component must be the registry's engine (kind and version),
@@ -43,42 +44,39 @@ fn kind_of(name: &str) -> &str {
 pub fn check_header_identity(
     meta: &BTreeMap<String, String>,
     registry: Option<&RuntimeIdentity>,
-) -> Result<(), String> {
+) -> Result<(), IdentityProblem> {
     if let Some(c) = registry
         .into_iter()
         .flat_map(|r| &r.with)
         .find(|c| c.patch.is_some())
     {
-        return Err(format!(
-            "the registry's `with` component {} {} carries a patch: a capture header records one `patch`, the engine's, so a patch on a `with` component is never checked (patch the engine, or drop it)",
-            c.kind.name(),
-            c.version
-        ));
+        return Err(IdentityProblem::WithComponentPatched {
+            kind: c.kind.name().to_owned(),
+            version: c.version.clone(),
+        });
     }
     let header_runtime = meta.get("runtime");
     let header_patch = meta.get("patch");
     if header_patch.is_some() && header_runtime.is_none() {
-        return Err("the capture header records a `patch` but no `meta.runtime`: the engine the patch ran on is not recorded".into());
+        return Err(IdentityProblem::PatchWithoutRuntime);
     }
     if header_runtime.is_none() {
         if let Some(c) = registry.and_then(|r| r.with.first()) {
-            return Err(format!(
-                "the registry's cache_identity.runtime has `with` component {} {}, but the capture header records no `meta.runtime`, so it does not name it",
-                c.kind.name(),
-                c.version
-            ));
+            return Err(IdentityProblem::WithComponentWithoutRuntime {
+                kind: c.kind.name().to_owned(),
+                version: c.version.clone(),
+            });
         }
         return Ok(());
     }
     let Some(reg) = registry else {
-        return Err("the capture header records a runtime identity but the registry's cache_identity has no runtime".into());
+        return Err(IdentityProblem::RegistryHasNoRuntime);
     };
     if header_patch != reg.patch.as_ref() {
-        return Err(format!(
-            "the capture header's patch ({}) is not the registry's ({})",
-            header_patch.map_or("none", String::as_str),
-            reg.patch.as_deref().unwrap_or("none")
-        ));
+        return Err(IdentityProblem::PatchDiffers {
+            header: header_patch.map_or("none", String::as_str).to_owned(),
+            registry: reg.patch.as_deref().unwrap_or("none").to_owned(),
+        });
     }
     let mut named: Vec<(String, String)> = Vec::new();
     if let Some(rt) = header_runtime {
@@ -86,9 +84,9 @@ pub fn check_header_identity(
             let mut words = part.split_whitespace();
             let (Some(name), Some(version), None) = (words.next(), words.next(), words.next())
             else {
-                return Err(format!(
-                    "the capture header's runtime `{rt}` is not `NAME VERSION[ + NAME VERSION]...`"
-                ));
+                return Err(IdentityProblem::RuntimeMalformed {
+                    runtime: rt.clone(),
+                });
             };
             let kind = kind_of(name);
             let fits = if i == 0 {
@@ -100,15 +98,18 @@ pub fn check_header_identity(
                     .any(|c| c.kind.name() == kind && c.version == version)
             };
             if !fits {
-                return Err(format!(
-                    "the capture header's runtime `{rt}` is not the registry's cache_identity.runtime ({} {}{})",
-                    reg.kind,
-                    reg.version,
-                    reg.with
-                        .iter()
-                        .map(|c| format!(" + {} {}", c.kind.name(), c.version))
-                        .collect::<String>()
-                ));
+                return Err(IdentityProblem::RuntimeNotRegistrys {
+                    runtime: rt.clone(),
+                    registry: format!(
+                        "{} {}{}",
+                        reg.kind,
+                        reg.version,
+                        reg.with
+                            .iter()
+                            .map(|c| format!(" + {} {}", c.kind.name(), c.version))
+                            .collect::<String>()
+                    ),
+                });
             }
         }
     }
@@ -124,22 +125,17 @@ pub fn check_header_identity(
             .iter()
             .any(|(k, v)| k == c.kind.name() && *v == c.version)
     }) {
-        return Err(format!(
-            "the capture header does not name the registry's `with` component {} {} (in `meta.runtime` after the engine, or for a router in `meta.router`)",
-            c.kind.name(),
-            c.version
-        ));
+        return Err(IdentityProblem::WithComponentUnnamed {
+            kind: c.kind.name().to_owned(),
+            version: c.version.clone(),
+        });
     }
     Ok(())
 }
 
-/// The `meta` keys that record a patch file's sha256: every key ending in this suffix
-/// (`patch_file_sha256`, `pin_patch_file_sha256`, as the live drivers write them).
-pub const PATCH_DIGEST_SUFFIX: &str = "patch_file_sha256";
-
 /// For a patched registry identity, the sha256 digests the capture header records for the
 /// patch's files (the values of the `meta` keys ending in [`PATCH_DIGEST_SUFFIX`], sorted,
-/// without repeats), or `Err(why)` when the identity cannot be anchored: a header without
+/// without repeats), or `Err(problem)` when the identity cannot be anchored: a header without
 /// the patch (`meta` `None`: JSON Lines events, not a capture), one recording another
 /// patch, or one recording no patch file digest. `None` for an unpatched identity.
 /// Which repository files those digests must be is the descriptor's to say (the anchor's
@@ -147,22 +143,22 @@ pub const PATCH_DIGEST_SUFFIX: &str = "patch_file_sha256";
 pub fn patch_file_digests(
     meta: Option<&BTreeMap<String, String>>,
     registry: Option<&RuntimeIdentity>,
-) -> Option<Result<Vec<String>, String>> {
+) -> Option<Result<Vec<String>, IdentityProblem>> {
     let patch = registry.and_then(|r| r.patch.as_deref())?;
     let Some(meta) = meta else {
-        return Some(Err(format!(
-            "patch {patch}: the events are not a capture whose header records it"
-        )));
+        return Some(Err(IdentityProblem::EventsNotACapture {
+            patch: patch.to_owned(),
+        }));
     };
     if meta.get("patch").map(String::as_str) != Some(patch) {
-        return Some(Err(format!(
-            "patch {patch}: the capture header does not record it"
-        )));
+        return Some(Err(IdentityProblem::PatchNotRecorded {
+            patch: patch.to_owned(),
+        }));
     }
     if !meta.contains_key("runtime") {
-        return Some(Err(format!(
-            "patch {patch}: the capture header records no `meta.runtime` (the engine it patched)"
-        )));
+        return Some(Err(IdentityProblem::PatchedRuntimeNotRecorded {
+            patch: patch.to_owned(),
+        }));
     }
     let digests: std::collections::BTreeSet<String> = meta
         .iter()
@@ -170,9 +166,9 @@ pub fn patch_file_digests(
         .map(|(_, v)| v.clone())
         .collect();
     if digests.is_empty() {
-        return Some(Err(format!(
-            "patch {patch}: the capture header records no `*{PATCH_DIGEST_SUFFIX}`"
-        )));
+        return Some(Err(IdentityProblem::NoPatchFileDigest {
+            patch: patch.to_owned(),
+        }));
     }
     Some(Ok(digests.into_iter().collect()))
 }

@@ -20,7 +20,8 @@ pub use files::{MAX_REGISTRY_BYTES, confine, open_events, read_text, stream_erro
 pub use jsonl::MAX_EVENT_LINE_BYTES;
 
 mod identity;
-pub use identity::{PATCH_DIGEST_SUFFIX, capture_meta, check_header_identity, patch_file_digests};
+pub use crate::identity_problem::PATCH_DIGEST_SUFFIX;
+pub use identity::{capture_meta, check_header_identity, patch_file_digests};
 
 /// Joins `registry` to the events read from `events`: JSON Lines (see
 /// [`crate::events`]) or a capture file (`kvlower capture`), told apart by its first

@@ -248,7 +248,7 @@ pub fn run(
     let report = CampaignReport {
         campaign: rel,
         held: facts.held,
-        problem: facts.problem.clone(),
+        problem: facts.problem.as_ref().map(|r| r.why.clone()),
         gates,
         summary: summary.clone(),
     };
