@@ -49,6 +49,27 @@ SCRATCH = Path(os.environ.get("KVLOWER_BATTERY_SCRATCH") or "/tmp/kvlower-cli-ba
 FRESH = str(SCRATCH / "w")
 
 
+# Every subcommand, in `kvlower --help`'s order.
+COMMANDS = (
+    "init",
+    "check",
+    "explain",
+    "new",
+    "schema",
+    "completions",
+    "codes",
+    "explain-code",
+    "matrix",
+    "gate",
+    "join",
+    "route",
+    "catalog",
+    "capture",
+    "bad-lowering",
+    "reproduce-diff",
+)
+
+
 def formats(command: str) -> tuple[str, ...]:
     """The `--format` values each command takes (human first)."""
     if command in ("check", "gate"):
@@ -160,43 +181,9 @@ def battery() -> list[Run]:
         runs.append(["gate", "--campaign", f"{CONNECTOR}/gate-campaign.json", "--format", f])
     for f in formats("route"):
         runs.append(["route", "--trace", f"{DYNAMO}/trace.json", "--format", f])
-    runs += [
-        [c, "--help"]
-        for c in (
-            "init",
-            "check",
-            "explain",
-            "new",
-            "schema",
-            "completions",
-            "codes",
-            "explain-code",
-            "matrix",
-            "gate",
-            "join",
-            "route",
-            "catalog",
-            "capture",
-            "bad-lowering",
-            "reproduce-diff",
-        )
-    ]
+    runs += [[c, "--help"] for c in COMMANDS]
     # A usage error of every command, as text and as JSON.
-    for c in (
-        "init",
-        "check",
-        "explain",
-        "new",
-        "codes",
-        "explain-code",
-        "matrix",
-        "gate",
-        "join",
-        "route",
-        "capture",
-        "bad-lowering",
-        "reproduce-diff",
-    ):
+    for c in (c for c in COMMANDS if c not in ("schema", "completions", "catalog")):
         runs.append([c, "--no-such-flag"])
         runs.append([c, "--no-such-flag", "--format", "json"])
     runs.append(["catalog", "diff", "--no-such-flag", "--format", "json"])

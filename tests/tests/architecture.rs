@@ -421,14 +421,20 @@ fn no_command_loads_the_repository_itself() {
 /// name the trace crate's `LocatedProblem` (issue 50 item 3): the output module renders
 /// findings only, so a gate problem reaches it as a `Finding`.
 fn located_problem_uses(output: &Path) -> Vec<String> {
+    library_lines_matching(output, |line| line.contains("LocatedProblem"))
+}
+
+/// `rel:line: text` of every library line (before a test tail, comments left out) of
+/// the `.rs` files under `dir` that `matches`.
+fn library_lines_matching(dir: &Path, matches: impl Fn(&str) -> bool) -> Vec<String> {
     let mut files = Vec::new();
-    rust_files(output, &mut files);
+    rust_files(dir, &mut files);
     let mut found = Vec::new();
     for path in files {
         let text = std::fs::read_to_string(&path).expect("read");
         for (n, line) in library_lines(&text) {
-            if line.contains("LocatedProblem") {
-                let rel = path.strip_prefix(output).unwrap_or(&path);
+            if matches(line) {
+                let rel = path.strip_prefix(dir).unwrap_or(&path);
                 found.push(format!("{}:{n}: {}", rel.display(), line.trim_start()));
             }
         }
@@ -493,19 +499,9 @@ const WRITES_TO_A_STREAM: &[&str] = &[
 /// The lines of library code under `cmd` (before a test tail, comments left out) that
 /// write to a stream.
 fn stream_writes(cmd: &Path) -> Vec<String> {
-    let mut files = Vec::new();
-    rust_files(cmd, &mut files);
-    let mut found = Vec::new();
-    for path in files {
-        let text = std::fs::read_to_string(&path).expect("read");
-        for (n, line) in library_lines(&text) {
-            if WRITES_TO_A_STREAM.iter().any(|k| line.contains(k)) {
-                let rel = path.strip_prefix(cmd).unwrap_or(&path);
-                found.push(format!("{}:{n}: {}", rel.display(), line.trim_start()));
-            }
-        }
-    }
-    found
+    library_lines_matching(cmd, |line| {
+        WRITES_TO_A_STREAM.iter().any(|k| line.contains(k))
+    })
 }
 
 /// Commands return, the binary renders: no file under `cmd/` writes to a stream. Every

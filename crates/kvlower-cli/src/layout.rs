@@ -40,18 +40,19 @@ pub struct WriteOutcome {
     pub removed: Vec<String>,
 }
 
-/// What was recovered, removed and written, a line each, for people.
-pub fn report_outcome(outcome: &WriteOutcome) -> String {
+/// What a write recovered, removed and wrote ([`WriteOutcome`]'s three lists), a line
+/// each, for people.
+pub fn report_paths(completed: &[String], removed: &[String], written: &[String]) -> String {
     let mut text = String::new();
-    for path in &outcome.completed {
+    for path in completed {
         text.push_str(&format!(
             "completed {path} (an interrupted run had staged it)\n"
         ));
     }
-    for path in &outcome.removed {
+    for path in removed {
         text.push_str(&format!("removed leftover {path}\n"));
     }
-    for path in &outcome.written {
+    for path in written {
         text.push_str(&format!("wrote {path}\n"));
     }
     text

@@ -128,7 +128,7 @@ impl IdentityProblem {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::collections::BTreeMap;
     use std::path::Path;
 
@@ -136,7 +136,9 @@ mod tests {
     use crate::input::{check_header_identity, patch_file_digests};
     use crate::registry::Registry;
 
-    fn runtime(yaml: &str) -> Registry {
+    /// A registry whose `cache_identity.runtime` is `yaml` (also the identity tests' of
+    /// `input/identity.rs`).
+    pub(crate) fn runtime(yaml: &str) -> Registry {
         Registry::parse(
             &format!(
                 "schema_version: 1\ncache_identity:\n  model: m\n  tokenizer: t\n  hash_domain: {{name: h, encoding: int}}\n  runtime: {yaml}\n  namespace: default\n  adapter: {{kind: base_model}}\n  block_size: 2\nclaims: []\n"
@@ -146,7 +148,8 @@ mod tests {
         .unwrap()
     }
 
-    fn meta(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    /// A capture header's meta of `pairs`.
+    pub(crate) fn meta(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs
             .iter()
             .map(|(k, v)| ((*k).to_string(), (*v).to_string()))

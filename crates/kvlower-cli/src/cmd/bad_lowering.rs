@@ -11,7 +11,7 @@ use kvlower_audit::BAD_LOWERING_DIR;
 
 use crate::Exit;
 use crate::generated::GeneratedFile;
-use crate::layout::{WriteOutcome, report_outcome, write_set};
+use crate::layout::{report_paths, write_set};
 use crate::opening::{Stop, load_or_stop, stopped};
 use crate::output::{Form, Format, Outcome, Payload};
 use crate::suites::read_cases;
@@ -33,12 +33,14 @@ pub struct SuitePayload {
     written: Vec<String>,
     cases: Vec<kvlower_audit::bad_lowering::CaseResult>,
     #[serde(skip)]
-    outcome: WriteOutcome,
+    completed: Vec<String>,
+    #[serde(skip)]
+    removed: Vec<String>,
 }
 
 impl Payload for SuitePayload {
     fn human(&self) -> String {
-        let mut text = report_outcome(&self.outcome);
+        let mut text = report_paths(&self.completed, &self.removed, &self.written);
         for c in &self.cases {
             text.push_str(&format!(
                 "{} {}: expected {}, got {}\n",
@@ -103,9 +105,10 @@ pub fn run(args: &BadLoweringArgs, ctx: &crate::ctx::Ctx) -> anyhow::Result<Outc
     };
     let summary = format!("kvlower bad-lowering: {}", suite.summary());
     let payload = SuitePayload {
-        written: outcome.written.clone(),
+        written: outcome.written,
         cases: suite.cases,
-        outcome,
+        completed: outcome.completed,
+        removed: outcome.removed,
     };
     Ok(Outcome::done(
         "bad-lowering",

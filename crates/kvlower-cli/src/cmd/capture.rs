@@ -173,12 +173,10 @@ pub fn run(
         Err(e) => {
             // Nothing was recorded: the publisher or the output failed (an unread input,
             // exit 2).
-            let d = e.finding(shown);
-            let exit = Exit::of_codes([d.code]);
             let summary = format!("kvlower capture: nothing written ({})", e.code());
-            let mut outcome = Outcome::report("capture", exit, Form::Lines, vec![d], summary);
+            let human = format!("error[{}]: {e}\n  hint: {}\n", e.code(), e.hint());
+            let mut outcome = Outcome::refused("capture", e.finding(shown), summary, human);
             outcome.error = Some(e.to_string());
-            outcome.refusal = Some(format!("error[{}]: {e}\n  hint: {}\n", e.code(), e.hint()));
             outcome
         }
     })

@@ -199,16 +199,14 @@ fn judged(
 /// found malformed.
 fn refused(e: &kvlower_join::JoinError) -> Outcome<JoinDocument> {
     let finding = e.finding();
-    let exit = Exit::of_codes([finding.code]);
     let message = e.to_string();
     let human = format!(
         "error[{}]: {}\n",
         finding.code,
         crate::output::escape_control(&message)
     );
-    let mut outcome = Outcome::report("join", exit, Form::Report, vec![finding], String::new());
-    outcome.summary = format!("kvlower join: {message}");
+    let summary = format!("kvlower join: {message}");
+    let mut outcome = Outcome::refused("join", finding, summary, human);
     outcome.error = Some(message);
-    outcome.refusal = Some(human);
     outcome
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::Exit;
-use crate::layout::{WriteOutcome, report_outcome, write_set};
+use crate::layout::{report_paths, write_set};
 use crate::opening::{Stop, load_or_stop, stopped};
 use crate::output::{Form, Format, Outcome, Payload};
 use crate::results::generate_in;
@@ -35,11 +35,7 @@ pub struct MatrixPayload {
 
 impl Payload for MatrixPayload {
     fn human(&self) -> String {
-        report_outcome(&WriteOutcome {
-            written: self.written.clone(),
-            completed: self.completed.clone(),
-            removed: self.removed.clone(),
-        })
+        report_paths(&self.completed, &self.removed, &self.written)
     }
 }
 

@@ -57,9 +57,8 @@ pub fn run(args: &ReproduceArgs) -> anyhow::Result<Outcome<()>> {
                 "reproduce-diff: the fresh run differs from {}: {d}",
                 args.committed.display()
             );
-            let mut outcome = Outcome::error("reproduce-diff", Exit::Findings, &message);
-            outcome.refusal = Some(format!("{message}\n"));
-            outcome
+            Outcome::error("reproduce-diff", Exit::Findings, &message)
+                .with_refusal(format!("{message}\n"))
         }
     })
 }

@@ -77,17 +77,14 @@ pub fn run(args: &RouteArgs) -> anyhow::Result<Outcome<RouteDocument>> {
             // A trace or registry that could not be judged: the envelope with the error as
             // a coded finding (exit 2 unread, 1 malformed); for people, the code, what was
             // expected and what to do.
-            let finding = e.finding();
-            let exit = Exit::of_codes([finding.code]);
             let summary = format!("kvlower route: {e}");
-            let mut outcome = Outcome::report("route", exit, Form::Report, vec![finding], summary);
-            outcome.refusal = Some(format!(
+            let human = format!(
                 "error[{}]: {e}\n  expected: {}\n  hint: {}\n",
                 e.code(),
                 e.expected(),
                 e.hint()
-            ));
-            Ok(outcome)
+            );
+            Ok(Outcome::refused("route", e.finding(), summary, human))
         }
     }
 }

@@ -166,6 +166,20 @@ impl<P> Outcome<P> {
         }
     }
 
+    /// An evidence tool's refusal of its input: the input's coded `finding` (its code
+    /// decides the exit: 2 unread, 1 malformed) in the envelope, and `human`, the text
+    /// people read on stderr (`error[code]: ...`) in place of the finding.
+    pub fn refused(command: &str, finding: Finding, summary: String, human: String) -> Outcome<P> {
+        let exit = Exit::of_codes([finding.code]);
+        Outcome::report(command, exit, Form::Report, vec![finding], summary).with_refusal(human)
+    }
+
+    /// The outcome with `human` written on stderr in place of its findings and summary.
+    pub fn with_refusal(mut self, human: String) -> Outcome<P> {
+        self.refusal = Some(human);
+        self
+    }
+
     /// The outcome with `notes` written first on stderr.
     pub fn with_notes(mut self, notes: Vec<String>) -> Outcome<P> {
         self.notes = notes;

@@ -192,28 +192,11 @@ pub fn capture_meta<R: std::io::BufRead>(
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
     use std::path::Path;
 
     use super::{check_header_identity, patch_file_digests};
+    use crate::identity_problem::tests::{meta, runtime};
     use crate::registry::Registry;
-
-    fn runtime(yaml: &str) -> Registry {
-        Registry::parse(
-            &format!(
-                "schema_version: 1\ncache_identity:\n  model: m\n  tokenizer: t\n  hash_domain: {{name: h, encoding: int}}\n  runtime: {yaml}\n  namespace: default\n  adapter: {{kind: base_model}}\n  block_size: 2\nclaims: []\n"
-            ),
-            Path::new("registry.yaml"),
-        )
-        .unwrap()
-    }
-
-    fn meta(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
-            .collect()
-    }
 
     #[test]
     fn the_header_identity_must_be_the_registrys() {

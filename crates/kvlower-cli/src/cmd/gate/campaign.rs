@@ -21,7 +21,7 @@ use crate::Exit;
 use kvlower_codes::{Code, Finding};
 
 use crate::opening::stopped_by;
-use crate::output::{Form, Outcome, Payload, ReportOptions, escape_control};
+use crate::output::{Form, Outcome, Payload, escape_control};
 
 #[derive(Debug, Serialize)]
 struct GateLine {
@@ -145,11 +145,7 @@ fn lines(catalog: &kvlower_core::Catalog, facts: &CampaignDocumentFacts) -> Vec<
 }
 
 /// Runs the report for `doc` (a path from the working directory) under `root`.
-pub fn run(
-    root: &Path,
-    doc: &Path,
-    _opts: &ReportOptions,
-) -> anyhow::Result<Outcome<CampaignReport>> {
+pub fn run(root: &Path, doc: &Path) -> anyhow::Result<Outcome<CampaignReport>> {
     // Every refusal is a coded finding (docs/diagnostic-codes.md), never bare text.
     let stop =
         |findings: Vec<Finding>| stopped_by("gate", Form::Report, findings, "no campaign judged");

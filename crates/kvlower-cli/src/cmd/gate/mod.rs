@@ -125,11 +125,7 @@ pub enum GateRun {
 /// of the chosen format (`crate::output::gate`), which alone writes to it.
 pub fn run(args: &GateArgs, screen: &mut Screen<'_>) -> anyhow::Result<GateRun> {
     if let Some(doc) = &args.campaign {
-        return Ok(GateRun::Campaign(campaign::run(
-            &args.root,
-            doc,
-            &args.report,
-        )?));
+        return Ok(GateRun::Campaign(campaign::run(&args.root, doc)?));
     }
     let inputs = match collect_traces(&args.paths) {
         Ok(inputs) => inputs,
