@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import sys
 
 # The x86 instruction-set features vLLM and torch choose a kernel by. Each must read False for
 # the engine to run the AVX2 kernels (pin_avx2_kernels).
@@ -14,6 +15,9 @@ _WIDER_THAN_AVX2 = (
     "_is_amx_tile_supported",
     "_is_amx_fp16_supported",
 )
+
+# Whether this process's kernels are pinned already (pin_avx2_kernels).
+_PIN = {"done": False}
 
 
 def pin_avx2_kernels() -> None:
@@ -30,10 +34,19 @@ def pin_avx2_kernels() -> None:
     kind of machine only. AVX2 is what every x86-64 machine a CI runner has can run; with
     this pin the Xeon gave the EPYC's connector documents byte for byte (the residency
     campaign's still differed by one ulp in 25 log-probabilities: the pin removes the
-    instruction-set differences, not every CPU-model one). Set before torch is imported; a
-    machine without AVX2 cannot run the pin and is refused."""
-    if platform.machine() not in ("x86_64", "AMD64"):
+    instruction-set differences, not every CPU-model one).
+
+    It must run before vLLM is imported: vLLM loads its kernel build at import, and a second
+    build loaded after the pin aborts the process (both register the `_C` operators). So a
+    process that imported vLLM first is refused, as is one whose torch already ran wider
+    kernels, and a machine without AVX2. Once pinned, later calls return at once (every
+    engine helper here calls it, after vLLM is imported too)."""
+    if _PIN["done"] or platform.machine() not in ("x86_64", "AMD64"):
         return
+    early = sorted(m for m in sys.modules if m == "vllm" or m.startswith("vllm."))
+    if early:
+        raise SystemExit(f"vllm_engine: {early[0]} was imported before the kernels were pinned to AVX2: "
+                         "call vllm_engine.pin_avx2_kernels() (or in_process_env()) before importing vLLM")
     os.environ["ATEN_CPU_CAPABILITY"] = "avx2"
     os.environ["ONEDNN_MAX_CPU_ISA"] = "AVX2"
     os.environ["MKL_CBWR"] = "AVX2"
@@ -46,8 +59,9 @@ def pin_avx2_kernels() -> None:
         setattr(torch.cpu, name, lambda: False)
     capability = torch.backends.cpu.get_cpu_capability()
     if capability != "AVX2":
-        raise SystemExit(f"vllm_engine: torch runs {capability} kernels, not AVX2: "
-                         "torch was imported before pin_avx2_kernels")
+        raise SystemExit(f"vllm_engine: torch runs {capability} kernels, not AVX2: it ran an operation "
+                         "before pin_avx2_kernels; call the pin before any torch operation")
+    _PIN["done"] = True
 
 
 def in_process_env() -> None:

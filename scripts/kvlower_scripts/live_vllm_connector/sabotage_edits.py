@@ -75,6 +75,10 @@ GARBAGE_UNCLAIMED = '''
 def _garbage_for_unclaimed() -> None:
     import torch
 
+    from kvlower_scripts import vllm_engine
+
+    # The patch module imports vLLM, which must find its kernels pinned already.
+    vllm_engine.pin_avx2_kernels()
     from kvlower_scripts.live_vllm_connector import claim_connector as cc
 
     inner = cc.ClaimOffloadingConnector.start_load_kv
